@@ -1,0 +1,150 @@
+"""JSON encoding of the session model: plain JSON only, never pickle or eval.
+
+Decoding is driven by the dataclasses' own type hints, so adding a field with a default keeps
+older files loadable. The schema version is checked first and a mismatch is reported in words the
+user can act on. Saves are atomic (temp file, fsync, rename) so a crash mid-save never leaves a
+half-written session behind.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import tempfile
+import types
+import typing
+from enum import Enum
+from functools import cache
+from pathlib import Path
+from typing import Any, TypeVar
+
+from compiler_core.session.model import SCHEMA_VERSION, Session
+
+T = TypeVar("T")
+
+
+class SessionFormatError(ValueError):
+    """The file is not a session this version can read; the message says why and what to do."""
+
+
+def to_jsonable(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, tuple | list):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    return value
+
+
+@cache
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def from_jsonable(tp: Any, data: Any) -> Any:
+    """Rebuild a value of type `tp` from JSON data, ignoring unknown dataclass fields."""
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        return _from_union(typing.get_args(tp), data)
+    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+        if not isinstance(data, dict):
+            raise SessionFormatError(f"expected an object for {tp.__name__}, got {type(data).__name__}")
+        hints = _hints(tp)
+        kwargs = {
+            f.name: from_jsonable(hints[f.name], data[f.name])
+            for f in dataclasses.fields(tp)
+            if f.name in data
+        }
+        return tp(**kwargs)
+    if origin is tuple:
+        args = typing.get_args(tp)
+        item = args[0] if len(args) == 2 and args[1] is Ellipsis else Any
+        return tuple(from_jsonable(item, v) for v in data)
+    if origin is dict:
+        _, val_tp = typing.get_args(tp)
+        return {str(k): from_jsonable(val_tp, v) for k, v in data.items()}
+    if isinstance(tp, type) and issubclass(tp, Enum):
+        return tp(data)
+    if tp is float and isinstance(data, int):
+        return float(data)
+    return data
+
+
+def _from_union(args: tuple[Any, ...], data: Any) -> Any:
+    if data is None:
+        return None
+    for arg in args:
+        if arg is type(None):
+            continue
+        if arg in (int, str, float, bool) and isinstance(data, arg):
+            return data
+        if dataclasses.is_dataclass(arg) and isinstance(data, dict):
+            return from_jsonable(arg, data)
+    non_none = [a for a in args if a is not type(None)]
+    return from_jsonable(non_none[0], data)
+
+
+def session_to_dict(session: Session) -> dict[str, Any]:
+    data: dict[str, Any] = to_jsonable(session)
+    return data
+
+
+def session_from_dict(data: Any) -> Session:
+    if not isinstance(data, dict) or "schema_version" not in data:
+        raise SessionFormatError("not a CompileScope session (no schema_version)")
+    version = data["schema_version"]
+    if not isinstance(version, int):
+        raise SessionFormatError(f"schema_version must be an integer, got {version!r}")
+    if version > SCHEMA_VERSION:
+        raise SessionFormatError(
+            f"this session was written by a newer CompileScope (schema {version}; this build reads "
+            f"up to {SCHEMA_VERSION}); upgrade CompileScope to open it"
+        )
+    if version < 1:
+        raise SessionFormatError(f"schema {version} is older than any released format")
+    result: Session = from_jsonable(Session, data)
+    return result
+
+
+def dumps(session: Session, indent: int | None = None) -> str:
+    return json.dumps(session_to_dict(session), indent=indent, ensure_ascii=False)
+
+
+def loads(text: str | bytes) -> Session:
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise SessionFormatError(f"not valid JSON: {exc}") from exc
+    return session_from_dict(data)
+
+
+def load(path: str | os.PathLike[str]) -> Session:
+    return loads(Path(path).read_bytes())
+
+
+def save(session: Session, path: str | os.PathLike[str]) -> None:
+    """Write atomically: a crash leaves either the old file or the new one, never half of one."""
+    atomic_write_text(Path(path), dumps(session))
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)

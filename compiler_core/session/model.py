@@ -1,0 +1,286 @@
+"""The session model: the one contract between the engine and the GUI.
+
+Plain frozen dataclasses, free of torch and Qt, that round-trip through JSON (codec.py). Live
+capture and trace-log import both fill it through the same builder, so nothing here says which
+of the two produced a value. Collections are tuples (immutable, hashable) and mappings are
+`dict[str, ...]` so JSON needs no custom container types. Optional stages are `None` or empty
+rather than missing, which keeps old sessions loadable as later issues fill more fields.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+SCHEMA_VERSION = 1
+
+Dim = int | str  # concrete size, or a symbolic one such as "s0"
+
+
+@dataclass(frozen=True)
+class SourceLoc:
+    """A place in user code. `line` is 1-based; `code` is the source text of that line."""
+
+    file: str
+    line: int
+    function: str = ""
+    code: str = ""
+
+
+@dataclass(frozen=True)
+class TensorMeta:
+    shape: tuple[Dim, ...] = ()
+    dtype: str = ""
+    stride: tuple[Dim, ...] = ()
+    device: str = ""
+
+
+@dataclass(frozen=True)
+class Node:
+    """An FX node in Model Explorer's shape: edges live on the node they enter (`inputs`).
+
+    `module_path` is a Model-Explorer namespace (`layers/0/attn`) derived from `nn_module_stack`;
+    the canvas groups by it. `outputs` holds one TensorMeta per produced value (several for
+    tuple-returning ops, none for non-tensor values). `attrs` carries free-form extras such as
+    `seq_nr`, `partitioner_tag`, `original_aten` or `recomputable`.
+    """
+
+    name: str
+    op: str  # placeholder | call_function | call_method | call_module | get_attr | output
+    target: str = ""
+    inputs: tuple[str, ...] = ()
+    outputs: tuple[TensorMeta, ...] = ()
+    source: SourceLoc | None = None
+    stack: tuple[SourceLoc, ...] = ()
+    module_path: str = ""
+    attrs: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Graph:
+    """A graph as nodes in topological order plus the readable text it was parsed from."""
+
+    kind: str  # dynamo | aot_joint | aot_forward | aot_backward | aot_inference | pre_grad | post_grad
+    nodes: tuple[Node, ...] = ()
+    text: str = ""
+    name: str = ""  # forward | backward | inference for per-partition graphs
+
+    def node(self, name: str) -> Node | None:
+        for n in self.nodes:
+            if n.name == name:
+                return n
+        return None
+
+
+@dataclass(frozen=True)
+class GraphBreak:
+    reason: str
+    location: SourceLoc | None = None
+    user_stack: tuple[SourceLoc, ...] = ()
+    graph_index: int = 0  # Dynamo graphs in this frame captured before the break
+
+
+@dataclass(frozen=True)
+class Guard:
+    code: str
+    kind: str = ""  # e.g. TENSOR_MATCH, ID_MATCH, SHAPE_ENV when known
+    source: SourceLoc | None = None
+
+
+@dataclass(frozen=True)
+class CompileMetrics:
+    """Compile-time breakdown in seconds; `stage_s` keys: dynamo, aot, inductor, codegen, backend."""
+
+    total_s: float | None = None
+    stage_s: dict[str, float] = field(default_factory=dict)
+    cache: dict[str, str] = field(default_factory=dict)  # fx_graph / aotautograd -> hit|miss|bypass
+    co_name: str = ""
+    co_filename: str = ""
+    co_firstlineno: int | None = None
+    fail_type: str = ""
+    fail_reason: str = ""
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SavedTensor:
+    """A tensor the forward saves for the backward (a non-tangent backward placeholder).
+
+    `bytes` counts this tensor's own extent; `storage_key` groups views of one buffer so totals can
+    de-duplicate (q/k/v views of one qkv projection share a storage).
+    """
+
+    name: str
+    meta: TensorMeta = TensorMeta()
+    bytes: int = 0
+    storage_key: str = ""
+    producer: str = ""  # forward graph node that produced it
+    consumers: tuple[str, ...] = ()  # backward graph nodes that read it
+    is_symint: bool = False
+
+
+@dataclass(frozen=True)
+class AotInfo:
+    joint: Graph | None = None
+    forward: Graph | None = None
+    backward: Graph | None = None
+    inference: Graph | None = None
+    saved_tensors: tuple[SavedTensor, ...] = ()
+    recomputed: tuple[str, ...] = ()  # forward-node names recomputed in backward instead of saved
+    backward_of: dict[str, tuple[str, ...]] = field(default_factory=dict)  # fw node -> bw nodes
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """A generated kernel definition, or an extern call (`language == "extern"`).
+
+    `fused_nodes` are post-grad node names of the same partition. `line_nodes` maps a 1-based
+    line of `source` to the post-grad nodes that line implements, where Inductor said so.
+    """
+
+    name: str
+    language: str  # triton | cpp | extern
+    graph: str = ""  # forward | backward | inference
+    source: str = ""
+    fused_nodes: tuple[str, ...] = ()
+    original_aten: tuple[str, ...] = ()
+    line_nodes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    output_code_line: int | None = None  # where the definition starts in the whole output code
+
+
+@dataclass(frozen=True)
+class AutotuneChoice:
+    name: str
+    time_ms: float | None = None  # None when the candidate failed
+    kind: str = ""  # extern | triton | ...
+    config: dict[str, str] = field(default_factory=dict)  # BLOCK_M, num_warps, num_stages, ...
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class AutotuneResult:
+    op: str
+    shape: str = ""
+    choices: tuple[AutotuneChoice, ...] = ()
+    winner: str = ""
+    tuning_s: float | None = None
+    kernel: str = ""  # kernel name the winner became, when known
+
+
+@dataclass(frozen=True)
+class CudaGraphInfo:
+    captured: bool
+    skip_reason: str = ""
+    rerecords: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class InductorOutput:
+    """Inductor's result for one partition (forward, backward or inference) of a compile."""
+
+    graph: str  # forward | backward | inference
+    post_grad: Graph | None = None
+    pre_grad: Graph | None = None
+    kernels: tuple[Kernel, ...] = ()
+    output_code: str = ""
+    autotune: tuple[AutotuneResult, ...] = ()
+    cudagraph: CudaGraphInfo | None = None
+    nodes_before_fusion: int | None = None
+
+
+@dataclass(frozen=True)
+class Compile:
+    """Everything one `[frame/compile]` attempt produced, keyed as PyTorch and tlparse key it."""
+
+    compile_id: str  # "0/0", "0/1" (recompile), "!0/0/0" for compiled autograd, "-" if unknown
+    rank: int | None = None
+    frame_id: int | None = None
+    frame_compile_id: int | None = None
+    attempt: int = 0
+    code: SourceLoc | None = None  # the frame Dynamo compiled
+    dynamo_graph: Graph | None = None
+    graph_breaks: tuple[GraphBreak, ...] = ()
+    guards: tuple[Guard, ...] = ()
+    recompile_reasons: tuple[str, ...] = ()
+    metrics: CompileMetrics = CompileMetrics()
+    aot: AotInfo | None = None
+    inductor: tuple[InductorOutput, ...] = ()
+    status: str = "ok"  # ok | failed | cache_hit | skipped | empty
+    failure: str = ""
+    artifacts: dict[str, str] = field(default_factory=dict)  # other named payloads, kept verbatim
+
+
+@dataclass(frozen=True)
+class StepSample:
+    mode: str  # eager | default | reduce-overhead | max-autotune | max-autotune-no-cudagraphs
+    step: int
+    ms: float
+    warmup: bool = False  # a step that included compilation
+    peak_mem_bytes: int | None = None
+
+
+@dataclass(frozen=True)
+class TimelineEvent:
+    mode: str
+    step: int
+    kind: str  # compile | recompile | shape_change | cudagraph_record
+    reason: str = ""
+    duration_s: float | None = None
+
+
+@dataclass(frozen=True)
+class ModeStats:
+    mode: str
+    samples: int = 0
+    median_ms: float | None = None
+    p99_ms: float | None = None
+    total_ms: float | None = None
+    compile_s: float | None = None
+    recompiles: int = 0
+    peak_mem_bytes: int | None = None
+    kernel_launches_per_step: int | None = None
+    kernels: int | None = None
+    cudagraph_graphs: int | None = None
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """A problem met while building the session: a bad log line, a failed stage, a user error."""
+
+    severity: str  # info | warning | error
+    message: str
+    path: str = ""
+    line: int | None = None
+    stage: str = ""
+
+
+@dataclass(frozen=True)
+class SessionMeta:
+    torch_version: str = ""
+    device: str = ""  # cpu | cuda | "NVIDIA H200"...
+    mode: str = ""
+    dynamic: bool | None = None
+    train: bool | None = None
+    origin: str = ""  # capture | trace | fixture
+    origin_path: str = ""
+    created_unix: float | None = None
+    ranks: tuple[int, ...] = ()
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Session:
+    meta: SessionMeta = SessionMeta()
+    sources: dict[str, str] = field(default_factory=dict)  # user file path -> text
+    compiles: tuple[Compile, ...] = ()
+    links: dict[str, tuple[str, ...]] = field(default_factory=dict)  # encoded Ref -> direct links
+    timeline: tuple[StepSample, ...] = ()
+    timeline_events: tuple[TimelineEvent, ...] = ()
+    mode_stats: tuple[ModeStats, ...] = ()
+    diagnostics: tuple[Diagnostic, ...] = ()
+    schema_version: int = SCHEMA_VERSION
+
+    def compile(self, compile_id: str, rank: int | None = None) -> Compile | None:
+        for c in self.compiles:
+            if c.compile_id == compile_id and c.rank == rank:
+                return c
+        return None

@@ -1,0 +1,24 @@
+"""Link closure walks away from the selected stage, never sideways through a shared line."""
+
+from __future__ import annotations
+
+from compiler_core.session import LinkBuilder, LinkIndex, Ref, RefKind
+
+
+def _r(kind: RefKind, key: str) -> Ref:
+    return Ref(kind, "" if kind is RefKind.SOURCE_LINE else "0/0", key)
+
+
+def test_related_is_monotonic_along_the_pipeline() -> None:
+    b = LinkBuilder()
+    line = _r(RefKind.SOURCE_LINE, "m.py:3")
+    n1, n2 = _r(RefKind.DYNAMO_NODE, "add"), _r(RefKind.DYNAMO_NODE, "mul")
+    k1, k2 = _r(RefKind.KERNEL, "forward:k1"), _r(RefKind.KERNEL, "forward:k2")
+    b.add_many(line, [n1, n2])
+    b.add(n1, k1)
+    b.add(n2, k2)
+    index = LinkIndex(b.freeze())
+    assert index.related(line) == {n1, n2, k1, k2}
+    # from a kernel: up to its node and line, but not across to the other node's kernel
+    assert index.related(k1) == {n1, line}
+    assert index.direct(n1) == {line, k1}

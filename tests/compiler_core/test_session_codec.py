@@ -1,0 +1,109 @@
+"""The session model round-trips through JSON and refuses what it cannot read."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from compiler_core.session import (
+    SCHEMA_VERSION,
+    AotInfo,
+    Compile,
+    Graph,
+    GraphBreak,
+    InductorOutput,
+    Kernel,
+    Node,
+    Ref,
+    RefKind,
+    SavedTensor,
+    Session,
+    SessionFormatError,
+    SessionMeta,
+    SourceLoc,
+    StepSample,
+    TensorMeta,
+    dumps,
+    load,
+    loads,
+    save,
+)
+
+
+def _sample() -> Session:
+    loc = SourceLoc("model.py", 12, "forward", "h = torch.relu(x)")
+    node = Node(
+        "relu", "call_function", "torch.relu", ("x",), (TensorMeta((8, "s0"), "float32", (64, 1)),),
+        loc, (loc,), "layers/0", {"seq_nr": "3"},
+    )
+    graph = Graph("dynamo", (Node("x", "placeholder"), node), "text")
+    return Session(
+        meta=SessionMeta(torch_version="2.13.0", device="cpu", ranks=(0, 1), train=True),
+        sources={"model.py": "import torch\n"},
+        compiles=(
+            Compile(
+                "0/0", rank=0, dynamo_graph=graph, graph_breaks=(GraphBreak("item()", loc),),
+                aot=AotInfo(forward=graph, saved_tensors=(SavedTensor("relu", bytes=128),)),
+                inductor=(InductorOutput("forward", kernels=(Kernel("k0", "cpp", "forward"),)),),
+            ),
+        ),
+        links={Ref(RefKind.SOURCE_LINE, "", "model.py:12").encode(): ("x",)},
+        timeline=(StepSample("eager", 0, 1.5),),
+    )
+
+
+def test_round_trip_preserves_everything(tmp_path: Path) -> None:
+    session = _sample()
+    path = tmp_path / "s.json"
+    save(session, path)
+    assert load(path) == session
+    assert json.loads(path.read_text())["schema_version"] == SCHEMA_VERSION
+
+
+def test_symbolic_and_concrete_dims_survive() -> None:
+    back = loads(dumps(_sample()))
+    meta = back.compiles[0].dynamo_graph.nodes[1].outputs[0]  # type: ignore[union-attr]
+    assert meta.shape == (8, "s0")
+
+
+def test_newer_schema_is_refused_with_advice() -> None:
+    data = json.loads(dumps(_sample()))
+    data["schema_version"] = SCHEMA_VERSION + 1
+    with pytest.raises(SessionFormatError, match="newer CompileScope"):
+        loads(json.dumps(data))
+
+
+@pytest.mark.parametrize("text", ["", "{", "[]", '{"meta": {}}', '{"schema_version": "1"}', "\x80\x81"])
+def test_garbage_is_refused_cleanly(text: str) -> None:
+    with pytest.raises(SessionFormatError):
+        loads(text.encode("latin-1"))
+
+
+def test_unknown_fields_from_newer_minor_versions_are_ignored() -> None:
+    data = json.loads(dumps(_sample()))
+    data["compiles"][0]["future_field"] = 1
+    assert loads(json.dumps(data)).compiles[0].compile_id == "0/0"
+
+
+def test_save_is_atomic_when_encoding_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "s.json"
+    save(_sample(), path)
+    before = path.read_bytes()
+
+    import compiler_core.session.codec as codec
+
+    def boom(*_: object, **__: object) -> str:
+        raise RuntimeError("crash mid-save")
+
+    monkeypatch.setattr(codec, "dumps", boom)
+    with pytest.raises(RuntimeError):
+        codec.save(_sample(), path)
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["s.json"]
+
+
+def test_ref_encoding_round_trips() -> None:
+    for ref in (Ref(RefKind.KERNEL_LINE, "1/2", "forward:k0:7", 3), Ref(RefKind.SOURCE_LINE, "", "a|b.py:4")):
+        assert Ref.decode(ref.encode()) == ref
