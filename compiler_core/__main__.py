@@ -1,0 +1,3 @@
+from compiler_core.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,42 @@
+"""`python -m compiler_core <command>`: capture, import, summary.
+
+Each command lives in its own module exposing `add_parser(subparsers)` and `run(args) -> int`, so
+the commands stay independent. Failures print one clear line first (what failed, in which stage,
+the user's own message), then details, and exit non-zero; never a bare traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from types import ModuleType
+
+COMMANDS = ("capture", "import", "summary")
+
+
+def _command_module(name: str) -> ModuleType:
+    return importlib.import_module(f"compiler_core.cli.{name}_cmd")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m compiler_core", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name in COMMANDS:
+        try:
+            module = _command_module(name)
+        except ModuleNotFoundError:
+            continue
+        module.add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    module = _command_module(args.command)
+    try:
+        result: int = module.run(args)
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+    return result
