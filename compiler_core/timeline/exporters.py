@@ -1,0 +1,79 @@
+"""Exports of a timeline: CSV for spreadsheets, Chrome trace JSON for Perfetto / chrome://tracing.
+
+In the trace every mode is a thread (`tid`) of one process, steps are laid end to end as
+complete events (`ph: "X"`) in the order they ran, and compiles, recompiles and shape changes
+are instant events (`ph: "i"`) on the same thread, so a recompile spike sits right under the
+marker that explains it. Times are microseconds, as the format requires.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from compiler_core.session.model import StepSample, TimelineEvent
+
+CSV_COLUMNS = ("mode", "step", "ms", "warmup", "peak_mem_bytes", "events")
+TRACE_PID = 1
+
+
+def samples_csv(samples: Sequence[StepSample], events: Sequence[TimelineEvent] = ()) -> str:
+    """All samples as CSV, one row per step; `events` names what happened during that step."""
+    marks: dict[tuple[str, int], list[str]] = {}
+    for e in events:
+        marks.setdefault((e.mode, e.step), []).append(f"{e.kind}: {e.reason}" if e.reason else e.kind)
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for s in samples:
+        peak = "" if s.peak_mem_bytes is None else s.peak_mem_bytes
+        note = " | ".join(marks.get((s.mode, s.step), []))
+        writer.writerow([s.mode, s.step, repr(s.ms), int(s.warmup), peak, note])
+    return out.getvalue()
+
+
+def chrome_trace(samples: Sequence[StepSample], events: Sequence[TimelineEvent] = ()) -> dict[str, Any]:
+    """A Chrome trace: one thread per mode, one complete event per step, instants for markers."""
+    modes = list(dict.fromkeys([s.mode for s in samples] + [e.mode for e in events]))
+    tids = {m: i + 1 for i, m in enumerate(modes)}
+    trace: list[dict[str, Any]] = [_meta("process_name", 0, "CompileScope step times")]
+    trace += [_meta("thread_name", tids[m], m) for m in modes]
+    starts: dict[tuple[str, int], float] = {}
+    clock: dict[str, float] = dict.fromkeys(modes, 0.0)
+    for s in samples:
+        ts = clock[s.mode]
+        starts[(s.mode, s.step)] = ts
+        dur = s.ms * 1000.0
+        args: dict[str, Any] = {"step": s.step, "ms": s.ms, "warmup": s.warmup}
+        if s.peak_mem_bytes is not None:
+            args["peak_mem_bytes"] = s.peak_mem_bytes
+        name = f"step {s.step}" + (" (warm-up)" if s.warmup else "")
+        trace.append({"name": name, "ph": "X", "ts": ts, "dur": dur, "pid": TRACE_PID,
+                      "tid": tids[s.mode], "cat": "warmup" if s.warmup else "step", "args": args})
+        clock[s.mode] = ts + dur
+    for e in events:
+        ts = starts.get((e.mode, e.step), clock[e.mode])
+        args = {"step": e.step, "reason": e.reason}
+        if e.duration_s is not None:
+            args["duration_s"] = e.duration_s
+        trace.append({"name": e.kind, "ph": "i", "s": "t", "ts": ts, "pid": TRACE_PID,
+                      "tid": tids[e.mode], "cat": e.kind, "args": args})
+    return {"traceEvents": trace, "displayTimeUnit": "ms"}
+
+
+def _meta(name: str, tid: int, value: str) -> dict[str, Any]:
+    return {"name": name, "ph": "M", "pid": TRACE_PID, "tid": tid, "args": {"name": value}}
+
+
+def write_csv(path: str | Path, samples: Sequence[StepSample], events: Sequence[TimelineEvent] = ()) -> None:
+    Path(path).write_text(samples_csv(samples, events), encoding="utf-8")
+
+
+def write_chrome_trace(
+    path: str | Path, samples: Sequence[StepSample], events: Sequence[TimelineEvent] = ()
+) -> None:
+    Path(path).write_text(json.dumps(chrome_trace(samples, events)), encoding="utf-8")

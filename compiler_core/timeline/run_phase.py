@@ -1,0 +1,196 @@
+"""The run phase: time N steps of the model in eager and under each compile mode, live.
+
+Runs inside the worker process after capture (it needs torch and the user's model). For every
+mode it resets Dynamo, compiles afresh, and runs `steps` steps of the model file's `train_step`
+(or a forward under `no_grad`), streaming each step's time through `emit` as soon as it is
+known. The compile is not hidden: it happens inside the first step, which is kept and flagged
+`warmup=True`, like any later step that recompiled or recorded a CUDA graph. Eager always runs
+first because every speedup is measured against it.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Callable
+from typing import Any
+
+from compiler_core.modelfile import ModelSpec
+from compiler_core.session.model import ModeStats, StepSample, TimelineEvent
+from compiler_core.timeline.compile_watch import WARMUP_KINDS, CompileWatch
+from compiler_core.timeline.probes import MemoryProbe, count_launches
+from compiler_core.timeline.records import MODE_START, to_record
+from compiler_core.timeline.stats import EAGER, mode_stats
+from compiler_core.timeline.step_clock import clock_for
+from compiler_core.timeline.step_inputs import StepInputs
+
+MODES = ("eager", "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+DEFAULT_STEPS = 200
+CUDAGRAPH_MODES = ("reduce-overhead", "max-autotune")
+
+Emit = Callable[[dict[str, Any]], None]
+RunResult = tuple[list[StepSample], list[TimelineEvent], list[ModeStats]]
+
+
+def run_phase(
+    spec: ModelSpec,
+    modes: list[str],
+    steps: int = DEFAULT_STEPS,
+    device: str = "cpu",
+    emit: Emit | None = None,
+    shape_change_step: int | None = None,
+) -> RunResult:
+    """Time `steps` steps per mode; returns all samples, markers and per-mode statistics.
+
+    `emit` receives, in order: `mode_start`, then `sample` and `timeline_event` records as they
+    happen, then the mode's `mode_stats` (see records.py for their shape).
+    """
+    unknown = [m for m in modes if m not in MODES]
+    if unknown:
+        raise ValueError(f"unknown mode(s) {', '.join(unknown)}; choose from {', '.join(MODES)}")
+    send = emit or (lambda record: None)
+    ordered = list(dict.fromkeys([EAGER, *modes]))
+    if hasattr(spec.model, "to"):
+        spec.model.to(device)
+    samples: list[StepSample] = []
+    events: list[TimelineEvent] = []
+    stats: list[ModeStats] = []
+    for mode in ordered:
+        result = ModeRun(spec, mode, steps, device, send, shape_change_step).run()
+        samples += result[0]
+        events += result[1]
+        stats.append(result[2])
+    return samples, events, stats
+
+
+def compile_model(spec: ModelSpec, mode: str) -> Any:
+    """The model under `mode` ("eager": the model itself); the file's compile_options apply."""
+    import torch
+
+    if mode == EAGER:
+        return spec.model
+    options = {k: v for k, v in spec.compile_options.items() if k != "mode"}
+    if "options" in options:  # torch.compile refuses mode= together with options=
+        mode_opts = torch._inductor.list_mode_options(mode) if mode != "default" else {}
+        options["options"] = {**mode_opts, **options["options"]}
+        return torch.compile(spec.model, **options)
+    return torch.compile(spec.model, mode=None if mode == "default" else mode, **options)
+
+
+def step_function(spec: ModelSpec, model: Any) -> Callable[[tuple[Any, ...]], Any]:
+    """One training step when the file defines `train_step`, else a forward under no_grad."""
+    import torch
+
+    train_step = spec.train_step
+    if train_step is not None:
+        return lambda inputs: train_step(model, inputs)
+
+    def forward(inputs: tuple[Any, ...]) -> Any:
+        with torch.no_grad():
+            return model(*inputs)
+
+    return forward
+
+
+class ModeRun:
+    """One mode's loop; holds the per-step bookkeeping so the loop body stays readable."""
+
+    def __init__(self, spec: ModelSpec, mode: str, steps: int, device: str, emit: Emit,
+                 shape_change_step: int | None) -> None:
+        self.spec, self.mode, self.steps, self.device, self.emit = spec, mode, steps, device, emit
+        self.inputs = StepInputs(spec, device, shape_change_step)
+        self.watch = CompileWatch(mode)
+        self.clock = clock_for(device)
+        self.memory = MemoryProbe(device)
+        self.samples: list[StepSample] = []
+        self.events: list[TimelineEvent] = []
+        self._meta: dict[int, tuple[bool, int | None]] = {}
+
+    def run(self) -> tuple[list[StepSample], list[TimelineEvent], ModeStats]:
+        import torch
+
+        torch._dynamo.reset()
+        model = compile_model(self.spec, self.mode)
+        step = step_function(self.spec, model)
+        mark_step = self._cudagraph_step_marker()
+        self.emit({"event": MODE_START, "mode": self.mode, "steps": self.steps})
+        self.watch.install()
+        try:
+            for i in range(self.steps):
+                self._one_step(i, step, mark_step)
+            self._publish(self.clock.ready(wait=True))
+            launches, kernels = self._count_launches(step, mark_step)
+        except Exception as exc:
+            self._record(TimelineEvent(self.mode, len(self.samples), "error", _one_line(exc)))
+            self._publish(self.clock.ready(wait=True))
+            launches = kernels = None
+        finally:
+            self.watch.remove()
+        cudagraphs = self.watch.cudagraph_records if self.device.startswith("cuda") else None
+        stats = mode_stats(self.mode, self.samples, self.events, kernel_launches_per_step=launches,
+                           kernels=kernels, cudagraph_graphs=cudagraphs)
+        self.emit(to_record(stats))
+        del model, step
+        _release_memory(self.device)
+        return self.samples, self.events, stats
+
+    def _one_step(self, i: int, step: Callable[[tuple[Any, ...]], Any],
+                  mark_step: Callable[[], None]) -> None:
+        inputs = self.inputs(i)
+        if self.inputs.changes_shape_at(i):
+            self._record(TimelineEvent(self.mode, i, "shape_change", self.inputs.shape_change_reason(i)))
+        self.watch.step = i
+        self.memory.reset()
+        mark_step()
+        self.clock.start()
+        step(inputs)
+        self.clock.stop(i)
+        marks = self.watch.take()
+        self._meta[i] = (any(e.kind in WARMUP_KINDS for e in marks), self.memory.peak())
+        for e in marks:
+            self._record(e)
+        self._publish(self.clock.ready())
+
+    def _record(self, event: TimelineEvent) -> None:
+        self.events.append(event)
+        self.emit(to_record(event))
+
+    def _publish(self, resolved: list[tuple[int, float]]) -> None:
+        for i, ms in resolved:
+            warmup, peak = self._meta.pop(i)
+            sample = StepSample(self.mode, i, ms, warmup, peak)
+            self.samples.append(sample)
+            self.emit(to_record(sample))
+
+    def _cudagraph_step_marker(self) -> Callable[[], None]:
+        """cudagraph trees reuse output memory between replays; marking each step keeps a
+        caller that holds last step's loss from reading overwritten memory."""
+        if self.mode in CUDAGRAPH_MODES and self.device.startswith("cuda"):
+            import torch
+
+            return torch.compiler.cudagraph_mark_step_begin
+        return lambda: None
+
+    def _count_launches(self, step: Callable[[tuple[Any, ...]], Any],
+                        mark_step: Callable[[], None]) -> tuple[int | None, int | None]:
+        last = max(self.steps - 1, 0)
+        inputs = self.inputs(last)
+
+        def one() -> None:
+            mark_step()
+            step(inputs)
+
+        return count_launches(one, self.device)
+
+
+def _release_memory(device: str) -> None:
+    import torch
+
+    gc.collect()
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+        torch.cuda.empty_cache()
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}"

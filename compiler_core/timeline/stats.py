@@ -1,0 +1,97 @@
+"""Step-time statistics, computed one way for the CLI summary, the session and the pane.
+
+Torch-free and Qt-free on purpose: the pane recomputes these figures while samples stream in,
+and the worker computes them once at the end; both must agree to the last digit, so both call
+this module. Warm-up steps (those that compiled or recorded a CUDA graph) are kept out of the
+median and p99, which describe the steady state, but counted in the total, which is what the
+user actually waited.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+
+from compiler_core.session.model import ModeStats, StepSample, TimelineEvent
+
+EAGER = "eager"
+COMPILE_KINDS = ("compile", "recompile")
+
+
+def median(values: Sequence[float]) -> float | None:
+    """The middle value (mean of the two middle ones for an even count); None when empty."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    if len(ordered) % 2:
+        return ordered[mid]
+    return (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """Linear-interpolated percentile (numpy's default method), `q` in [0, 100]."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    pos = (len(ordered) - 1) * min(max(q, 0.0), 100.0) / 100.0
+    lo, hi = math.floor(pos), math.ceil(pos)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+
+def steady_ms(samples: Iterable[StepSample]) -> list[float]:
+    """Step times without warm-up steps; all of them when every step was a warm-up."""
+    samples = list(samples)
+    steady = [s.ms for s in samples if not s.warmup]
+    return steady if steady else [s.ms for s in samples]
+
+
+def speedup(eager_median_ms: float | None, mode_median_ms: float | None) -> float | None:
+    """Eager median over this mode's median: 2.0 means twice as fast as eager."""
+    if not eager_median_ms or not mode_median_ms:
+        return None
+    return eager_median_ms / mode_median_ms
+
+
+def mode_stats(
+    mode: str,
+    samples: Sequence[StepSample],
+    events: Sequence[TimelineEvent] = (),
+    **measured: int | float | None,
+) -> ModeStats:
+    """Summarise one mode; `measured` passes figures only the run knows (kernel launches...).
+
+    `compile_s` defaults to the summed durations of this mode's compile/recompile events.
+    """
+    mine = [s for s in samples if s.mode == mode]
+    marks = [e for e in events if e.mode == mode]
+    steady = steady_ms(mine)
+    compile_durations = [e.duration_s for e in marks if e.kind in COMPILE_KINDS and e.duration_s]
+    peaks = [s.peak_mem_bytes for s in mine if s.peak_mem_bytes is not None]
+    fields: dict[str, int | float | None] = {
+        "compile_s": sum(compile_durations) if compile_durations else None,
+        "peak_mem_bytes": max(peaks) if peaks else None,
+    }
+    fields.update({k: v for k, v in measured.items() if v is not None})
+    return ModeStats(
+        mode=mode,
+        samples=len(mine),
+        median_ms=median(steady),
+        p99_ms=percentile(steady, 99.0),
+        total_ms=sum(s.ms for s in mine) if mine else None,
+        recompiles=sum(1 for e in marks if e.kind == "recompile"),
+        **fields,  # type: ignore[arg-type]
+    )
+
+
+def all_mode_stats(samples: Sequence[StepSample], events: Sequence[TimelineEvent] = ()) -> list[ModeStats]:
+    """One ModeStats per mode, in order of first appearance."""
+    modes = list(dict.fromkeys(s.mode for s in samples))
+    return [mode_stats(m, samples, events) for m in modes]
+
+
+def speedups(stats: Sequence[ModeStats]) -> dict[str, float | None]:
+    """Speedup vs eager for every mode (eager itself is 1.0; None without an eager run)."""
+    eager = next((s for s in stats if s.mode == EAGER), None)
+    base = eager.median_ms if eager else None
+    return {s.mode: speedup(base, s.median_ms) for s in stats}

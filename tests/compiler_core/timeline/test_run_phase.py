@@ -1,0 +1,123 @@
+"""The run phase on real torch.compile (CPU, tiny models): samples, markers and figures agree.
+
+Each module-scoped run compiles once per mode (a few seconds on CPU); the tests then check
+different promises against the same run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from compiler_core.modelfile import load_model_file
+from compiler_core.session.model import ModeStats, StepSample, TimelineEvent
+from compiler_core.timeline import run_phase, speedups
+from compiler_core.timeline.records import sample_from_record
+from compiler_core.timeline.stats import mode_stats
+from tests.conftest import EXAMPLES
+
+STEPS = 30
+SHAPE_STEP = 12
+TINY_TRAIN = """\
+import torch
+
+model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
+example_inputs = (torch.randn(4, 8),)
+
+def train_step(model, inputs):
+    loss = model(*inputs).square().mean()
+    loss.backward()
+    return loss
+"""
+
+Run = tuple[list[StepSample], list[TimelineEvent], list[ModeStats], list[dict[str, Any]]]
+
+
+@pytest.fixture(scope="module")
+def train_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
+    path = tmp_path_factory.mktemp("model") / "tiny_train.py"
+    path.write_text(TINY_TRAIN)
+    records: list[dict[str, Any]] = []
+    spec = load_model_file(path)
+    samples, events, stats = run_phase(spec, ["default"], STEPS, "cpu", records.append, SHAPE_STEP)
+    return samples, events, stats, records
+
+
+@pytest.mark.slow
+def test_every_step_of_every_mode_is_sampled(train_run: Run) -> None:
+    samples, _, stats, _ = train_run
+    assert [s.mode for s in stats] == ["eager", "default"]  # eager always runs, first
+    for mode in ("eager", "default"):
+        mine = [s for s in samples if s.mode == mode]
+        assert [s.step for s in mine] == list(range(STEPS))
+        assert all(s.ms > 0 for s in mine)
+        assert all(s.peak_mem_bytes and s.peak_mem_bytes > 0 for s in mine)
+    assert not any(s.warmup for s in samples if s.mode == "eager")
+
+
+@pytest.mark.slow
+def test_compile_and_shape_change_recompile_are_marked_and_flagged(train_run: Run) -> None:
+    samples, events, stats, _ = train_run
+    by_step = {s.step: s for s in samples if s.mode == "default"}
+    kinds = [(e.step, e.kind) for e in events if e.mode == "default"]
+    assert (0, "compile") in kinds
+    assert (SHAPE_STEP, "shape_change") in kinds and (SHAPE_STEP, "recompile") in kinds
+    assert by_step[0].warmup and by_step[SHAPE_STEP].warmup
+    assert sum(s.warmup for s in by_step.values()) == 2
+    recompile = next(e for e in events if e.kind == "recompile")
+    assert "size mismatch" in recompile.reason and "expected 4, actual 5" in recompile.reason
+    shape = next(e for e in events if e.kind == "shape_change")
+    assert "(4, 8) → (5, 8)" in shape.reason
+    # the compile really is inside the warm-up step: the step took at least as long as it
+    compile_event = next(e for e in events if e.kind == "compile")
+    assert compile_event.duration_s is not None and by_step[0].ms >= compile_event.duration_s * 1000
+    assert by_step[0].ms > 20 * stats[1].median_ms  # type: ignore[operator]
+
+
+@pytest.mark.slow
+def test_summary_figures_are_consistent_with_samples(train_run: Run) -> None:
+    samples, events, stats, _ = train_run
+    eager, default = stats
+    for st in stats:
+        steady = [s.ms for s in samples if s.mode == st.mode and not s.warmup]
+        assert st.samples == STEPS
+        assert min(steady) <= st.median_ms <= max(steady)  # type: ignore[operator]
+        assert st.median_ms <= st.p99_ms <= max(steady)  # type: ignore[operator]
+        assert st.total_ms == pytest.approx(sum(s.ms for s in samples if s.mode == st.mode))
+        assert st.peak_mem_bytes and st.peak_mem_bytes > 0
+        assert st == mode_stats(st.mode, samples, events, kernel_launches_per_step=None)
+    assert eager.compile_s is None and eager.recompiles == 0
+    assert default.recompiles == 1 and default.compile_s and default.compile_s > 0
+    assert speedups(stats)["default"] == pytest.approx(eager.median_ms / default.median_ms)  # type: ignore[operator]
+    assert default.kernel_launches_per_step is None  # not measurable on CPU
+
+
+@pytest.mark.slow
+def test_records_stream_in_order_and_match_the_result(train_run: Run) -> None:
+    samples, _events, _stats, records = train_run
+    kinds = [r["event"] for r in records]
+    assert kinds[0] == "mode_start" and kinds.count("mode_start") == 2
+    assert kinds.count("mode_stats") == 2 and kinds[-1] == "mode_stats"
+    streamed = [sample_from_record(r) for r in records if r["event"] == "sample"]
+    assert streamed == samples
+    first_default = kinds.index("mode_start", 1)
+    assert kinds.index("mode_stats") < first_default  # eager's stats before default starts
+
+
+@pytest.mark.slow
+def test_make_inputs_drives_recompiles_without_shape_change_option() -> None:
+    spec = load_model_file(Path(EXAMPLES) / "dynamic_shapes.py")
+    _samples, events, stats = run_phase(spec, ["default"], 8, "cpu")
+    recompiles = [e for e in events if e.kind == "recompile"]
+    assert [e.step for e in recompiles] == [2]  # batch 8 -> 16; then the dim is dynamic
+    assert "expected 8, actual 16" in recompiles[0].reason
+    assert stats[1].recompiles == 1
+    assert not any(e.kind == "shape_change" for e in events)
+
+
+def test_unknown_mode_is_refused_before_running() -> None:
+    spec = load_model_file(Path(EXAMPLES) / "dynamic_shapes.py")
+    with pytest.raises(ValueError, match="unknown mode"):
+        run_phase(spec, ["fast"], 3, "cpu")
