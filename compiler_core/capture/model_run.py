@@ -1,0 +1,85 @@
+"""Compile and run a model file under the recording backend: the part of a capture that is torch.
+
+Order matters: the caller opens the trace sink first, then `compile_and_run` applies the
+inspect config, compiles with `RecordingBackend`, and calls the model the way the file asks
+(`train_step` for forward+backward, else a forward under `no_grad`, which yields an inference
+graph). `make_inputs(step)` calls follow, so shape changes show up as recompiles.
+
+`torch.compile(model, mode=...)` with a custom backend does not apply the mode's Inductor
+options by itself; torch hands `mode`/`options` to the backend, which turns them into
+`compile_fx` config patches (see recording_backend.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from compiler_core.capture.inspect_config import inspect_config
+from compiler_core.capture.recording_backend import RecordingBackend
+from compiler_core.modelfile import ModelSpec
+
+Stage = Callable[[str, str], None]  # (stage, state) progress callback
+
+
+def to_device(value: Any, device: str) -> Any:
+    if isinstance(value, torch.Tensor):
+        return value.to(device)
+    if isinstance(value, tuple | list):
+        return type(value)(to_device(v, device) for v in value)
+    if isinstance(value, dict):
+        return {k: to_device(v, device) for k, v in value.items()}
+    return value
+
+
+def compile_options(spec: ModelSpec, mode: str | None, dynamic: bool | None) -> dict[str, Any]:
+    """torch.compile kwargs: the file's compile_options, overridden by explicit mode/dynamic."""
+    options = dict(spec.compile_options)
+    options.pop("backend", None)  # we are the backend; Inductor still does the work
+    if mode is not None:
+        options["mode"] = mode
+    if options.get("mode") == "default":
+        options.pop("mode")
+    if dynamic is not None:
+        options["dynamic"] = dynamic
+    if "mode" in options and "options" in options:
+        # torch.compile refuses both; the mode's options plus the explicit ones is what is meant
+        from compiler_core.capture.recording_backend import mode_config
+
+        options["options"] = {**mode_config(options.pop("mode"), None, options.get("dynamic")),
+                              **options["options"]}
+    return options
+
+
+def call_once(spec: ModelSpec, compiled: Any, inputs: tuple[Any, ...]) -> Any:
+    if spec.train_step is not None:
+        return spec.train_step(compiled, inputs)
+    with torch.no_grad():
+        return compiled(*inputs)
+
+
+def compile_and_run(
+    spec: ModelSpec, device: str, mode: str | None, dynamic: bool | None, input_steps: int, stage: Stage,
+    facts: dict[str, Any],
+) -> None:
+    """Run the capture's model calls, filling `facts` for the session meta as it goes (so a
+    failure half-way still leaves the mode, flags and train flag recorded)."""
+    model = spec.model.to(device) if isinstance(spec.model, torch.nn.Module) else spec.model
+    options = compile_options(spec, mode, dynamic)
+    facts.update(mode=options.get("mode", "default"), dynamic=options.get("dynamic"), train=spec.trains)
+    with inspect_config() as flags:
+        facts["flags"] = flags
+        torch._dynamo.reset()
+        backend = RecordingBackend(dynamic=options.get("dynamic"))
+        compiled = torch.compile(model, backend=backend, **options)
+        stage("run", "started")
+        call_once(spec, compiled, to_device(spec.example_inputs(), device))
+        stage("run", "finished")
+        if spec.make_inputs is not None and input_steps > 0:
+            stage("steps", "started")
+            for step in range(input_steps):
+                call_once(spec, compiled, to_device(spec.make_inputs(step), device))
+            stage("steps", "finished")
+        facts["graphs_compiled"] = backend.graphs_compiled

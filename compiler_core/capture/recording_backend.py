@@ -1,0 +1,162 @@
+"""A torch.compile backend that is Inductor plus a recorder, built only from official hook points.
+
+`RecordingBackend` is what `torch.compile(model, backend=...)` receives. For each Dynamo graph it
+logs the graph, then calls Inductor's `compile_fx` with
+
+- `inner_compile` wrapped: AOTAutograd hands every partition (forward, backward, inference) to
+  it with `is_inference`/`is_backward` flags. We log the partition before Inductor sees it and,
+  after Inductor returns, the same `GraphModule` again: Inductor's post-grad passes mutate it
+  in place, so it is then the graph whose node names the kernels' fused nodes refer to;
+- `joint_custom_post_pass`: sees the joint forward+backward graph after Inductor's joint passes,
+  i.e. the graph the partitioner splits;
+- `post_grad_custom_post_pass`: only marks that post-grad passes ran, so a crash inside
+  Inductor before them is not mistaken for a post-grad graph.
+
+Hooks and the mode's Inductor options travel in `config_patches`, which `compile_fx` also
+re-applies around a lazily compiled backward. Every record is a structured-trace artifact named
+`compilescope_graph` with payload `{"stage": ..., "graph": <session Graph as JSON>}`, logged
+inside the compile context so it carries the right compile id. The payload is built lazily:
+trace_structured only calls `payload_fn` when a trace handler is installed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+import torch.fx
+
+from compiler_core.capture.graph_records import graph_record
+from compiler_core.session.codec import to_jsonable
+
+ARTIFACT_NAME = "compilescope_graph"
+STAGES = (
+    "dynamo", "aot_joint", "aot_forward", "aot_backward", "aot_inference",
+    "post_grad_forward", "post_grad_backward", "post_grad_inference",
+)
+
+
+def emit_graph(stage: str, graph: torch.fx.Graph) -> None:
+    """Log `graph` as a compilescope_graph artifact for `stage` (see STAGES)."""
+    from torch._logging import trace_structured
+
+    kind, name = _kind_and_name(stage)
+
+    def payload() -> str:
+        return json.dumps({"stage": stage, "graph": to_jsonable(graph_record(graph, kind, name))})
+
+    trace_structured(
+        "artifact",
+        metadata_fn=lambda: {"name": ARTIFACT_NAME, "encoding": "json"},
+        payload_fn=payload,
+    )
+
+
+def _kind_and_name(stage: str) -> tuple[str, str]:
+    """Stage → (Graph.kind, Graph.name): `post_grad_backward` → (`post_grad`, `backward`)."""
+    if stage == "dynamo":
+        return "dynamo", ""
+    if stage.startswith("post_grad_"):
+        return "post_grad", stage.removeprefix("post_grad_")
+    return stage, stage.removeprefix("aot_")
+
+
+def partition_name(kwargs: dict[str, Any]) -> str:
+    if kwargs.get("is_backward"):
+        return "backward"
+    return "inference" if kwargs.get("is_inference") else "forward"
+
+
+class _PostGradMarker:
+    """post_grad_custom_post_pass: remembers which graphs reached the end of post-grad passes."""
+
+    def __init__(self, previous: Any) -> None:
+        self.previous = previous
+        self.reached: set[int] = set()
+
+    def __call__(self, graph: torch.fx.Graph) -> None:
+        if self.previous is not None:
+            self.previous(graph)
+        self.reached.add(id(graph))
+
+    def uuid(self) -> Any:  # CustomGraphPass protocol; None = never cache (we disable caches)
+        return None
+
+
+class _JointRecorder:
+    """joint_custom_post_pass: logs the joint graph (the inference graph runs these passes too)."""
+
+    def __init__(self, previous: Any) -> None:
+        self.previous = previous
+
+    def __call__(self, graph: torch.fx.Graph) -> None:
+        if self.previous is not None:
+            self.previous(graph)
+        if any(n.op == "placeholder" and n.name.startswith("tangents") for n in graph.nodes):
+            emit_graph("aot_joint", graph)
+
+    def uuid(self) -> Any:
+        return None
+
+
+class RecordingBackend:
+    """`backend=` for torch.compile; accepts the `mode`/`options` torch passes to custom backends."""
+
+    def __init__(self, dynamic: bool | None = None, extra_patches: dict[str, Any] | None = None) -> None:
+        self.dynamic = dynamic
+        self.extra_patches = dict(extra_patches or {})
+        self.graphs_compiled = 0
+        self.__name__ = "compilescope"
+
+    def __call__(
+        self, gm: torch.fx.GraphModule, example_inputs: Sequence[Any], mode: str | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> Callable[..., Any]:
+        from torch._inductor import config as inductor_config
+        from torch._inductor.compile_fx import compile_fx, compile_fx_inner
+
+        self.graphs_compiled += 1
+        emit_graph("dynamo", gm.graph)
+        marker = _PostGradMarker(inductor_config.post_grad_custom_post_pass)
+        patches = {
+            **mode_config(mode, options, self.dynamic),
+            **self.extra_patches,
+            "post_grad_custom_post_pass": marker,
+            "joint_custom_post_pass": _JointRecorder(inductor_config.joint_custom_post_pass),
+        }
+
+        def inner(gm_: torch.fx.GraphModule, inputs: Sequence[Any], **kwargs: Any) -> Any:
+            part = partition_name(kwargs)
+            emit_graph(f"aot_{part}", gm_.graph)
+            try:
+                return compile_fx_inner(gm_, inputs, **kwargs)
+            finally:
+                if id(gm_.graph) in marker.reached:
+                    emit_graph(f"post_grad_{part}", gm_.graph)
+
+        compiled: Callable[..., Any] = compile_fx(gm, example_inputs, inner_compile=inner, config_patches=patches)  # type: ignore[assignment]
+        return compiled
+
+    def reset(self) -> None:
+        """torch._dynamo.reset() calls this; forget cudagraph trees like Inductor's own wrapper."""
+        from torch._inductor import config as inductor_config
+
+        if inductor_config.triton.cudagraphs:
+            from torch._inductor.cudagraph_trees import reset_cudagraph_trees
+
+            reset_cudagraph_trees()
+
+
+def mode_config(mode: str | None, options: dict[str, Any] | None, dynamic: bool | None) -> dict[str, Any]:
+    """The Inductor config a `mode`/`options` pair means, validated as torch.compile does."""
+    try:
+        wrapper = torch._TorchCompileInductorWrapper(mode, options, dynamic)  # validates options
+        return dict(wrapper.config)
+    except AttributeError:  # the private wrapper moved: fall back to the public helper
+        from torch._inductor import list_mode_options
+
+        config = dict(list_mode_options(mode, dynamic)) if mode and mode != "default" else {}
+        config.update(options or {})
+        return config

@@ -1,0 +1,81 @@
+"""Describe a failure in the user's terms: their message first, their frames, not torch's.
+
+A compile error surfaces through dozens of torch frames (Dynamo's bytecode interpreter, AOT,
+Inductor); the line the user can act on is in their own file. `describe_failure` keeps frames
+outside torch, this package and the standard library, and falls back to the last frames when
+there are none (a bug inside torch itself). Torch wraps backend errors (`BackendCompilerFailed`)
+and Dynamo appends long hints; we keep the first lines of the message, which carry the cause.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import sysconfig
+import traceback
+from dataclasses import dataclass
+
+_MAX_MESSAGE_LINES = 12
+_FALLBACK_FRAMES = 4
+
+
+@dataclass(frozen=True)
+class FailureReport:
+    exc_type: str
+    message: str  # "<ExcType>: <first lines of the user's own message>"
+    user_traceback: str
+    full_traceback: str
+
+
+def _library_dirs() -> tuple[str, ...]:
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # compiler_core/
+    dirs = {here + os.sep}
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        path = sysconfig.get_paths().get(key)
+        if path:
+            dirs.add(os.path.abspath(path) + os.sep)
+    return tuple(sorted(dirs))
+
+
+def is_user_file(filename: str, library_dirs: tuple[str, ...] | None = None) -> bool:
+    if filename.startswith("<"):
+        return False
+    path = os.path.abspath(filename)
+    return not any(path.startswith(d) for d in library_dirs or _library_dirs())
+
+
+def describe_failure(exc: BaseException) -> FailureReport:
+    frames = list(traceback.extract_tb(exc.__traceback__))
+    cause = _root_cause(exc)
+    if cause is not exc and cause.__traceback__ is not None:
+        frames += traceback.extract_tb(cause.__traceback__)
+    dirs = _library_dirs()
+    user = [f for f in frames if is_user_file(f.filename, dirs)]
+    shown = user or frames[-_FALLBACK_FRAMES:]
+    text = "".join(traceback.format_list(shown))
+    message = _message(cause)
+    user_tb = "Traceback (user code):\n" + text + message + "\n"
+    full = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    return FailureReport(type(cause).__name__, message, user_tb, full)
+
+
+def _root_cause(exc: BaseException) -> BaseException:
+    """Torch's wrappers (BackendCompilerFailed, InternalTorchDynamoError) hide the real error."""
+    seen = {id(exc)}
+    current = exc
+    while True:
+        inner = getattr(current, "inner_exception", None) or current.__cause__
+        if inner is None or id(inner) in seen:
+            return current
+        seen.add(id(inner))
+        current = inner
+
+
+def _message(exc: BaseException) -> str:
+    lines = [ln for ln in str(exc).strip().splitlines() if ln.strip()][:_MAX_MESSAGE_LINES]
+    body = "\n".join(lines)
+    return f"{type(exc).__name__}: {body}" if body else type(exc).__name__
+
+
+def python_version() -> str:
+    return sys.version.split()[0]

@@ -1,0 +1,163 @@
+"""The worker protocol: how to start a capture worker and what it reports. Torch- and Qt-free.
+
+Command line (run from any directory; the package must be importable)::
+
+    python -m compiler_core.worker MODEL.py --out SESSION.json
+        (--events-fd N | --events-file PATH)
+        [--device cpu|cuda] [--mode default|reduce-overhead|max-autotune|max-autotune-no-cudagraphs]
+        [--dynamic | --no-dynamic] [--input-steps 4] [--steps 0] [--modes default]
+        [--trace PATH]          # default: SESSION.json with suffix .trace.log
+
+Events channel. Events never travel on stdout/stderr, which belong to the user's code (it may
+print megabytes, or crash half-way through a line). Either:
+
+- ``--events-fd N``: a pipe's write end inherited by the worker (``subprocess.Popen(...,
+  pass_fds=[N])``). `WorkerClient` does this.
+- ``--events-file PATH``: the worker appends one line per event and flushes each; PATH may be a
+  FIFO (``os.mkfifo``) or a regular file the reader tails. Use this from QProcess, which cannot
+  hand extra descriptors to its child.
+
+Each event is one line of JSON (UTF-8, ``\\n``-terminated): the fields of `Event` below, with
+empty/default fields omitted. Order: ``hello``, then ``stage`` events (``load``, ``run`` with
+``dynamo``/``aot``/``inductor`` nested inside it per compile id, ``steps`` when input steps
+run, ``timeline`` when --steps > 0, ``build``, ``save``), ``warning``s anywhere, at most one
+``error``, then ``session`` (path of the saved session, also after a failure when something was
+traced: ``partial`` true) and finally ``done``. A worker that dies (segfault, kill) just stops;
+the client then rebuilds a partial session from the trace log, which is flushed per record.
+
+Process: the worker should be started in its own session/process group
+(``start_new_session=True``) so cancelling kills the whole group, children included. Its exit
+code is one of the ``EXIT_*`` values below; death by signal shows as a negative return code.
+Start it with `worker_env()`: ``TMPDIR`` and ``TORCHINDUCTOR_CACHE_DIR`` in CompileScope's
+cache dir.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+PROTOCOL_VERSION = 1
+
+EXIT_OK = 0
+EXIT_USER_ERROR = 1  # the model raised (at import, in forward/backward, or sys.exit != 0)
+EXIT_USAGE = 2  # bad arguments, or the file is not a valid model file
+EXIT_UNSUPPORTED_DEVICE = 3  # e.g. a `requires = "cuda"` example on a CPU-only machine
+EXIT_INTERNAL = 4  # CompileScope itself failed (a bug: please report)
+EXIT_BUILD_FAILED = 5  # the model ran but the session could not be built/saved
+
+STAGES = ("load", "run", "dynamo", "aot", "inductor", "steps", "timeline", "build", "save")
+EVENT_KINDS = ("hello", "stage", "warning", "error", "session", "done")
+STATES = ("started", "finished", "failed")
+MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+
+
+@dataclass(frozen=True)
+class Event:
+    """One protocol line. `kind` says which fields matter:
+
+    - hello: `pid`, `data` {python, protocol}
+    - stage: `stage`, `state` (started|finished|failed), `compile_id` for dynamo/aot/inductor,
+      `elapsed_s` on finished/failed
+    - warning: `message`, `data` {category, file, line} (graph breaks: category "graph_break")
+    - error: `stage`, `message` (exception type and the user's own message), `traceback`
+      (frames in user code only, or the last frames if none), `data` {exc_type, full_traceback}
+    - session: `path`, `data` {trace, partial, compiles}
+    - done: `exit_code`
+    """
+
+    kind: str
+    t: float = 0.0  # seconds since the worker started
+    stage: str = ""
+    state: str = ""
+    compile_id: str = ""
+    elapsed_s: float | None = None
+    message: str = ""
+    traceback: str = ""
+    path: str = ""
+    pid: int | None = None
+    exit_code: int | None = None
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name == "kind" or value not in ("", None, {}):
+                out[f.name] = value
+        return json.dumps(out, ensure_ascii=False, default=str)
+
+    @staticmethod
+    def from_json(line: str) -> Event:
+        raw = json.loads(line)
+        known = {f.name for f in fields(Event)}
+        return Event(**{k: v for k, v in raw.items() if k in known})
+
+
+@dataclass(frozen=True)
+class CaptureSpec:
+    """What to capture; `worker_argv` turns it into the command line above."""
+
+    model_path: str
+    out_path: str
+    device: str = "cpu"
+    mode: str | None = None  # None: the model file's compile_options, else "default"
+    dynamic: bool | None = None
+    input_steps: int = 4  # extra calls with make_inputs(step), when the file defines it
+    steps: int = 0  # timeline run phase (compiler_core.timeline), 0 = none
+    modes: str = "default"
+    trace_path: str = ""
+
+    @property
+    def resolved_trace_path(self) -> str:
+        return self.trace_path or default_trace_path(self.out_path)
+
+
+def default_trace_path(out_path: str) -> str:
+    return str(Path(out_path).with_suffix(".trace.log"))
+
+
+def worker_argv(spec: CaptureSpec, events_fd: int | None = None, events_file: str | None = None) -> list[str]:
+    """Full argv (interpreter first) to start the worker for `spec`."""
+    argv = [sys.executable, "-m", "compiler_core.worker", spec.model_path, "--out", spec.out_path,
+            "--device", spec.device, "--input-steps", str(spec.input_steps), "--steps", str(spec.steps),
+            "--modes", spec.modes, "--trace", spec.resolved_trace_path]
+    if events_fd is not None:
+        argv += ["--events-fd", str(events_fd)]
+    if events_file is not None:
+        argv += ["--events-file", events_file]
+    if spec.mode is not None:
+        argv += ["--mode", spec.mode]
+    if spec.dynamic is not None:
+        argv.append("--dynamic" if spec.dynamic else "--no-dynamic")
+    return argv
+
+
+def default_cache_dir() -> Path:
+    """$COMPILESCOPE_CACHE_DIR, else the per-user cache dir (~/.cache/compilescope)."""
+    explicit = os.environ.get("COMPILESCOPE_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "compilescope"
+
+
+def worker_env(base: dict[str, str] | None = None, cache_dir: str | Path | None = None) -> dict[str, str]:
+    """Environment for the worker: Inductor's caches and temp files in CompileScope's own dir.
+
+    Inductor's precompiled C++ header lands under $TMPDIR whatever TORCHINDUCTOR_CACHE_DIR says,
+    so both point into `cache_dir` (kept across captures: the C++ compile cache makes warm
+    captures fast; pass an empty dir for a cold one).
+    """
+    env = dict(os.environ if base is None else base)
+    root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    env["TORCHINDUCTOR_CACHE_DIR"] = str(root / "inductor")
+    env["TMPDIR"] = str(root / "tmp")
+    env["PYTHONUNBUFFERED"] = "1"
+    for key in ("TORCHINDUCTOR_CACHE_DIR", "TMPDIR"):
+        Path(env[key]).mkdir(parents=True, exist_ok=True)
+    return env

@@ -1,0 +1,110 @@
+"""The worker process's entry: parse the command line, open the events channel, run the job.
+
+The channel is opened before anything else (and before torch is imported) so even a model file
+that fails at import is reported as an event. Python warnings are forwarded as events as well
+as printed. `faulthandler` writes a native traceback to stderr if the process crashes, which
+the client keeps for its error message.
+"""
+
+from __future__ import annotations
+
+import argparse
+import faulthandler
+import os
+import sys
+import threading
+import time
+import warnings
+from typing import IO, Any
+
+from compiler_core.worker import protocol
+from compiler_core.worker.protocol import CaptureSpec, Event
+
+
+class EventChannel:
+    """Writes protocol lines to a dedicated fd or file; thread-safe, one flush per event."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self._stream = stream
+        self._lock = threading.Lock()
+        self.broken = False
+
+    @staticmethod
+    def open(events_fd: int | None, events_file: str | None) -> EventChannel:
+        if events_fd is not None:
+            return EventChannel(os.fdopen(events_fd, "w", encoding="utf-8", buffering=1, closefd=True))
+        if events_file is not None:
+            return EventChannel(open(events_file, "a", encoding="utf-8", buffering=1))
+        return EventChannel(open(os.devnull, "w", encoding="utf-8"))
+
+    def send(self, event: Event) -> None:
+        if self.broken:
+            return
+        with self._lock:
+            try:
+                self._stream.write(event.to_json() + "\n")
+                self._stream.flush()
+            except (BrokenPipeError, OSError):
+                self.broken = True  # the parent went away; keep going so the session is saved
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m compiler_core.worker", description=protocol.__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("model")
+    p.add_argument("--out", required=True)
+    p.add_argument("--events-fd", type=int)
+    p.add_argument("--events-file")
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--mode", choices=protocol.MODES)
+    p.add_argument("--dynamic", action=argparse.BooleanOptionalAction, default=None)
+    p.add_argument("--input-steps", type=int, default=4)
+    p.add_argument("--steps", type=int, default=0)
+    p.add_argument("--modes", default="default")
+    p.add_argument("--trace", default="")
+    return p
+
+
+def spec_from_args(args: argparse.Namespace) -> CaptureSpec:
+    return CaptureSpec(
+        model_path=os.path.abspath(args.model), out_path=os.path.abspath(args.out), device=args.device,
+        mode=args.mode, dynamic=args.dynamic, input_steps=args.input_steps, steps=args.steps,
+        modes=args.modes, trace_path=os.path.abspath(args.trace) if args.trace else "",
+    )
+
+
+def _forward_warnings(channel: EventChannel, clock: Any) -> None:
+    original = warnings.showwarning
+
+    def show(message: Any, category: type[Warning], filename: str, lineno: int,
+             file: Any = None, line: str | None = None) -> None:
+        channel.send(Event("warning", t=clock(), message=str(message),
+                           data={"category": category.__name__, "file": filename, "line": lineno}))
+        original(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    channel = EventChannel.open(args.events_fd, args.events_file)
+    t0 = time.monotonic()
+    channel.send(Event("hello", pid=os.getpid(),
+                       data={"python": sys.version.split()[0], "protocol": protocol.PROTOCOL_VERSION}))
+    faulthandler.enable(file=sys.stderr, all_threads=False)
+    _forward_warnings(channel, lambda: round(time.monotonic() - t0, 4))
+    from compiler_core.worker.capture_job import CaptureJob
+
+    try:
+        code = CaptureJob(spec_from_args(args), channel.send).run()
+    except Exception as exc:  # a CompileScope bug: say so on the channel, not only stderr
+        import traceback
+
+        channel.send(Event("error", stage="internal", message=f"internal error: {type(exc).__name__}: {exc}",
+                           traceback=traceback.format_exc()))
+        code = protocol.EXIT_INTERNAL
+    channel.send(Event("done", t=round(time.monotonic() - t0, 4), exit_code=code))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Skip interpreter teardown: user threads or pools (Inductor's compile workers) can hang it.
+    os._exit(code)
