@@ -1,0 +1,146 @@
+"""Dialogs around a capture: the options (with the "this runs your code" notice) and the progress.
+
+Opening a model file executes it, as opening a folder in an editor may run its tasks; the first
+time a file is opened the options dialog says so, and nothing runs until the user clicks Run.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QLabel,
+    QPlainTextEdit,
+    QProgressBar,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from compiler_core.worker.protocol import MODES, STAGES, CaptureSpec
+from explorer.worker_process import WorkerOutcome, WorkerProcess
+
+UNTRUSTED_NOTICE = (
+    "<b>Opening a model file runs its code.</b> CompileScope imports the file and calls your model "
+    "in a separate worker process, with your permissions. Only run files you trust."
+)
+
+
+class CaptureOptionsDialog(QDialog):
+    """Device, mode, dynamic; `spec(out_path)` turns the choices into a CaptureSpec."""
+
+    def __init__(self, model_path: str, first_time: bool, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Capture model")
+        self.model_path = model_path
+        layout = QVBoxLayout(self)
+        if first_time:
+            notice = QLabel(UNTRUSTED_NOTICE)
+            notice.setWordWrap(True)
+            notice.setStyleSheet("background: #fff4ce; padding: 8px; border: 1px solid #e0c060;")
+            layout.addWidget(notice)
+        layout.addWidget(QLabel(f"File: {model_path}"))
+        form = QFormLayout()
+        self.device = QComboBox()
+        self.device.addItems(["cpu", "cuda"])
+        self.mode = QComboBox()
+        self.mode.addItem("from the file (compile_options)", None)
+        for mode in MODES:
+            self.mode.addItem(mode, mode)
+        self.dynamic = QComboBox()
+        for label, value in (("from the file", None), ("dynamic", True), ("static", False)):
+            self.dynamic.addItem(label, value)
+        self.trust = QCheckBox("Don't show the notice for this file again")
+        self.trust.setChecked(True)
+        self.trust.setVisible(first_time)
+        form.addRow("Device", self.device)
+        form.addRow("Mode", self.mode)
+        form.addRow("Shapes", self.dynamic)
+        layout.addLayout(form)
+        layout.addWidget(QLabel("Training vs inference follows the file: train_step runs forward+backward."))
+        layout.addWidget(self.trust)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
+        self.run_button = buttons.addButton("Run", QDialogButtonBox.ButtonRole.AcceptRole)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+
+    def spec(self, out_path: str) -> CaptureSpec:
+        return CaptureSpec(
+            model_path=self.model_path, out_path=out_path, device=self.device.currentText(),
+            mode=self.mode.currentData(), dynamic=self.dynamic.currentData(),
+        )
+
+
+class CaptureProgressDialog(QDialog):
+    """Stage name, elapsed time, live log, Cancel; afterwards the worker's fate and Run again."""
+
+    def __init__(self, worker: WorkerProcess, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Capturing…")
+        self.resize(720, 420)
+        self.worker = worker
+        self.stage = QLabel("starting worker…")
+        self.bar = QProgressBar()
+        self.bar.setRange(0, len(STAGES))
+        self.log = QPlainTextEdit()
+        self.log.setReadOnly(True)
+        self.log.setMaximumBlockCount(5000)
+        self.fate = QLabel()
+        self.fate.setWordWrap(True)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.clicked.connect(worker.cancel)
+        self.rerun_button = QPushButton("Run again")
+        self.rerun_button.setVisible(False)
+        self.close_button = QPushButton("Close")
+        self.close_button.clicked.connect(self.accept)
+        self.close_button.setVisible(False)
+        buttons = QDialogButtonBox()
+        for b in (self.cancel_button, self.rerun_button, self.close_button):
+            buttons.addButton(b, QDialogButtonBox.ButtonRole.ActionRole)
+        layout = QVBoxLayout(self)
+        for w in (self.stage, self.bar, self.log, self.fate, buttons):
+            layout.addWidget(w)
+        self._tick = QTimer(self)
+        self._tick.setInterval(200)
+        self._tick.timeout.connect(self._update_elapsed)
+        worker.stageChanged.connect(self._on_stage)
+        worker.logLine.connect(self.log.appendPlainText)
+        worker.finished.connect(self._on_finished)
+
+    def begin(self) -> None:
+        self.fate.clear()
+        self.log.clear()
+        self.bar.setValue(0)
+        self.cancel_button.setVisible(True)
+        self.rerun_button.setVisible(False)
+        self.close_button.setVisible(False)
+        self._tick.start()
+
+    def _on_stage(self, stage: str) -> None:
+        name = stage.split()[0]
+        if name in STAGES:
+            self.bar.setValue(max(self.bar.value(), STAGES.index(name) + 1))
+        self._update_elapsed()
+
+    def _update_elapsed(self) -> None:
+        self.stage.setText(f"{self.worker.stage or 'starting'} — {self.worker.elapsed():.1f} s")
+
+    def _on_finished(self, outcome: WorkerOutcome) -> None:
+        self._tick.stop()
+        self._update_elapsed()
+        self.bar.setValue(self.bar.maximum() if outcome.ok else self.bar.value())
+        text = "Capture finished." if outcome.ok else outcome.describe()
+        if outcome.traceback:
+            self.log.appendPlainText("\n--- traceback (your code) ---\n" + outcome.traceback)
+        if not outcome.ok and outcome.session_path:
+            text += "\nShowing what was recorded before it stopped."
+        self.fate.setText(text)
+        self.fate.setStyleSheet("" if outcome.ok else "color: #b00020;")
+        self.cancel_button.setVisible(False)
+        self.rerun_button.setVisible(True)
+        self.close_button.setVisible(True)

@@ -1,0 +1,203 @@
+"""File ▸ Open model/trace/session, Save session, Recent, drag and drop, and running captures.
+
+Model files never run without a click: opening one (from the dialog, Recent, a drop or the
+command line) shows the options dialog, whose Run button starts the worker. Every successful
+capture is autosaved (the worker writes it into CompileScope's cache dir).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QApplication, QFileDialog, QMenu, QMessageBox, QPushButton
+
+from compiler_core.session import Session, save
+from compiler_core.worker.protocol import CaptureSpec, default_cache_dir
+from explorer.actions.capture_dialog import CaptureOptionsDialog, CaptureProgressDialog
+from explorer.actions.loading import MODEL, BackgroundLoader, kind_of, load_any
+from explorer.worker_process import WorkerOutcome, WorkerProcess
+
+if TYPE_CHECKING:
+    from explorer.main_window import MainWindow
+
+RECENT_KEY = "files/recent"
+TRUSTED_KEY = "files/trusted"
+RECENT_LIMIT = 10
+
+
+def autosave_path(model_path: str) -> Path:
+    return default_cache_dir() / "autosave" / f"{Path(model_path).stem}.json"
+
+
+class FileActions(QObject):
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        self.worker = WorkerProcess(self)
+        self.worker.finished.connect(self._capture_finished)
+        self.progress: CaptureProgressDialog | None = None
+        self.loader = BackgroundLoader(self)
+        self.loader.loaded.connect(self._loaded)
+        self.loader.failed.connect(self._load_failed)
+        self.last_spec: CaptureSpec | None = None
+        self.last_outcome: WorkerOutcome | None = None
+        self._rerun_button: QPushButton | None = None
+        self._rerun_path = ""
+        self._build_menu()
+
+    def _build_menu(self) -> None:
+        menu = self.window.menuBar().addMenu("&File")
+        self._add(menu, "Open &model…", self.open_model_dialog, QKeySequence.StandardKey.Open)
+        self._add(menu, "Open &trace log…", self.open_trace_dialog)
+        self._add(menu, "Open trace &directory…", self.open_trace_dir_dialog)
+        self._add(menu, "Open &session…", self.open_session_dialog)
+        self.recent_menu = menu.addMenu("&Recent")
+        self.recent_menu.aboutToShow.connect(self._fill_recent)
+        menu.addSeparator()
+        self._add(menu, "Save session &as…", self.save_session_dialog, QKeySequence.StandardKey.SaveAs)
+        menu.addSeparator()
+        self._add(menu, "&Quit", self.window.close, QKeySequence.StandardKey.Quit)
+
+    def _add(
+        self, menu: QMenu, text: str, slot: Callable[[], object],
+        shortcut: QKeySequence.StandardKey | None = None,
+    ) -> QAction:
+        action = menu.addAction(text)
+        action.triggered.connect(slot)
+        if shortcut is not None:
+            action.setShortcut(shortcut)
+        return action
+
+    # ----- dialogs -----
+    def open_model_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self.window, "Open model file", "", "Python (*.py)")
+        if path:
+            self.open_path(path)
+
+    def open_trace_dialog(self) -> None:
+        filters = "Logs (*.log *.txt);;All (*)"
+        path, _ = QFileDialog.getOpenFileName(self.window, "Open TORCH_TRACE log", "", filters)
+        if path:
+            self.open_path(path)
+
+    def open_trace_dir_dialog(self) -> None:
+        path = QFileDialog.getExistingDirectory(self.window, "Open TORCH_TRACE directory")
+        if path:
+            self.open_path(path)
+
+    def open_session_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self.window, "Open session", "", "Sessions (*.json)")
+        if path:
+            self.open_path(path)
+
+    def save_session_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self.window, "Save session as", "session.json", "*.json")
+        if path:
+            self.save_session(path)
+
+    def save_session(self, path: str) -> None:
+        save(self.window.state.session, path)  # atomic
+        self._remember(path)
+
+    # ----- opening -----
+    def open_path(self, path: str) -> None:
+        """Open any supported file; a model file asks for options (and a click) before running."""
+        if kind_of(path) == MODEL:
+            self.ask_and_capture(path)
+        else:
+            self.window.statusBar().showMessage(f"Loading {path}…")
+            self.loader.start(path)
+
+    def _loaded(self, path: str, session: Session) -> None:
+        self.window.set_session(session, path)
+        self.window.statusBar().clearMessage()
+        self._remember(path)
+
+    def _load_failed(self, path: str, message: str) -> None:
+        self.window.statusBar().clearMessage()
+        QMessageBox.warning(self.window, "Could not open", f"{path}\n\n{message}")
+
+    def ask_and_capture(self, path: str) -> bool:
+        trusted = self._list_setting(TRUSTED_KEY)
+        first = str(Path(path).resolve()) not in trusted
+        dialog = CaptureOptionsDialog(path, first, self.window)
+        if dialog.exec() != CaptureOptionsDialog.DialogCode.Accepted:
+            return False
+        if first and dialog.trust.isChecked():
+            self.window.settings.setValue(TRUSTED_KEY, [*trusted, str(Path(path).resolve())])
+        self.start_capture(dialog.spec(str(autosave_path(path))))
+        return True
+
+    def start_capture(self, spec: CaptureSpec, show_progress: bool = True) -> None:
+        self.last_spec = spec
+        self.last_outcome = None
+        self._remember(spec.model_path)
+        if show_progress:
+            if self.progress is None:
+                self.progress = CaptureProgressDialog(self.worker, self.window)
+                self.progress.rerun_button.clicked.connect(self.rerun)
+            self.progress.begin()
+            self.progress.show()
+        self.worker.start(spec)
+
+    def rerun(self) -> None:
+        if self.last_spec is not None and not self.worker.running():
+            self.start_capture(self.last_spec)
+
+    def capture_blocking(self, model_path: str) -> bool:
+        """Capture with default options and wait (for --screenshot, where nobody can click)."""
+        self.start_capture(CaptureSpec(model_path, str(autosave_path(model_path))), show_progress=False)
+        self.worker.wait()
+        while self.last_outcome is None or self.worker.running():
+            QApplication.processEvents()
+        return self.last_outcome.ok
+
+    def _capture_finished(self, outcome: WorkerOutcome) -> None:
+        """Keep whatever was recorded: the saved session, or a partial one rebuilt from the trace."""
+        self.last_outcome = outcome
+        path = outcome.session_path
+        if not path and outcome.trace_path and Path(outcome.trace_path).is_file():
+            path = outcome.trace_path
+        if not path:
+            return
+        try:
+            session = load_any(path)
+        except Exception as exc:  # a partial trace may not import; the dialog already shows the fate
+            self.window.statusBar().showMessage(f"Nothing usable recorded: {exc}")
+            return
+        self.window.set_session(session, self.last_spec.model_path if self.last_spec else path)
+
+    def offer_rerun(self, model_path: str) -> None:
+        """A pre-recorded session is shown; let the user re-run the capture with one click."""
+        self._rerun_path = model_path
+        if self._rerun_button is None:
+            self._rerun_button = QPushButton("Re-run capture")
+            self._rerun_button.clicked.connect(lambda: self.ask_and_capture(self._rerun_path))
+            self.window.statusBar().addPermanentWidget(self._rerun_button)
+
+    # ----- recent -----
+    def _list_setting(self, key: str) -> list[str]:
+        value = self.window.settings.value(key, [])
+        if isinstance(value, str):  # QSettings returns a lone string for one-item lists
+            return [value]
+        return [str(v) for v in value] if isinstance(value, list) else []
+
+    def recent(self) -> list[str]:
+        return self._list_setting(RECENT_KEY)
+
+    def _remember(self, path: str) -> None:
+        path = str(Path(path).resolve())
+        items = [path] + [p for p in self.recent() if p != path]
+        self.window.settings.setValue(RECENT_KEY, items[:RECENT_LIMIT])
+
+    def _fill_recent(self) -> None:
+        self.recent_menu.clear()
+        for path in self.recent():
+            action = self.recent_menu.addAction(path)
+            action.triggered.connect(lambda _=False, p=path: self.open_path(p))
+        if not self.recent():
+            self.recent_menu.addAction("(none)").setEnabled(False)

@@ -1,0 +1,66 @@
+"""Recognise and load the three kinds of file the app opens: model, trace log, saved session.
+
+Sessions and traces load without torch (the trace importer is torch-free); model files are never
+executed here: they go to the capture worker, in another process.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Signal
+
+from compiler_core.session import Session, load
+
+MODEL, TRACE, SESSION = "model", "trace", "session"
+
+
+def kind_of(path: str | Path) -> str:
+    """Guess by name, then by the first bytes: sessions are JSON objects, traces are log lines."""
+    p = Path(path)
+    if p.is_dir():
+        return TRACE
+    if p.suffix == ".py":
+        return MODEL
+    if p.suffix == ".json":
+        return SESSION
+    try:
+        with p.open("rb") as handle:
+            head = handle.read(64).lstrip()
+    except OSError:
+        return TRACE
+    return SESSION if head.startswith(b"{") else TRACE
+
+
+def load_any(path: str | Path) -> Session:
+    """Load a session or import a trace log/directory (blocking; call from a thread in the GUI)."""
+    if kind_of(path) == SESSION:
+        return load(path)
+    from compiler_core.build import import_trace  # deferred: only trace users pay for the importer
+
+    session: Session = import_trace(str(path))
+    return session
+
+
+class BackgroundLoader(QObject):
+    """Loads in a Python thread so a 100 MB trace never freezes the window.
+
+    Signals: `loaded(str path, Session)`, `failed(str path, str message)`.
+    """
+
+    loaded = Signal(str, object)
+    failed = Signal(str, str)
+
+    def start(self, path: str) -> threading.Thread:
+        thread = threading.Thread(target=self._run, args=(path,), daemon=True, name="session-loader")
+        thread.start()
+        return thread
+
+    def _run(self, path: str) -> None:
+        try:
+            session = load_any(path)
+        except Exception as exc:  # shown to the user verbatim; the app stays usable
+            self.failed.emit(path, f"{type(exc).__name__}: {exc}")
+            return
+        self.loaded.emit(path, session)

@@ -1,0 +1,87 @@
+"""Application start-up: the QApplication, the window, the first file, and `--screenshot`.
+
+Start-up stays lean (no torch, no trace importer) so the window is usable in well under a second;
+heavy work happens in a thread (trace import) or another process (capture).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+from PySide6.QtCore import QCoreApplication, QSettings, QTimer
+from PySide6.QtWidgets import QApplication
+
+from explorer.actions.loading import MODEL, kind_of, load_any
+from explorer.main_window import MainWindow
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES_DIR = ROOT / "resources" / "examples"
+SESSIONS_DIR = ROOT / "resources" / "sessions"
+
+
+def example_paths(name: str) -> tuple[Path, Path]:
+    """(model file, pre-recorded session) of a bundled example."""
+    return EXAMPLES_DIR / f"{name}.py", SESSIONS_DIR / f"{name}.json"
+
+
+def application() -> QApplication:
+    app = QApplication.instance()
+    if isinstance(app, QApplication):
+        return app
+    QCoreApplication.setOrganizationName("CompileScope")
+    QCoreApplication.setApplicationName("CompileScope")
+    return QApplication(sys.argv[:1])
+
+
+def screenshot(window: MainWindow, out: str | Path) -> None:
+    """Render the whole window offscreen to a PNG."""
+    window.show()
+    for _ in range(3):
+        QApplication.processEvents()
+    window.grab().save(str(out))
+
+
+def run_app(args: argparse.Namespace) -> int:
+    app = application()
+    settings = None
+    if args.screenshot:  # never read or overwrite the user's layout when rendering
+        ini = Path(tempfile.mkdtemp(prefix="compilescope-")) / "layout.ini"
+        settings = QSettings(str(ini), QSettings.Format.IniFormat)
+    window = MainWindow(settings)
+    path, prerecorded = _initial_paths(args)
+    if args.screenshot:
+        return _screenshot_run(window, path, prerecorded, args.screenshot)
+    window.show()
+    if prerecorded is not None and prerecorded.is_file():
+        window.set_session(load_any(prerecorded), str(prerecorded))
+        window.files.offer_rerun(str(path))
+    elif path is not None:
+        QTimer.singleShot(0, lambda: window.files.open_path(str(path)))
+    return app.exec()
+
+
+def _initial_paths(args: argparse.Namespace) -> tuple[Path | None, Path | None]:
+    if args.path:
+        return Path(args.path), None
+    if args.example:
+        model, session = example_paths(args.example)
+        if not model.is_file():
+            raise SystemExit(f"no example named {args.example!r} in {EXAMPLES_DIR}")
+        return model, session
+    return None, None
+
+
+def _screenshot_run(window: MainWindow, path: Path | None, prerecorded: Path | None, out: str) -> int:
+    if prerecorded is not None and prerecorded.is_file():
+        window.set_session(load_any(prerecorded), str(prerecorded))
+    elif path is not None and kind_of(path) == MODEL:
+        if not window.files.capture_blocking(str(path)):
+            print(f"capture of {path} failed; screenshot shows what was recorded", file=sys.stderr)
+    elif path is not None:
+        window.set_session(load_any(path), str(path))
+    screenshot(window, out)
+    print(out)
+    return 0

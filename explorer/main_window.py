@@ -1,0 +1,162 @@
+"""The main window: every stage as a dock, linked through one SelectionModel.
+
+Docks are created once and only listen to the shared state; the window owns the layout (saved in
+QSettings between runs), the status bar and the menus (built by `explorer.actions`).
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QByteArray, QSettings, Qt
+from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QWidget
+
+from compiler_core.session import Session
+from explorer.actions.file_actions import FileActions
+from explorer.panes.aot_pane import AotPane
+from explorer.panes.base import Pane
+from explorer.panes.break_summary_pane import BreakSummaryPane
+from explorer.panes.compile_time_pane import CompileTimePane
+from explorer.panes.dynamo_pane import DynamoPane
+from explorer.panes.inductor_pane import InductorPane
+from explorer.panes.kernel_code_pane import KernelCodePane
+from explorer.panes.line_pipeline_pane import LinePipelinePane
+from explorer.panes.source_pane import SourcePane
+from explorer.panes.timeline_dock import make_timeline_pane
+from explorer.state import SelectionModel, SessionState
+from explorer.toolbar import NavigationBar
+
+LAYOUT_VERSION = 1
+DEFAULT_SIZE = (1600, 1000)
+
+
+def session_counts(session: Session) -> tuple[int, int, int]:
+    """(Dynamo graphs, graph breaks, kernels) over the whole session."""
+    graphs = sum(1 for c in session.compiles if c.dynamo_graph is not None)
+    breaks = sum(len(c.graph_breaks) for c in session.compiles)
+    kernels = sum(len(o.kernels) for c in session.compiles for o in c.inductor)
+    return graphs, breaks, kernels
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, settings: QSettings | None = None) -> None:
+        super().__init__()
+        self.settings = settings if settings is not None else QSettings("CompileScope", "CompileScope")
+        self.setWindowTitle("CompileScope")
+        self.resize(*DEFAULT_SIZE)
+        self.setDockNestingEnabled(True)
+        self.state = SessionState(self)
+        self.selection = SelectionModel(self)
+        self.state.sessionChanged.connect(lambda _s: self.selection.set_links(self.state.links))
+        self.panes: dict[str, QWidget] = {}
+        self.docks: dict[str, QDockWidget] = {}
+        self._build_panes()
+        self.navigation = NavigationBar(self.state, self.selection, self)
+        self.navigation.stageRequested.connect(self.show_stage)
+        self.addToolBar(self.navigation)
+        self.status_label = QLabel("No session loaded. File ▸ Open… or drop a file here.")
+        self.statusBar().addWidget(self.status_label, 1)
+        self.state.sessionChanged.connect(self._update_status)
+        self.files = FileActions(self)
+        self.setAcceptDrops(True)
+        self._default_state = self.saveState(LAYOUT_VERSION)
+        self.restore_layout()
+
+    # ----- docks -----
+    def _build_panes(self) -> None:
+        s, sel = self.state, self.selection
+        panes: list[Pane] = [
+            SourcePane(s, sel), BreakSummaryPane(s, sel), LinePipelinePane(s, sel), DynamoPane(s, sel),
+            AotPane(s, sel), InductorPane(s, sel), KernelCodePane(s, sel), CompileTimePane(s, sel),
+        ]
+        for pane in panes:
+            self._add_dock(pane.objectName(), pane.title, pane, pane.stage)
+        timeline = make_timeline_pane(self.state)
+        self._add_dock("TimelinePane", "Timeline", timeline, "timeline")
+        self._arrange_default()
+
+    def _add_dock(self, key: str, title: str, widget: QWidget, stage: str) -> None:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(f"dock:{key}")
+        dock.setWidget(widget)
+        dock.setProperty("stage", stage)
+        self.panes[key] = widget
+        self.docks[key] = dock
+
+    def _arrange_default(self) -> None:
+        """Three columns at 1600×1000: source | Dynamo over AOT | Inductor over kernel code."""
+        d = self.docks
+        left, bottom = Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.BottomDockWidgetArea
+        horizontal, vertical = Qt.Orientation.Horizontal, Qt.Orientation.Vertical
+        self.addDockWidget(left, d["SourcePane"])
+        self.splitDockWidget(d["SourcePane"], d["DynamoPane"], horizontal)
+        self.splitDockWidget(d["DynamoPane"], d["InductorPane"], horizontal)
+        self.splitDockWidget(d["SourcePane"], d["BreakSummaryPane"], vertical)
+        self.tabifyDockWidget(d["BreakSummaryPane"], d["LinePipelinePane"])
+        self.splitDockWidget(d["DynamoPane"], d["AotPane"], vertical)
+        self.splitDockWidget(d["InductorPane"], d["KernelCodePane"], vertical)
+        self.addDockWidget(bottom, d["CompileTimePane"])
+        self.splitDockWidget(d["CompileTimePane"], d["TimelinePane"], horizontal)
+        self.resizeDocks([d["SourcePane"], d["DynamoPane"], d["InductorPane"]], [520, 540, 540], horizontal)
+        self.resizeDocks([d["SourcePane"], d["BreakSummaryPane"]], [480, 220], vertical)
+        self.resizeDocks([d["DynamoPane"], d["AotPane"]], [350, 350], vertical)
+        self.resizeDocks([d["InductorPane"], d["KernelCodePane"]], [330, 370], vertical)
+        self.resizeDocks([d["CompileTimePane"]], [200], vertical)
+        d["BreakSummaryPane"].raise_()
+
+    def show_stage(self, stage: str) -> None:
+        """Bring every dock of `stage` forward (un-hiding and raising tabbed ones)."""
+        for dock in self.docks.values():
+            if dock.property("stage") == stage:
+                dock.show()
+                dock.raise_()
+
+    # ----- session -----
+    def set_session(self, session: Session, source_path: str = "") -> None:
+        self.state.set_session(session, source_path)
+        title = source_path or session.meta.origin_path or "session"
+        self.setWindowTitle(f"CompileScope — {title}")
+
+    def _update_status(self, session: Session) -> None:
+        meta = session.meta
+        graphs, breaks, kernels = session_counts(session)
+        parts = [
+            f"device: {meta.device or '?'}",
+            f"torch {meta.torch_version or '?'}",
+            f"mode: {meta.mode or '?'}",
+            f"{len(session.compiles)} compiles", f"{graphs} graphs", f"{breaks} breaks", f"{kernels} kernels",
+        ]
+        self.status_label.setText("  ·  ".join(parts))
+
+    # ----- layout persistence -----
+    def restore_layout(self) -> None:
+        geometry = self.settings.value("window/geometry")
+        state = self.settings.value("window/state")
+        if isinstance(geometry, QByteArray):
+            self.restoreGeometry(geometry)
+        if isinstance(state, QByteArray):
+            self.restoreState(state, LAYOUT_VERSION)
+
+    def save_layout(self) -> None:
+        self.settings.setValue("window/geometry", self.saveGeometry())
+        self.settings.setValue("window/state", self.saveState(LAYOUT_VERSION))
+        self.settings.sync()
+
+    def reset_layout(self) -> None:
+        self.restoreState(self._default_state, LAYOUT_VERSION)
+        for dock in self.docks.values():
+            dock.show()
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if event.mimeData().hasUrls():
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        for url in event.mimeData().urls():
+            if url.isLocalFile():
+                self.files.open_path(url.toLocalFile())
+                event.acceptProposedAction()
+                return
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.save_layout()
+        super().closeEvent(event)

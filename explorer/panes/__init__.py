@@ -1,0 +1,1 @@
+"""Dockable panes. Each listens to SessionState and SelectionModel and never calls another pane."""

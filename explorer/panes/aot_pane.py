@@ -1,0 +1,160 @@
+"""AOTAutograd pane: forward and backward as separate bands, and the tensors that cross them.
+
+Saved tensors are the edges between the bands; the table lists them with bytes, totals
+de-duplicated by storage (q/k/v views of one projection count once). Besides what the link
+index relates, this pane follows the AOT-local relations the session records directly: a forward
+node's backward counterparts (`backward_of`) and a saved tensor's producer and consumers.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QSplitter, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
+
+from compiler_core.session import AotInfo, Compile, Ref, RefKind, SavedTensor
+from compiler_core.session.refs import graph_key, split_graph_key
+from explorer.panes.base import Pane
+from explorer.panes.graph_view import GraphSection, make_graph_view
+from explorer.state import SelectionModel, SessionState
+
+TABLE_COLUMNS = ["Saved tensor", "Shape", "Dtype", "Bytes", "Producer", "Consumers"]
+
+
+def human_bytes(n: int) -> str:
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{n} B"
+
+
+def saved_totals(saved: tuple[SavedTensor, ...]) -> tuple[int, int]:
+    """(sum of every tensor's bytes, bytes with views of one storage counted once)."""
+    total = sum(t.bytes for t in saved)
+    by_storage: dict[str, int] = {}
+    for t in saved:
+        key = t.storage_key or t.name
+        by_storage[key] = max(by_storage.get(key, 0), t.bytes)
+    return total, sum(by_storage.values())
+
+
+def aot_local_related(aot: AotInfo, c: Compile, refs: frozenset[Ref]) -> set[Ref]:
+    """Backward counterparts of selected forward nodes, and ends of selected saved tensors."""
+    def aot_ref(graph: str, name: str) -> Ref:
+        return Ref(RefKind.AOT_NODE, c.compile_id, graph_key(graph, name), c.rank)
+
+    out: set[Ref] = set()
+    for ref in refs:
+        if ref.compile_id != c.compile_id or ref.rank != c.rank:
+            continue
+        if ref.kind is RefKind.AOT_NODE:
+            graph, name = split_graph_key(ref.key)
+            if graph == "backward":
+                continue
+            out.update(aot_ref("backward", b) for b in aot.backward_of.get(name, ()))
+            for t in aot.saved_tensors:
+                if t.producer == name:
+                    out.add(Ref(RefKind.SAVED_TENSOR, c.compile_id, t.name, c.rank))
+        elif ref.kind is RefKind.SAVED_TENSOR:
+            for t in aot.saved_tensors:
+                if t.name == ref.key:
+                    if t.producer:
+                        out.add(aot_ref("forward", t.producer))
+                    out.update(aot_ref("backward", n) for n in t.consumers)
+    return out
+
+
+class AotPane(Pane):
+    title = "AOTAutograd"
+    stage = "aot"
+
+    def __init__(self, state: SessionState, selection: SelectionModel) -> None:
+        super().__init__(state, selection)
+        self.graphs = make_graph_view()
+        self.graphs.nodeClicked.connect(lambda ref: self.selection.select({ref}))
+        self.table = QTreeWidget()
+        self.table.setHeaderLabels(TABLE_COLUMNS)
+        self.table.setRootIsDecorated(False)
+        self.table.itemClicked.connect(self._tensor_clicked)
+        self.totals = QLabel()
+        lower = QWidget()
+        lower_layout = QVBoxLayout(lower)
+        lower_layout.setContentsMargins(0, 0, 0, 0)
+        lower_layout.addWidget(self.table)
+        lower_layout.addWidget(self.totals)
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(self.graphs)
+        split.addWidget(lower)
+        split.setSizes([500, 250])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(split)
+        self._tensor_items: dict[Ref, QTreeWidgetItem] = {}
+
+    def on_compile(self, current: Compile | None) -> None:
+        self.table.clear()
+        self._tensor_items.clear()
+        aot = current.aot if current is not None else None
+        if current is None or aot is None:
+            self.graphs.set_sections([])
+            self.totals.setText("No AOTAutograd graphs for this compile.")
+            return
+        self.graphs.set_sections(self._sections(current, aot))
+        for t in aot.saved_tensors:
+            ref = Ref(RefKind.SAVED_TENSOR, current.compile_id, t.name, current.rank)
+            shape = "[" + ", ".join(str(d) for d in t.meta.shape) + "]"
+            item = QTreeWidgetItem(
+                [t.name, shape, t.meta.dtype, human_bytes(t.bytes), t.producer, ", ".join(t.consumers)]
+            )
+            item.setData(0, Qt.ItemDataRole.UserRole, ref)
+            self.table.addTopLevelItem(item)
+            self._tensor_items[ref] = item
+        for col in range(len(TABLE_COLUMNS)):
+            self.table.resizeColumnToContents(col)
+        total, dedup = saved_totals(aot.saved_tensors)
+        self.totals.setText(
+            f"{len(aot.saved_tensors)} saved tensors · {human_bytes(total)} "
+            f"({human_bytes(dedup)} de-duplicated by storage) · {len(aot.recomputed)} recomputed nodes"
+        )
+        self.on_selection(self.selection.selected, self.selection.highlighted)
+
+    def _sections(self, c: Compile, aot: AotInfo) -> list[GraphSection]:
+        notes = {name: "recomputed in backward" for name in aot.recomputed}
+        for t in aot.saved_tensors:
+            if t.producer:
+                notes[t.producer] = f"saves {t.name} ({human_bytes(t.bytes)})"
+
+        def make(graph: str, band: str, title: str) -> GraphSection | None:
+            g = getattr(aot, graph)
+            if g is None:
+                return None
+            key = "joint" if graph == "joint" else (g.name or graph)
+            ref_for = partial(lambda k, n: Ref(RefKind.AOT_NODE, c.compile_id, graph_key(k, n), c.rank), key)
+            return GraphSection(title, g, ref_for, band=band, notes=notes)
+
+        parts = [make("forward", "forward", "Forward"), make("backward", "backward", "Backward")]
+        if not any(parts):
+            parts = [make("joint", "", "Joint graph"), make("inference", "", "Inference graph")]
+        return [p for p in parts if p is not None]
+
+    def _tensor_clicked(self, item: QTreeWidgetItem) -> None:
+        self.selection.select({item.data(0, Qt.ItemDataRole.UserRole)})
+
+    def on_selection(self, selected: frozenset[Ref], highlighted: frozenset[Ref]) -> None:
+        current = self.state.current
+        extra: set[Ref] = set()
+        if current is not None and current.aot is not None:
+            extra = aot_local_related(current.aot, current, selected)
+        lit = set(highlighted) | extra
+        self.graphs.set_highlight(lit, set(selected))
+        self.table.blockSignals(True)
+        self.table.clearSelection()
+        for ref, item in self._tensor_items.items():
+            item.setSelected(ref in lit)
+        self.table.blockSignals(False)
+
+    def has_content(self) -> bool:
+        return bool(self.graphs.refs())

@@ -1,0 +1,201 @@
+"""A read-only code view: line numbers, gutter markers, per-line colours and a selection outline.
+
+Shared by the Source and Kernel code panes. Colours work as in Compiler Explorer: a line may carry
+several colours at once (one per related item); the first tints the line, all of them show as
+stripes in the gutter. Line numbers are 1-based throughout, like `SourceLoc.line`.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QPoint, QRect, QSize, Qt, Signal
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontDatabase,
+    QMouseEvent,
+    QPainter,
+    QPaintEvent,
+    QResizeEvent,
+    QTextCursor,
+    QTextFormat,
+)
+from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QToolTip, QWidget
+
+from explorer.panes.syntax import PygmentsHighlighter
+from explorer.state.palette import SELECT_COLOR_HEX
+
+_STRIPE_W = 4
+_MARKER_W = 12
+SELECT_COLOR = QColor(SELECT_COLOR_HEX)
+
+
+class _Gutter(QWidget):
+    def __init__(self, view: CodeView) -> None:
+        super().__init__(view)
+        self._view = view
+        self.setMouseTracking(True)
+
+    def sizeHint(self) -> QSize:
+        return QSize(self._view.gutter_width(), 0)
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        self._view.paint_gutter(self, event)
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:
+        line = self._view.line_at(event.position().toPoint().y())
+        tip = self._view.marker_tip(line)
+        if tip:
+            QToolTip.showText(event.globalPosition().toPoint(), tip, self)
+        else:
+            QToolTip.hideText()
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        line = self._view.line_at(event.position().toPoint().y())
+        if line:
+            self._view.lineClicked.emit(line)
+
+
+class CodeView(QPlainTextEdit):
+    """Signals: `lineClicked(int)` — the user clicked a line (1-based), in the text or the gutter."""
+
+    lineClicked = Signal(int)  # noqa: N815 (Qt signal naming)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setReadOnly(True)
+        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        font.setStyleHint(QFont.StyleHint.Monospace)
+        self.setFont(font)
+        self._gutter = _Gutter(self)
+        self._highlighter = PygmentsHighlighter(self.document())
+        self._colors: dict[int, list[QColor]] = {}
+        self._markers: dict[int, tuple[QColor, str]] = {}
+        self._selected: set[int] = set()
+        self.blockCountChanged.connect(self._update_margins)
+        self.updateRequest.connect(self._on_update_request)
+        self._update_margins()
+
+    # ----- content -----
+    def set_code(self, text: str, language: str = "python") -> None:
+        self._colors.clear()
+        self._markers.clear()
+        self._selected.clear()
+        self.setPlainText(text)
+        self._highlighter.set_source(text, language)
+        self._refresh()
+
+    def set_line_colors(self, colors: dict[int, list[QColor]]) -> None:
+        self._colors = {k: v for k, v in colors.items() if v}
+        self._refresh()
+
+    def set_markers(self, markers: dict[int, tuple[QColor, str]]) -> None:
+        """Gutter markers (e.g. graph breaks): colour and the tooltip shown on hover."""
+        self._markers = dict(markers)
+        self._gutter.update()
+
+    def set_selected_lines(self, lines: set[int], scroll: bool = True) -> None:
+        self._selected = set(lines)
+        self._refresh()
+        if scroll and lines:
+            self.scroll_to_line(min(lines))
+
+    def selected_lines(self) -> set[int]:
+        return set(self._selected)
+
+    def line_colors(self) -> dict[int, list[QColor]]:
+        return dict(self._colors)
+
+    def marker_tip(self, line: int) -> str:
+        marker = self._markers.get(line)
+        return marker[1] if marker else ""
+
+    def scroll_to_line(self, line: int) -> None:
+        block = self.document().findBlockByNumber(max(0, line - 1))
+        cursor = QTextCursor(block)
+        self.setTextCursor(cursor)
+        self.centerCursor()
+
+    # ----- geometry -----
+    def gutter_width(self) -> int:
+        digits = len(str(max(1, self.blockCount())))
+        return 8 + self.fontMetrics().horizontalAdvance("9") * digits + _MARKER_W + 3 * _STRIPE_W
+
+    def line_at(self, y: int) -> int:
+        block = self.firstVisibleBlock()
+        while block.isValid():
+            top = self.blockBoundingGeometry(block).translated(self.contentOffset()).top()
+            bottom = top + self.blockBoundingRect(block).height()
+            if top <= y < bottom:
+                return block.blockNumber() + 1
+            if top > y:
+                break
+            block = block.next()
+        return 0
+
+    def _update_margins(self, *_: object) -> None:
+        self.setViewportMargins(self.gutter_width(), 0, 0, 0)
+
+    def _on_update_request(self, rect: QRect, dy: int) -> None:
+        if dy:
+            self._gutter.scroll(0, dy)
+        else:
+            self._gutter.update(0, rect.y(), self._gutter.width(), rect.height())
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        cr = self.contentsRect()
+        self._gutter.setGeometry(QRect(cr.left(), cr.top(), self.gutter_width(), cr.height()))
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        super().mouseReleaseEvent(event)
+        if event.button() == Qt.MouseButton.LeftButton and not self.textCursor().hasSelection():
+            line = self.cursorForPosition(event.position().toPoint()).blockNumber() + 1
+            self.lineClicked.emit(line)
+
+    # ----- painting -----
+    def _refresh(self) -> None:
+        extras = []
+        for line, colors in self._colors.items():
+            tint = QColor(colors[0])
+            tint.setAlpha(70)
+            extras.append(self._line_extra(line, tint))
+        for line in self._selected:
+            extras.append(self._line_extra(line, SELECT_COLOR))
+        self.setExtraSelections(extras)
+        self._gutter.update()
+
+    def _line_extra(self, line: int, color: QColor) -> QTextEdit.ExtraSelection:
+        sel = QTextEdit.ExtraSelection()
+        sel.format.setBackground(color)
+        sel.format.setProperty(QTextFormat.Property.FullWidthSelection, True)
+        sel.cursor = QTextCursor(self.document().findBlockByNumber(line - 1))
+        return sel
+
+    def paint_gutter(self, gutter: QWidget, event: QPaintEvent) -> None:
+        painter = QPainter(gutter)
+        painter.fillRect(event.rect(), QColor(245, 245, 245))
+        digits_w = gutter.width() - _MARKER_W - 3 * _STRIPE_W - 4
+        block = self.firstVisibleBlock()
+        while block.isValid():
+            geo = self.blockBoundingGeometry(block).translated(self.contentOffset())
+            if geo.top() > event.rect().bottom():
+                break
+            line = block.blockNumber() + 1
+            top, h = int(geo.top()), int(geo.height())
+            self._paint_line_gutter(painter, line, top, h, digits_w)
+            block = block.next()
+        painter.end()
+
+    def _paint_line_gutter(self, painter: QPainter, line: int, top: int, h: int, digits_w: int) -> None:
+        for i, color in enumerate(self._colors.get(line, [])[:3]):
+            painter.fillRect(digits_w + 2 + i * _STRIPE_W, top, _STRIPE_W - 1, h, color)
+        marker = self._markers.get(line)
+        if marker:
+            painter.setBrush(marker[0])
+            painter.setPen(Qt.PenStyle.NoPen)
+            x, cy = digits_w + 3 * _STRIPE_W + 4, top + h // 2
+            painter.drawPolygon([QPoint(x, cy - 5), QPoint(x + 8, cy), QPoint(x, cy + 5)])
+        pen = QColor(40, 40, 40) if line in self._selected else QColor(150, 150, 150)
+        painter.setPen(pen)
+        painter.drawText(0, top, digits_w - 2, h, Qt.AlignmentFlag.AlignRight, str(line))

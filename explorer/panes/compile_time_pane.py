@@ -1,0 +1,88 @@
+"""Compile-time pane: per-compile stage times as stacked bars, and cache hits/misses.
+
+Stacked so the bar's height is the compile's total and each colour its stage, which answers both
+"which compile was slow" and "where did the time go" at a glance.
+"""
+
+from __future__ import annotations
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QSplitter, QTreeWidget, QTreeWidgetItem, QVBoxLayout
+
+from compiler_core.session import Compile, Ref, RefKind, Session
+from explorer.panes.base import Pane
+from explorer.state import SelectionModel, SessionState
+from explorer.state.palette import indexed_color
+
+STAGES = ("dynamo", "aot", "inductor", "codegen", "backend")
+
+
+def stage_rows(compiles: list[Compile]) -> list[tuple[str, dict[str, float]]]:
+    """(compile id, stage -> seconds) for each compile that has any timing."""
+    rows = []
+    for c in compiles:
+        times = {s: c.metrics.stage_s.get(s, 0.0) for s in STAGES}
+        if not any(times.values()) and c.metrics.total_s:
+            times["backend"] = c.metrics.total_s
+        if any(times.values()):
+            rows.append((c.compile_id if c.rank is None else f"r{c.rank} {c.compile_id}", times))
+    return rows
+
+
+class CompileTimePane(Pane):
+    title = "Compile time"
+    stage = "timeline"
+
+    def __init__(self, state: SessionState, selection: SelectionModel) -> None:
+        super().__init__(state, selection)
+        pg.setConfigOptions(antialias=True, background="w", foreground="k")
+        self.plot = pg.PlotWidget()
+        self.plot.setLabel("left", "seconds")
+        self.plot.addLegend(offset=(-10, 10))
+        self.cache = QTreeWidget()
+        self.cache.setHeaderLabels(["Compile", "Total (s)", "Cache", "Status"])
+        self.cache.setRootIsDecorated(False)
+        self.cache.itemClicked.connect(self._clicked)
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(self.plot)
+        split.addWidget(self.cache)
+        split.setSizes([300, 150])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(split)
+        self._bars = 0
+
+    def on_session(self, session: Session) -> None:
+        compiles = self.state.compiles()
+        self._draw(stage_rows(compiles))
+        self.cache.clear()
+        for c in compiles:
+            cache = ", ".join(f"{k}: {v}" for k, v in sorted(c.metrics.cache.items())) or "—"
+            total = f"{c.metrics.total_s:.3f}" if c.metrics.total_s is not None else "—"
+            item = QTreeWidgetItem([c.compile_id, total, cache, c.status])
+            item.setData(0, Qt.ItemDataRole.UserRole, Ref(RefKind.COMPILE, c.compile_id, "", c.rank))
+            self.cache.addTopLevelItem(item)
+        for col in range(4):
+            self.cache.resizeColumnToContents(col)
+
+    def _draw(self, rows: list[tuple[str, dict[str, float]]]) -> None:
+        self.plot.clear()
+        self._bars = len(rows)
+        xs = list(range(len(rows)))
+        base = [0.0] * len(rows)
+        for i, stage in enumerate(STAGES):
+            heights = [times[stage] for _, times in rows]
+            if not any(heights):
+                continue
+            brush = indexed_color(i)
+            bar = pg.BarGraphItem(x=xs, y0=base, height=heights, width=0.6, brush=brush, name=stage)
+            self.plot.addItem(bar)
+            base = [b + h for b, h in zip(base, heights, strict=True)]
+        self.plot.getAxis("bottom").setTicks([[(i, label) for i, (label, _) in enumerate(rows)]])
+
+    def _clicked(self, item: QTreeWidgetItem) -> None:
+        self.selection.select({item.data(0, Qt.ItemDataRole.UserRole)})
+
+    def has_content(self) -> bool:
+        return self._bars > 0 or self.cache.topLevelItemCount() > 0

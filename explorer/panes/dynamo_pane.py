@@ -1,0 +1,120 @@
+"""Dynamo pane: the frame's FX graphs in execution order, breaks between them, guards beside.
+
+For a recompile it also shows the recompile reasons and a diff of guards against the compile it
+replaced, which is usually the quickest answer to "why did this recompile?".
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QLabel,
+    QPlainTextEdit,
+    QSplitter,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from compiler_core.session import Compile, Ref, RefKind, Session
+from explorer.panes.base import Pane
+from explorer.panes.graph_view import GraphSection, make_graph_view
+from explorer.state import SelectionModel, SessionState
+from explorer.state.guard_diff import guard_diff, previous_compile
+
+
+def frame_sequence(session: Session, current: Compile) -> list[Compile]:
+    """Compiles that ran one after another with `current`: same rank and recompile generation."""
+    same = [
+        c for c in session.compiles
+        if c.rank == current.rank and c.frame_compile_id == current.frame_compile_id and c.dynamo_graph
+    ]
+    same.sort(key=lambda c: (c.frame_id if c.frame_id is not None else -1, c.attempt))
+    return same or [current]
+
+
+def _dynamo_ref(c: Compile, name: str) -> Ref:
+    return Ref(RefKind.DYNAMO_NODE, c.compile_id, name, c.rank)
+
+
+class DynamoPane(Pane):
+    title = "Dynamo"
+    stage = "dynamo"
+
+    def __init__(self, state: SessionState, selection: SelectionModel) -> None:
+        super().__init__(state, selection)
+        self.graphs = make_graph_view()
+        self.graphs.nodeClicked.connect(lambda ref: self.selection.select({ref}))
+        self.guards = QTreeWidget()
+        self.guards.setHeaderLabels(["Guard", "Kind"])
+        self.guards.setRootIsDecorated(False)
+        self.guards.itemClicked.connect(self._guard_clicked)
+        self.reasons = QPlainTextEdit()
+        self.reasons.setReadOnly(True)
+        side = QWidget()
+        side_layout = QVBoxLayout(side)
+        side_layout.setContentsMargins(0, 0, 0, 0)
+        side_layout.addWidget(QLabel("Guards"))
+        side_layout.addWidget(self.guards, 2)
+        side_layout.addWidget(QLabel("Recompile reasons and guard diff"))
+        side_layout.addWidget(self.reasons, 1)
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(self.graphs)
+        split.addWidget(side)
+        split.setSizes([600, 300])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(split)
+
+    def on_compile(self, current: Compile | None) -> None:
+        self.guards.clear()
+        self.reasons.clear()
+        if current is None:
+            self.graphs.set_sections([])
+            return
+        self.graphs.set_sections(self._sections(current))
+        for i, guard in enumerate(current.guards):
+            item = QTreeWidgetItem([guard.code, guard.kind])
+            item.setToolTip(0, guard.code)
+            ref = Ref(RefKind.GUARD, current.compile_id, str(i), current.rank)
+            item.setData(0, Qt.ItemDataRole.UserRole, ref)
+            self.guards.addTopLevelItem(item)
+        self.guards.resizeColumnToContents(0)
+        self.reasons.setPlainText(self._reason_text(current))
+        self.on_selection(self.selection.selected, self.selection.highlighted)
+
+    def _sections(self, current: Compile) -> list[GraphSection]:
+        sections = []
+        previous_break = ""
+        for c in frame_sequence(self.state.session, current):
+            if c.dynamo_graph is not None:
+                mark = "▶ " if c is current else ""
+                name = c.code.function if c.code else ""
+                sections.append(GraphSection(
+                    f"{mark}[{c.compile_id}] {name}", c.dynamo_graph, partial(_dynamo_ref, c),
+                    break_before=previous_break,
+                ))
+            previous_break = c.graph_breaks[-1].reason if c.graph_breaks else ""
+        return sections
+
+    def _reason_text(self, current: Compile) -> str:
+        lines = [f"recompile: {r}" for r in current.recompile_reasons]
+        before = previous_compile(self.state.session, current)
+        if before is not None:
+            lines.append(f"\nguards vs [{before.compile_id}]:")
+            lines.extend(guard_diff(before, current) or ["(identical)"])
+        if current.status != "ok":
+            lines.append(f"\nstatus: {current.status} {current.failure}")
+        return "\n".join(lines) if lines else "First compile of this frame: no recompile."
+
+    def _guard_clicked(self, item: QTreeWidgetItem) -> None:
+        self.selection.select({item.data(0, Qt.ItemDataRole.UserRole)})
+
+    def on_selection(self, selected: frozenset[Ref], highlighted: frozenset[Ref]) -> None:
+        self.graphs.set_highlight(set(highlighted), set(selected))
+
+    def has_content(self) -> bool:
+        return bool(self.graphs.refs())

@@ -1,0 +1,123 @@
+"""Inductor pane: post-grad graphs coloured by fusion group, and the kernel list.
+
+One colour per kernel (the same colour the Source and Kernel code panes use), so the eye can
+follow a fusion group from graph to code. The header gives the kernel count before and after
+fusion, Inductor's own measure of what fusion bought.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QLabel, QSplitter, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
+
+from compiler_core.session import Compile, InductorOutput, Kernel, Ref, RefKind
+from compiler_core.session.refs import graph_key
+from explorer.panes.base import Pane
+from explorer.panes.graph_view import GraphSection, color_icon, make_graph_view
+from explorer.state import SelectionModel, SessionState
+from explorer.state.palette import SELECT_COLOR_HEX, color_for
+
+KERNEL_COLUMNS = ["Kernel", "Kind", "Graph", "Nodes fused", "Lines"]
+
+
+def _kind(kernel: Kernel) -> str:
+    return {"triton": "Triton", "cpp": "C++", "extern": "extern"}.get(kernel.language, kernel.language)
+
+
+def kernel_ref(c: Compile, kernel: Kernel) -> Ref:
+    return Ref(RefKind.KERNEL, c.compile_id, graph_key(kernel.graph, kernel.name), c.rank)
+
+
+def fusion_counts(out: InductorOutput) -> tuple[int | None, int]:
+    """(kernels before fusion, kernels after). Before = one per post-grad compute node if unknown."""
+    after = len(out.kernels)
+    before = out.nodes_before_fusion
+    if before is None and out.post_grad is not None:
+        before = sum(1 for n in out.post_grad.nodes if n.op == "call_function")
+    return before, after
+
+
+class InductorPane(Pane):
+    title = "Inductor"
+    stage = "inductor"
+
+    def __init__(self, state: SessionState, selection: SelectionModel) -> None:
+        super().__init__(state, selection)
+        self.header = QLabel()
+        self.graphs = make_graph_view()
+        self.graphs.nodeClicked.connect(lambda ref: self.selection.select({ref}))
+        self.kernels = QTreeWidget()
+        self.kernels.setHeaderLabels(KERNEL_COLUMNS)
+        self.kernels.setRootIsDecorated(False)
+        self.kernels.itemClicked.connect(self._kernel_clicked)
+        lower = QWidget()
+        lower_layout = QVBoxLayout(lower)
+        lower_layout.setContentsMargins(0, 0, 0, 0)
+        lower_layout.addWidget(self.header)
+        lower_layout.addWidget(self.kernels)
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(self.graphs)
+        split.addWidget(lower)
+        split.setSizes([500, 250])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(split)
+        self._kernel_items: dict[Ref, QTreeWidgetItem] = {}
+
+    def on_compile(self, current: Compile | None) -> None:
+        self.kernels.clear()
+        self._kernel_items.clear()
+        outputs = current.inductor if current is not None else ()
+        if current is None or not outputs:
+            self.graphs.set_sections([])
+            self.header.setText("No Inductor output for this compile.")
+            return
+        sections, overlay, counts = [], {}, []
+        for out in outputs:
+            if out.post_grad is not None:
+                make = partial(lambda g, n: Ref(RefKind.POST_GRAD_NODE, current.compile_id, graph_key(g, n),
+                                                current.rank), out.graph)
+                sections.append(GraphSection(f"Post-grad · {out.graph}", out.post_grad, make, band=out.graph))
+                for k in out.kernels:
+                    for name in k.fused_nodes:
+                        overlay[make(name)] = color_for(k.name)
+            for k in out.kernels:
+                self._add_kernel(current, k)
+            before, after = fusion_counts(out)
+            counts.append(f"{out.graph}: {before if before is not None else '?'} → {after} kernels")
+        self.graphs.set_sections(sections)
+        self.graphs.set_overlay(overlay)
+        self.header.setText("Before vs after fusion — " + "; ".join(counts))
+        for col in range(len(KERNEL_COLUMNS)):
+            self.kernels.resizeColumnToContents(col)
+        self.on_selection(self.selection.selected, self.selection.highlighted)
+
+    def _add_kernel(self, c: Compile, k: Kernel) -> None:
+        loc = len(k.source.splitlines())
+        item = QTreeWidgetItem([k.name, _kind(k), k.graph, str(len(k.fused_nodes)), str(loc)])
+        item.setIcon(0, color_icon(color_for(k.name)))
+        item.setToolTip(3, ", ".join(k.fused_nodes))
+        ref = kernel_ref(c, k)
+        item.setData(0, Qt.ItemDataRole.UserRole, ref)
+        self.kernels.addTopLevelItem(item)
+        self._kernel_items[ref] = item
+
+    def _kernel_clicked(self, item: QTreeWidgetItem) -> None:
+        self.selection.select({item.data(0, Qt.ItemDataRole.UserRole)})
+
+    def on_selection(self, selected: frozenset[Ref], highlighted: frozenset[Ref]) -> None:
+        self.graphs.set_highlight(set(highlighted), set(selected))
+        for ref, item in self._kernel_items.items():
+            on = ref in highlighted
+            for col in range(len(KERNEL_COLUMNS)):
+                item.setBackground(col, QColor(SELECT_COLOR_HEX) if on else QColor(0, 0, 0, 0))
+
+    def highlighted_kernels(self) -> set[Ref]:
+        return {r for r, item in self._kernel_items.items() if item.background(0).color().alpha() > 0}
+
+    def has_content(self) -> bool:
+        return bool(self._kernel_items) or bool(self.graphs.refs())
+

@@ -1,0 +1,133 @@
+"""Kernel code pane: the selected kernel's source with the lines of the selected nodes marked.
+
+As in Compiler Explorer, each post-grad node gets a colour and every kernel line carries the
+colours of the nodes it implements, so several nodes can be told apart in one kernel. Selecting
+anything that maps to a kernel switches the pane to that kernel.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QComboBox, QLabel, QVBoxLayout
+
+from compiler_core.session import Compile, Kernel, Ref, RefKind
+from compiler_core.session.refs import graph_key
+from explorer.panes.base import Pane
+from explorer.panes.code_view import CodeView
+from explorer.panes.graph_view import color_icon
+from explorer.panes.inductor_pane import kernel_ref
+from explorer.state import SelectionModel, SessionState
+from explorer.state.palette import color_for
+
+WHOLE = "__output_code__"
+
+
+class KernelCodePane(Pane):
+    title = "Kernel code"
+    stage = "kernels"
+
+    def __init__(self, state: SessionState, selection: SelectionModel) -> None:
+        super().__init__(state, selection)
+        self.picker = QComboBox()
+        self.picker.currentIndexChanged.connect(self._show)
+        self.view = CodeView()
+        self.view.lineClicked.connect(self._clicked)
+        self.info = QLabel()
+        self.info.setWordWrap(True)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.picker)
+        layout.addWidget(self.view)
+        layout.addWidget(self.info)
+        self._kernels: list[Kernel | tuple[str, str]] = []  # kernel, or (graph, whole output code)
+
+    @property
+    def kernel(self) -> Kernel | None:
+        i = self.picker.currentIndex()
+        item = self._kernels[i] if 0 <= i < len(self._kernels) else None
+        return item if isinstance(item, Kernel) else None
+
+    def on_compile(self, current: Compile | None) -> None:
+        self.picker.blockSignals(True)
+        self.picker.clear()
+        self._kernels = []
+        for out in current.inductor if current is not None else ():
+            for k in out.kernels:
+                self._kernels.append(k)
+                self.picker.addItem(color_icon(color_for(k.name)), f"{k.name}  [{k.graph}, {k.language}]")
+            if out.output_code:
+                self._kernels.append((out.graph, out.output_code))
+                self.picker.addItem(f"Whole output code [{out.graph}]")
+        self.picker.blockSignals(False)
+        self._show(0 if self._kernels else -1)
+
+    def _show(self, index: int) -> None:
+        item = self._kernels[index] if 0 <= index < len(self._kernels) else None
+        if item is None:
+            self.view.set_code("")
+            self.info.setText("No kernels for this compile.")
+            return
+        if isinstance(item, tuple):
+            self.view.set_code(item[1], "python")
+            self.info.setText(f"Whole output code of the {item[0]} graph.")
+            return
+        self.view.set_code(item.source, "cpp" if item.language == "cpp" else "python")
+        self.info.setText(f"Fuses {len(item.fused_nodes)} nodes: {', '.join(item.fused_nodes)}")
+        self.on_selection(self.selection.selected, self.selection.highlighted, switch=False)
+
+    def select_kernel(self, name: str) -> bool:
+        for i, item in enumerate(self._kernels):
+            if isinstance(item, Kernel) and item.name == name:
+                self.picker.setCurrentIndex(i)
+                return True
+        return False
+
+    def _clicked(self, line: int) -> None:
+        current, kernel = self.state.current, self.kernel
+        if current is not None and kernel is not None:
+            key = f"{graph_key(kernel.graph, kernel.name)}:{line}"
+            self.selection.select({Ref(RefKind.KERNEL_LINE, current.compile_id, key, current.rank)})
+
+    def on_selection(
+        self, selected: frozenset[Ref], highlighted: frozenset[Ref], switch: bool = True
+    ) -> None:
+        current = self.state.current
+        if current is None:
+            return
+        if switch and not self._shows_any(current, highlighted):
+            for item in self._kernels:
+                if isinstance(item, Kernel) and kernel_ref(current, item) in highlighted:
+                    self.select_kernel(item.name)  # re-enters on_selection through _show
+                    return
+        kernel = self.kernel
+        if kernel is None:
+            return
+        self.view.set_line_colors(self._node_colors(kernel, current, highlighted))
+        prefix = f"{graph_key(kernel.graph, kernel.name)}:"
+        lines = {
+            int(r.key[len(prefix):]) for r in highlighted
+            if r.kind is RefKind.KERNEL_LINE and r.compile_id == current.compile_id
+            and r.key.startswith(prefix)
+        }
+        self.view.set_selected_lines(lines)
+
+    def _shows_any(self, current: Compile, highlighted: frozenset[Ref]) -> bool:
+        kernel = self.kernel
+        return kernel is not None and kernel_ref(current, kernel) in highlighted
+
+    @staticmethod
+    def _node_colors(kernel: Kernel, c: Compile, highlighted: frozenset[Ref]) -> dict[int, list[QColor]]:
+        """Lines of highlighted post-grad nodes, one colour per node (several per line)."""
+        lit = {
+            r.key.partition(":")[2] for r in highlighted
+            if r.kind is RefKind.POST_GRAD_NODE and r.compile_id == c.compile_id
+        }
+        colors: dict[int, list[QColor]] = {}
+        for line, nodes in kernel.line_nodes.items():
+            chosen = [color_for(n) for n in nodes if n in lit]
+            if chosen:
+                colors[int(line)] = chosen
+        return colors
+
+    def has_content(self) -> bool:
+        return bool(self.view.toPlainText())

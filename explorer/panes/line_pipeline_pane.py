@@ -1,0 +1,85 @@
+"""Per-line pipeline table: one row per user line and what each stage did with it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem, QVBoxLayout
+
+from compiler_core.session import Ref, RefKind, Session
+from compiler_core.session.refs import source_line
+from explorer.panes.base import Pane
+from explorer.state import SelectionModel, SessionState
+from explorer.state.line_facts import LineFacts, line_facts
+from explorer.state.palette import color_for
+
+COLUMNS = ["Line", "Code", "Dynamo", "AOT ops", "Kernels", "Graph break", "Recompiles"]
+
+
+def row_cells(session: Session, file: str, line: int, facts: LineFacts) -> list[str]:
+    text = session.sources.get(file, "").splitlines()
+    code = text[line - 1].strip() if 0 < line <= len(text) else ""
+    return [
+        f"{Path(file).name}:{line}",
+        code,
+        f"{len(facts.dynamo_nodes)} nodes" if facts.captured else "—",
+        str(len(facts.aot_nodes)) if facts.aot_nodes else "—",
+        ", ".join(facts.kernel_names) or "—",
+        sorted(set(facts.breaks))[0].splitlines()[0] if facts.breaks else "",
+        str(len(facts.recompiles)) if facts.recompiles else "",
+    ]
+
+
+class LinePipelinePane(Pane):
+    title = "Per-line pipeline"
+    stage = "source"
+
+    def __init__(self, state: SessionState, selection: SelectionModel) -> None:
+        super().__init__(state, selection)
+        self.tree = QTreeWidget()
+        self.tree.setHeaderLabels(COLUMNS)
+        self.tree.setRootIsDecorated(False)
+        self.tree.setAlternatingRowColors(True)
+        self.tree.itemClicked.connect(self._clicked)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.tree)
+        self._items: dict[Ref, QTreeWidgetItem] = {}
+
+    def on_session(self, session: Session) -> None:
+        self.tree.clear()
+        self._items.clear()
+        current = self.state.current
+        rank = current.rank if current is not None else None
+        for (file, line), facts in sorted(line_facts(session, self.state.links, rank).items()):
+            item = QTreeWidgetItem(row_cells(session, file, line, facts))
+            ref = source_line(file, line, rank)
+            item.setData(0, Qt.ItemDataRole.UserRole, ref)
+            if facts.kernel_names:
+                item.setForeground(4, color_for(facts.kernel_names[0]).darker(130))
+            if facts.breaks:
+                item.setToolTip(5, "\n".join(sorted(set(facts.breaks))))
+            self.tree.addTopLevelItem(item)
+            self._items[ref] = item
+        for col in range(len(COLUMNS)):
+            self.tree.resizeColumnToContents(col)
+
+    def _clicked(self, item: QTreeWidgetItem) -> None:
+        self.selection.select({item.data(0, Qt.ItemDataRole.UserRole)})
+
+    def on_selection(self, selected: frozenset[Ref], highlighted: frozenset[Ref]) -> None:
+        self.tree.blockSignals(True)
+        self.tree.clearSelection()
+        first = None
+        for ref in highlighted:
+            item = self._items.get(ref) if ref.kind is RefKind.SOURCE_LINE else None
+            if item is not None:
+                item.setSelected(True)
+                first = first or item
+        if first is not None:
+            self.tree.scrollToItem(first)
+        self.tree.blockSignals(False)
+
+    def has_content(self) -> bool:
+        return self.tree.topLevelItemCount() > 0

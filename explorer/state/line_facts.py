@@ -1,0 +1,66 @@
+"""What happened to each user source line, across every compile: the per-line pipeline.
+
+Derived from the session's link index and break list, never stored: the Source pane colours lines
+from it and the per-line pipeline table shows it as rows.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from compiler_core.session import LinkIndex, Ref, RefKind, Session
+from compiler_core.session.refs import split_graph_key, split_source_key
+
+LineKey = tuple[str, int]
+
+
+@dataclass
+class LineFacts:
+    dynamo_nodes: set[Ref] = field(default_factory=set)
+    aot_nodes: set[Ref] = field(default_factory=set)
+    post_grad_nodes: set[Ref] = field(default_factory=set)
+    kernels: set[Ref] = field(default_factory=set)
+    breaks: list[str] = field(default_factory=list)  # reasons, one per occurrence
+    recompiles: list[str] = field(default_factory=list)  # recompile reasons of frames defined here
+
+    @property
+    def kernel_names(self) -> list[str]:
+        return sorted({split_graph_key(k.key)[1] for k in self.kernels})
+
+    @property
+    def captured(self) -> bool:
+        return bool(self.dynamo_nodes)
+
+
+_BUCKET = {
+    RefKind.DYNAMO_NODE: "dynamo_nodes",
+    RefKind.AOT_NODE: "aot_nodes",
+    RefKind.POST_GRAD_NODE: "post_grad_nodes",
+    RefKind.KERNEL: "kernels",
+}
+
+
+def line_facts(session: Session, index: LinkIndex, rank: int | None = None) -> dict[LineKey, LineFacts]:
+    """Facts for every source line that something links to, restricted to one rank."""
+    facts: dict[LineKey, LineFacts] = defaultdict(LineFacts)
+    for encoded in session.links:
+        if not encoded.startswith(RefKind.SOURCE_LINE.value + "|"):
+            continue
+        ref = Ref.decode(encoded)
+        if ref.rank != rank:
+            continue
+        entry = facts[split_source_key(ref.key)]
+        for other in index.related(ref):
+            bucket = _BUCKET.get(other.kind)
+            if bucket:
+                getattr(entry, bucket).add(other)
+    for c in session.compiles:
+        if c.rank != rank:
+            continue
+        for brk in c.graph_breaks:
+            if brk.location is not None:
+                facts[(brk.location.file, brk.location.line)].breaks.append(brk.reason)
+        if c.recompile_reasons and c.code is not None:
+            facts[(c.code.file, c.code.line)].recompiles.extend(c.recompile_reasons)
+    return dict(facts)

@@ -1,0 +1,203 @@
+"""Runs the capture worker (`python -m compiler_core.worker`) through QProcess and reports on it.
+
+QProcess cannot pass the worker an extra pipe, so events come through `--events-file` (see
+compiler_core/worker/protocol.py), tailed by a timer: the GUI thread never blocks on the child.
+The worker starts under `setsid` so Cancel can kill its whole process group (Inductor's compile
+workers included). Whatever happens to the worker, `finished` carries its fate and the path of
+what it recorded, if anything.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signal
+
+from compiler_core.worker.protocol import CaptureSpec, Event, worker_argv, worker_env
+
+ROOT = Path(__file__).resolve().parent.parent
+POLL_MS = 50
+
+
+@dataclass(frozen=True)
+class WorkerOutcome:
+    exit_code: int | None  # None when killed by a signal
+    crashed: bool
+    cancelled: bool
+    last_stage: str
+    error: str  # the user's exception and message, or why the worker died
+    traceback: str
+    session_path: str  # "" when the worker saved nothing
+    partial: bool
+    trace_path: str
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.crashed and not self.cancelled and bool(self.session_path)
+
+    def describe(self) -> str:
+        if self.cancelled:
+            fate = "cancelled"
+        elif self.crashed or self.exit_code is None:
+            fate = "killed by a signal (crash)"
+        else:
+            fate = f"exit code {self.exit_code}"
+        text = f"Worker {fate}; last stage: {self.last_stage or '—'}."
+        if self.error:
+            text += f"\n{self.error}"
+        return text
+
+
+class WorkerProcess(QObject):
+    """Signals:
+
+    - `eventReceived(Event)`: every protocol event, in order.
+    - `stageChanged(str)`: the stage now running (e.g. "inductor 0/0").
+    - `logLine(str)`: a line of the worker's stdout/stderr (the user's prints).
+    - `finished(WorkerOutcome)`: once, after the process ended and its events were drained.
+    """
+
+    eventReceived = Signal(object)  # noqa: N815 (Qt signal naming; `event` is QObject.event)
+    stageChanged = Signal(str)  # noqa: N815 (Qt signal naming)
+    logLine = Signal(str)  # noqa: N815 (Qt signal naming)
+    finished = Signal(object)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._proc: QProcess | None = None
+        self._timer = QTimer(self)
+        self._timer.setInterval(POLL_MS)
+        self._timer.timeout.connect(self._poll)
+        self._events_path = ""
+        self._offset = 0
+        self._buffer = b""
+        self._reset()
+
+    def _reset(self) -> None:
+        self.stage = ""
+        self.started_at = 0.0
+        self._error = ("", "")
+        self._session = ("", False)
+        self._cancelled = False
+        self._spec: CaptureSpec | None = None
+
+    def running(self) -> bool:
+        return self._proc is not None and self._proc.state() != QProcess.ProcessState.NotRunning
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started_at if self.started_at else 0.0
+
+    def start(self, spec: CaptureSpec) -> None:
+        if self.running():
+            raise RuntimeError("a capture is already running")
+        self._reset()
+        self._spec = spec
+        events_dir = Path(tempfile.mkdtemp(prefix="compilescope-events-"))
+        self._events_path = str(events_dir / "events.jsonl")
+        Path(self._events_path).touch()
+        self._offset, self._buffer = 0, b""
+        argv = worker_argv(spec, events_file=self._events_path)
+        setsid = shutil.which("setsid")
+        program, args = (setsid, argv) if setsid else (argv[0], argv[1:])
+        proc = QProcess(self)
+        proc.setProcessEnvironment(_environment())
+        proc.setWorkingDirectory(str(ROOT))
+        proc.setProcessChannelMode(QProcess.ProcessChannelMode.MergedChannels)
+        proc.readyReadStandardOutput.connect(self._read_output)
+        proc.finished.connect(self._on_finished)
+        proc.errorOccurred.connect(self._on_error)
+        self._proc = proc
+        self.started_at = time.monotonic()
+        proc.start(program, args)
+        self._timer.start()
+
+    def cancel(self) -> None:
+        """Kill the worker's whole process group; `finished` follows with cancelled=True."""
+        if not self.running() or self._proc is None:
+            return
+        self._cancelled = True
+        pid = self._proc.processId()
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            self._proc.kill()
+
+    def wait(self, timeout_ms: int = 600_000) -> bool:
+        """Block until the worker ends (screenshots and scripts only; the GUI uses `finished`)."""
+        return self._proc is not None and self._proc.waitForFinished(timeout_ms)
+
+    # ----- reading -----
+    def _read_output(self) -> None:
+        if self._proc is None:
+            return
+        data = bytes(self._proc.readAllStandardOutput().data()).decode("utf-8", "replace")
+        for line in data.splitlines():
+            self.logLine.emit(line)
+
+    def _poll(self) -> None:
+        try:
+            with open(self._events_path, "rb") as handle:
+                handle.seek(self._offset)
+                chunk = handle.read()
+        except OSError:
+            return
+        self._offset += len(chunk)
+        self._buffer += chunk
+        *lines, self._buffer = self._buffer.split(b"\n")
+        for raw in lines:
+            if raw.strip():
+                self._handle(raw.decode("utf-8", "replace"))
+
+    def _handle(self, line: str) -> None:
+        try:
+            ev = Event.from_json(line)
+        except (json.JSONDecodeError, TypeError):
+            self.logLine.emit(f"[unreadable event] {line}")
+            return
+        if ev.kind == "stage" and ev.state == "started":
+            self.stage = f"{ev.stage} {ev.compile_id}".strip()
+            self.stageChanged.emit(self.stage)
+        elif ev.kind == "error":
+            self._error = (ev.message, ev.traceback)
+        elif ev.kind == "session":
+            self._session = (ev.path, bool(ev.data.get("partial")))
+        elif ev.kind == "warning":
+            self.logLine.emit(f"warning: {ev.message}")
+        self.eventReceived.emit(ev)
+
+    def _on_error(self, error: QProcess.ProcessError) -> None:
+        if error == QProcess.ProcessError.FailedToStart:
+            why = self._proc.errorString() if self._proc else ""
+            self._error = (f"could not start the worker: {why}", "")
+            self._on_finished(-1, QProcess.ExitStatus.CrashExit)
+
+    def _on_finished(self, code: int, status: QProcess.ExitStatus) -> None:
+        if not self._timer.isActive():
+            return  # already reported (FailedToStart then finished)
+        self._timer.stop()
+        self._read_output()
+        self._poll()
+        crashed = status == QProcess.ExitStatus.CrashExit
+        spec = self._spec
+        outcome = WorkerOutcome(
+            exit_code=None if crashed else code, crashed=crashed, cancelled=self._cancelled,
+            last_stage=self.stage, error=self._error[0], traceback=self._error[1],
+            session_path=self._session[0], partial=self._session[1],
+            trace_path=spec.resolved_trace_path if spec else "",
+        )
+        self.finished.emit(outcome)
+
+
+def _environment() -> QProcessEnvironment:
+    env = QProcessEnvironment()
+    for key, value in worker_env().items():
+        env.insert(key, value)
+    env.insert("PYTHONPATH", os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p))
+    return env
