@@ -1,0 +1,255 @@
+"""Turn one compile's accumulated records into the frozen `Compile`.
+
+Graphs come from the readable text in the log unless a `compilescope_graph` artifact (emitted by
+live capture with full node metadata) exists for the same stage: then the richer graph wins but
+keeps the logged text. Inductor partitions are named by the output code's `# AOT ID` header,
+else by whether the post-grad graph takes `tangents_*` (backward), else by the AOT graphs logged.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from compiler_core.build.compile_records import CompileRecords, Partition
+from compiler_core.build.graph_breaks import parse_break, restart_breaks
+from compiler_core.build.saved_tensors import saved_tensors
+from compiler_core.session.codec import from_jsonable
+from compiler_core.session.model import (
+    AotInfo,
+    Compile,
+    CompileMetrics,
+    Graph,
+    Guard,
+    InductorOutput,
+    Kernel,
+    SourceLoc,
+)
+from compiler_core.trace.fx_text import parse_graph
+from compiler_core.trace.output_code import parse_output_code
+
+_AOT_ID = re.compile(r"# AOT ID: \['[^']*_(forward|backward|inference)'\]")
+_GUARD_KIND = re.compile(r"^\|?[\s|]*\+- ([A-Z_]+): (.*)$")
+_GUARD_LOC = re.compile(r"#\s*(.*?)\s*#\s*([^\s#]+\.py):(\d+) in (\w+)\s*$")
+
+
+def build_compile(acc: CompileRecords) -> Compile:
+    dynamo = _graph(acc, "dynamo", "dynamo")
+    aot = _aot(acc)
+    inductor = tuple(_partition(acc, p, aot) for p in _named_partitions(acc))
+    metrics = _metrics(acc)
+    breaks = tuple(parse_break(text) for text in acc.breaks) or restart_breaks(acc.metrics)
+    status, failure = _status(acc, metrics, dynamo)
+    return Compile(
+        compile_id=acc.compile_id,
+        rank=acc.rank,
+        frame_id=acc.frame_id,
+        frame_compile_id=acc.frame_compile_id,
+        attempt=acc.attempt,
+        code=_code_loc(acc.metrics),
+        dynamo_graph=dynamo,
+        graph_breaks=breaks,
+        guards=_guards(acc),
+        recompile_reasons=tuple(acc.recompile_reasons),
+        metrics=metrics,
+        aot=aot,
+        inductor=inductor,
+        status=status,
+        failure=failure,
+        artifacts=dict(acc.artifacts),
+    )
+
+
+def _graph(acc: CompileRecords, stage: str, kind: str, name: str = "") -> Graph | None:
+    text = acc.graphs.get(stage, "")
+    rich = acc.enriched.get(stage)
+    if rich is not None:
+        return _from_enriched(rich, kind, name, text)
+    if not text:
+        return None
+    return parse_graph(text, kind, name)
+
+
+def _from_enriched(data: Any, kind: str, name: str, text: str) -> Graph:
+    g: Graph = from_jsonable(Graph, data)
+    return Graph(kind=kind, nodes=g.nodes, text=text or g.text, name=name or g.name)
+
+
+def _aot(acc: CompileRecords) -> AotInfo | None:
+    joint = _graph(acc, "aot_joint", "aot_joint", "joint")
+    fw = _graph(acc, "aot_forward", "aot_forward", "forward")
+    bw = _graph(acc, "aot_backward", "aot_backward", "backward")
+    inf = _graph(acc, "aot_inference", "aot_inference", "inference")
+    if not any((joint, fw, bw, inf)):
+        return None
+    saved = saved_tensors(fw, bw) if bw is not None else ()
+    return AotInfo(joint=joint, forward=fw, backward=bw, inference=inf, saved_tensors=saved)
+
+
+def _named_partitions(acc: CompileRecords) -> list[Partition]:
+    training = "aot_backward" in acc.graphs or "aot_forward" in acc.graphs
+    seen_forward = False
+    for part in acc.partitions:
+        if part.name:
+            continue
+        m = _AOT_ID.search(part.output_code[:2000])
+        if m:
+            part.name = m.group(1)
+        elif "tangents_" in part.post_grad_text[: part.post_grad_text.find("):") + 1]:
+            part.name = "backward"
+        elif training:
+            part.name = "backward" if seen_forward else "forward"
+        else:
+            part.name = "inference"
+        seen_forward = seen_forward or part.name == "forward"
+    return acc.partitions
+
+
+def _partition(acc: CompileRecords, part: Partition, aot: AotInfo | None) -> InductorOutput:
+    if part.enriched is not None:
+        post = _from_enriched(part.enriched, "post_grad", part.name, part.post_grad_text)
+    elif part.post_grad_text:
+        post = parse_graph(part.post_grad_text, "post_grad", part.name)
+    else:
+        post = None
+    pre = parse_graph(acc.pre_grad_text, "pre_grad", part.name) if acc.pre_grad_text else None
+    if part.name == "backward":
+        pre = None
+    kernels = tuple(_kernels(part, post))
+    return InductorOutput(
+        graph=part.name, post_grad=post, pre_grad=pre, kernels=kernels, output_code=part.output_code
+    )
+
+
+def _kernels(part: Partition, post: Graph | None) -> list[Kernel]:
+    if not part.output_code:
+        return []
+    post_names = {n.name for n in post.nodes} if post is not None else set()
+    pre_to_post: dict[str, list[str]] = part.provenance.get("preToPost") or {}
+    by_kernel = _provenance_by_kernel(part)
+    out = []
+    for pk in parse_output_code(part.output_code):
+        fused = list(pk.post_grad_nodes)
+        fused += by_kernel.get(pk.name, [])
+        for src in pk.source_nodes:  # Source Nodes are Dynamo names (forward) or post-grad (backward)
+            fused += pre_to_post.get(src, []) if src not in post_names else [src]
+        fused = [n for n in dict.fromkeys(fused) if not post_names or n in post_names]
+        out.append(Kernel(
+            name=pk.name, language=pk.language, graph=part.name, source=pk.source,
+            fused_nodes=tuple(fused), original_aten=tuple(pk.original_aten),
+            line_nodes=_line_nodes(pk.source, fused), output_code_line=pk.line,
+        ))  # fmt: skip
+    return out
+
+
+def _provenance_by_kernel(part: Partition) -> dict[str, list[str]]:
+    """Kernel name -> post-grad nodes from `cppCodeToPost` ("name:handle" keys) or older mappings.
+
+    Extern keys ("extern_kernels.addmm:2") carry a global handle, not our per-callee ordinal, so
+    the n-th key of a callee maps to our `<callee>:<n>`.
+    """
+    out: dict[str, list[str]] = {}
+    counts: dict[str, int] = {}
+    code_to_post = part.provenance.get("cppCodeToPost") or {}
+    for key, nodes in code_to_post.items():
+        base = key.rsplit(":", 1)[0] if re.search(r":\d+$", key) else key
+        if base.startswith(("extern_kernels.", "aten.", "torch.ops.")):
+            counts[base] = counts.get(base, 0) + 1
+            base = f"{base}:{counts[base]}"
+        out.setdefault(base, []).extend(str(n) for n in nodes)
+    for key, nodes in part.kernel_to_post.items():
+        out.setdefault(key, []).extend(str(n) for n in nodes)
+    return out
+
+
+def _line_nodes(source: str, fused: list[str]) -> dict[str, tuple[str, ...]]:
+    """Lines of the kernel that name a fused node as a whole word (Inductor's `# node` comments,
+    `tmpN = ... # name` hints, buffer names that match a node)."""
+    if not fused or not source:
+        return {}
+    alternatives = "|".join(re.escape(n) for n in sorted(fused, key=len, reverse=True))
+    pattern = re.compile(r"\b(" + alternatives + r")\b")
+    out: dict[str, tuple[str, ...]] = {}
+    for i, line in enumerate(source.split("\n"), start=1):
+        hits = tuple(dict.fromkeys(pattern.findall(line)))
+        if hits:
+            out[str(i)] = hits
+    return out
+
+
+def _metrics(acc: CompileRecords) -> CompileMetrics:
+    m = acc.metrics
+    stage = dict(acc.stage_s)
+    total = _float(m.get("entire_frame_compile_time_s")) or stage.pop("total", None)
+    stage.pop("total", None)
+    backend = _float(m.get("backend_compile_time_s"))
+    if backend is not None:
+        stage["backend"] = backend
+    for key, field in (("inductor", "inductor_compile_time_s"), ("codegen", "code_gen_time_s")):
+        value = _float(m.get(field))
+        if value is not None:
+            stage[key] = value + (_float(acc.bwd_metrics.get(field)) or 0.0)
+    if total is not None and "backend" in stage and "dynamo" not in stage:
+        stage["dynamo"] = max(total - stage["backend"], 0.0)
+    extra = {
+        k: str(m[k])
+        for k in (
+            "graph_op_count",
+            "graph_node_count",
+            "guard_count",
+            "cache_size",
+            "restart_reasons",
+            "dynamo_time_before_restart_s",
+        )
+        if m.get(k)
+    }
+    return CompileMetrics(
+        total_s=total, stage_s=stage, cache=dict(acc.cache), co_name=str(m.get("co_name") or ""),
+        co_filename=str(m.get("co_filename") or ""), co_firstlineno=m.get("co_firstlineno"),
+        fail_type=str(m.get("fail_type") or ""), fail_reason=str(m.get("fail_reason") or ""), extra=extra,
+    )  # fmt: skip
+
+
+def _float(value: Any) -> float | None:
+    try:
+        return None if value is None else float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _status(acc: CompileRecords, metrics: CompileMetrics, dynamo: Graph | None) -> tuple[str, str]:
+    if metrics.fail_type or acc.errors:
+        reason = metrics.fail_reason or (acc.errors[0].strip().splitlines() or [""])[-1]
+        head = f"{metrics.fail_type}: {reason}" if metrics.fail_type else reason
+        return "failed", head.strip()
+    if acc.cache.get("fx_graph") == "hit" or acc.cache.get("aotautograd") == "hit":
+        return "cache_hit", ""
+    if dynamo is None and not acc.partitions and acc.metrics.get("graph_op_count") in (0, None):
+        return "empty", ""
+    return "ok", ""
+
+
+def _code_loc(m: dict[str, Any]) -> SourceLoc | None:
+    if not m.get("co_filename"):
+        return None
+    return SourceLoc(str(m["co_filename"]), int(m.get("co_firstlineno") or 0), str(m.get("co_name") or ""))
+
+
+def _guards(acc: CompileRecords) -> tuple[Guard, ...]:
+    if acc.guards_text:
+        out = []
+        for line in acc.guards_text.splitlines():
+            m = _GUARD_KIND.match(line)
+            if not m or m.group(1) in ("RootGuardManager",):
+                continue
+            code, source = m.group(2), None
+            loc = _GUARD_LOC.search(code)
+            if loc:
+                source = SourceLoc(loc.group(2), int(loc.group(3)), loc.group(4), loc.group(1))
+                code = code[: loc.start()].rstrip()
+            out.append(Guard(code=code.split("  #")[0].rstrip(), kind=m.group(1), source=source))
+        return tuple(out)
+    return tuple(
+        Guard(code=str(g.get("code", "")), kind=str(g.get("guard_type") or g.get("type") or ""))
+        for g in acc.guards_json if isinstance(g, dict)
+    )  # fmt: skip

@@ -1,0 +1,289 @@
+"""Per-compile accumulation: route each trace record to the compile it belongs to.
+
+`CompileRecords` is the mutable scratchpad for one `[frame/compile]` on one rank; `compile_builder`
+turns it into the frozen `Compile`. Restart attempts (`0/0_1`, Dynamo re-tracing after a graph
+break) fold into one compile because the user sees one compile whose graph ends at the break; a
+record for an id that already finished (its compilation_metrics arrived) after a new
+`dynamo_start` opens a new generation, named `0/0#2`, so duplicated ids never merge silently.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from compiler_core.session.model import Diagnostic
+from compiler_core.trace.compile_ids import compile_id_from_string, compile_id_of
+from compiler_core.trace.records import Record
+
+GRAPH_KINDS = {
+    "dynamo_output_graph": "dynamo",
+    "aot_joint_graph": "aot_joint",
+    "aot_forward_graph": "aot_forward",
+    "aot_backward_graph": "aot_backward",
+    "aot_inference_graph": "aot_inference",
+}
+CACHE_ARTIFACTS = {
+    "fx_graph_cache_hit": ("fx_graph", "hit"),
+    "fx_graph_cache_miss": ("fx_graph", "miss"),
+    "fx_graph_cache_bypass": ("fx_graph", "bypass"),
+    "aotautograd_cache_hit": ("aotautograd", "hit"),
+    "aotautograd_cache_miss": ("aotautograd", "miss"),
+    "aotautograd_cache_bypass": ("aotautograd", "bypass"),
+}
+# Chromium event names -> CompileMetrics.stage_s keys.
+STAGE_EVENTS = {
+    "entire_frame_compile": "total",
+    "backend_compile": "backend",
+    "create_aot_dispatcher_function": "aot",
+    "inductor_compile": "inductor",
+    "compile_fx_inner": "inductor",
+    "code_gen": "codegen",
+    "bytecode_tracing": "dynamo",
+}
+# Records whose payload the builder reads; everything else is skipped while reading.
+PAYLOAD_KINDS = frozenset(
+    [*GRAPH_KINDS, "inductor_post_grad_graph", "inductor_pre_grad_graph", "inductor_output_code",
+     "dynamo_cpp_guards_str", "dynamo_guards", "artifact", "chromium_event", "dynamo_error",
+     "exported_program", "graph_dump"]
+)  # fmt: skip
+KEPT_ARTIFACTS = frozenset({"fx_graph_runnable", "aot_forward_graph_fw_metadata", "torch_version"})
+
+
+@dataclass
+class Partition:
+    """One Inductor compilation (forward, backward or inference) of a compile."""
+
+    post_grad_text: str = ""
+    output_code: str = ""
+    provenance: dict[str, Any] = field(default_factory=dict)
+    kernel_to_post: dict[str, list[str]] = field(default_factory=dict)  # older logs' mapping
+    enriched: Any = None  # a compilescope_graph jsonable Graph for this partition
+    name: str = ""  # forward | backward | inference once known
+
+
+@dataclass
+class CompileRecords:
+    compile_id: str
+    rank: int | None
+    frame_id: int | None = None
+    frame_compile_id: int | None = None
+    attempt: int = 0
+    graphs: dict[str, str] = field(default_factory=dict)  # dynamo/aot_* -> readable text
+    enriched: dict[str, Any] = field(default_factory=dict)  # stage -> jsonable Graph
+    pre_grad_text: str = ""
+    partitions: list[Partition] = field(default_factory=list)
+    breaks: list[str] = field(default_factory=list)  # dynamo_graph_break_reason payloads
+    guards_text: str = ""
+    guards_json: list[Any] = field(default_factory=list)
+    recompile_reasons: list[str] = field(default_factory=list)
+    metrics: dict[str, Any] = field(default_factory=dict)
+    bwd_metrics: dict[str, Any] = field(default_factory=dict)
+    cache: dict[str, str] = field(default_factory=dict)
+    stage_s: dict[str, float] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+    artifacts: dict[str, str] = field(default_factory=dict)
+    stack: list[dict[str, Any]] = field(default_factory=list)
+    finished: bool = False
+
+
+@dataclass
+class RankRecords:
+    """Everything read from one rank's log, grouped by compile."""
+
+    rank: int | None
+    path: str
+    compiles: dict[str, CompileRecords] = field(default_factory=dict)
+    order: list[str] = field(default_factory=list)
+    interned: dict[int, str] = field(default_factory=dict)
+    generations: dict[str, int] = field(default_factory=dict)
+    open_events: dict[tuple[str, str, Any], list[float]] = field(default_factory=dict)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    unknown_kinds: dict[str, int] = field(default_factory=dict)
+
+    def current_key(self, base_id: str) -> str:
+        gen = self.generations.get(base_id, 1)
+        return base_id if gen == 1 else f"{base_id}#{gen}"
+
+    def compile_for(self, base_id: str, meta: dict[str, Any], new_frame: bool = False) -> CompileRecords:
+        gen = self.generations.get(base_id, 1)
+        key = base_id if gen == 1 else f"{base_id}#{gen}"
+        acc = self.compiles.get(key)
+        if acc is not None and acc.finished and new_frame:
+            gen += 1
+            self.generations[base_id] = gen
+            self.diagnostics.append(
+                Diagnostic(
+                    "warning",
+                    f"compile id {base_id} appears again; kept as {base_id}#{gen}",
+                    path=self.path,
+                    stage="trace",
+                )
+            )
+            key, acc = f"{base_id}#{gen}", None
+        if acc is None:
+            acc = CompileRecords(key, self.rank, meta.get("frame_id"), meta.get("frame_compile_id"))
+            self.compiles[key] = acc
+            self.order.append(key)
+        acc.attempt = max(acc.attempt, int(meta.get("attempt") or 0))
+        return acc
+
+
+def route(rr: RankRecords, rec: Record) -> None:
+    """Fold one record into `rr`."""
+    kind, meta = rec.kind, rec.meta
+    if kind == "str":
+        _intern(rr, rec)
+        return
+    if kind == "chromium_event":
+        _chromium(rr, rec)
+        return
+    base = compile_id_of(meta)
+    if base is None and kind == "compilation_metrics" and isinstance(rec.value, dict):
+        base = compile_id_from_string(str(rec.value.get("compile_id", "")))
+    if base is None:
+        if kind not in ("describe_tensor", "describe_storage", "describe_source", "artifact", "link"):
+            rr.unknown_kinds[kind] = rr.unknown_kinds.get(kind, 0) + 1
+        return
+    acc = rr.compile_for(base, meta, new_frame=kind == "dynamo_start")
+    _route_compile(rr, acc, rec)
+
+
+def _route_compile(rr: RankRecords, acc: CompileRecords, rec: Record) -> None:
+    kind, value = rec.kind, rec.value
+    if kind in GRAPH_KINDS:
+        acc.graphs[GRAPH_KINDS[kind]] = rec.payload
+    elif kind == "dynamo_start":
+        acc.stack = list(rec.meta.get("stack") or (value or {}).get("stack") or [])
+    elif kind == "inductor_post_grad_graph":
+        _new_partition(acc).post_grad_text = rec.payload
+    elif kind == "inductor_pre_grad_graph":
+        acc.pre_grad_text = rec.payload
+    elif kind == "inductor_output_code":
+        _open_partition(acc, "output_code").output_code = rec.payload
+    elif kind == "dynamo_cpp_guards_str":
+        acc.guards_text = rec.payload
+    elif kind == "dynamo_guards":
+        acc.guards_json = _json(rr, rec, default=[])
+    elif kind == "compilation_metrics":
+        acc.metrics = dict(value or {})
+        acc.finished = True
+    elif kind == "bwd_compilation_metrics":
+        acc.bwd_metrics = dict(value or {})
+    elif kind == "dynamo_error":
+        acc.errors.append(rec.payload)
+    elif kind == "artifact" and isinstance(value, dict):
+        _artifact(rr, acc, rec, str(value.get("name", "")))
+    elif kind not in (
+        "describe_tensor",
+        "describe_storage",
+        "describe_source",
+        "guard_added",
+        "expression_created",
+        "compilation_metrics_runtime",
+        "link",
+        "graph_dump",
+    ):
+        rr.unknown_kinds[kind] = rr.unknown_kinds.get(kind, 0) + 1
+
+
+def _artifact(rr: RankRecords, acc: CompileRecords, rec: Record, name: str) -> None:
+    if name == "inductor_post_grad_graph":
+        _new_partition(acc).post_grad_text = rec.payload
+    elif name in ("after_pre_grad_graph", "inductor_pre_grad_graph"):
+        acc.pre_grad_text = rec.payload
+    elif name == "inductor_provenance_tracking_node_mappings":
+        data = _json(rr, rec, default={})
+        if isinstance(data, dict) and len(data) > 1:
+            _open_partition(acc, "provenance").provenance = data
+    elif name == "inductor_triton_kernel_to_post_grad_nodes":
+        data = _json(rr, rec, default={})
+        if isinstance(data, dict):
+            _open_partition(acc, "kernel_to_post").kernel_to_post = data
+    elif name == "dynamo_graph_break_reason":
+        acc.breaks.append(rec.payload)
+    elif name == "recompile_reasons":
+        data = _json(rr, rec, default=[])
+        acc.recompile_reasons.extend(str(r) for r in data) if isinstance(data, list) else None
+    elif name in CACHE_ARTIFACTS:
+        stage, result = CACHE_ARTIFACTS[name]
+        acc.cache[stage] = result
+    elif name == "dynamo_error":
+        acc.errors.append(rec.payload)
+    elif name == "compilescope_graph":
+        _enriched(rr, acc, rec)
+    elif name in KEPT_ARTIFACTS:
+        acc.artifacts[name] = rec.payload
+
+
+def _enriched(rr: RankRecords, acc: CompileRecords, rec: Record) -> None:
+    data = _json(rr, rec, default={})
+    if not isinstance(data, dict) or "stage" not in data or "graph" not in data:
+        return
+    stage = str(data["stage"])
+    if stage.startswith("post_grad_"):
+        part = _open_partition(acc, "enriched")
+        part.enriched = data["graph"]
+        part.name = stage[len("post_grad_") :]
+    else:
+        acc.enriched[stage] = data["graph"]
+
+
+def _new_partition(acc: CompileRecords) -> Partition:
+    acc.partitions.append(Partition())
+    return acc.partitions[-1]
+
+
+def _open_partition(acc: CompileRecords, slot: str) -> Partition:
+    """The latest partition still missing `slot` (a new one when all have it)."""
+    if acc.partitions:
+        last = acc.partitions[-1]
+        if not getattr(last, slot):
+            return last
+    return _new_partition(acc)
+
+
+def _intern(rr: RankRecords, rec: Record) -> None:
+    value = rec.value
+    if isinstance(value, list) and len(value) == 2 and isinstance(value[1], int):
+        rr.interned[value[1]] = str(value[0])
+
+
+def _chromium(rr: RankRecords, rec: Record) -> None:
+    """Sum begin/end durations of the stage events per compile id."""
+    if not rec.raw_payload:
+        return
+    ev = _json(rr, rec, default=None)
+    if not isinstance(ev, dict) or ev.get("name") not in STAGE_EVENTS:
+        return
+    cid = compile_id_from_string(str((ev.get("args") or {}).get("compile_id", "")))
+    if cid is None:
+        return
+    key = (str(ev["name"]), cid, ev.get("tid"))
+    ts = float(ev.get("ts") or 0.0)
+    if ev.get("ph") == "B":
+        rr.open_events.setdefault(key, []).append(ts)
+    elif ev.get("ph") == "E" and rr.open_events.get(key):
+        start = rr.open_events[key].pop()
+        acc = rr.compiles.get(rr.current_key(cid))
+        if acc is not None:
+            stage = STAGE_EVENTS[key[0]]
+            acc.stage_s[stage] = acc.stage_s.get(stage, 0.0) + (ts - start) / 1e6
+
+
+def _json(rr: RankRecords, rec: Record, default: Any) -> Any:
+    try:
+        return json.loads(rec.payload)
+    except ValueError as exc:
+        line = rec.line + 1 + getattr(exc, "lineno", 1) - 1
+        rr.diagnostics.append(
+            Diagnostic(
+                "warning",
+                f"malformed JSON payload in {rec.kind} record: {exc}",
+                path=rr.path,
+                line=line,
+                stage="trace",
+            )
+        )
+        return default

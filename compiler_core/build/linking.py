@@ -1,0 +1,146 @@
+"""Direct links between the stages of one compile (see session/links.py for how they expand).
+
+Rules, most exact first:
+- source line ↔ Dynamo node: the node's `# File:` location (or enriched stack).
+- Dynamo node ↔ AOT node: enriched `from_node` chains when present; else provenance `preToPost`
+  (its keys are Dynamo/pre-grad names, its values post-grad names, which equal AOT names); else
+  the same source line, narrowed to Dynamo nodes whose op name shares a word with the AOT op.
+- AOT joint ↔ forward/backward node and AOT node ↔ post-grad node: same name in the partition.
+- post-grad node ↔ kernel: `Kernel.fused_nodes`; kernel ↔ kernel line for every source line;
+  kernel line ↔ post-grad node where `line_nodes` says so.
+- saved tensor ↔ producer (forward) and consumers (backward); graph break ↔ its source line;
+  guard ↔ source line when the guard text names a user file the session holds.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from compiler_core.session.links import LinkBuilder
+from compiler_core.session.model import AotInfo, Compile, Graph, Node, SourceLoc
+from compiler_core.session.refs import Ref, RefKind, graph_key, source_line
+
+_WORD = re.compile(r"[a-z]+")
+MakeRef = Callable[[RefKind, str], Ref]
+
+
+def link_compile(lb: LinkBuilder, c: Compile, pre_to_post: dict[str, list[str]],
+                 user_files: set[str]) -> None:  # fmt: skip
+    cid, rank = c.compile_id, c.rank
+
+    def ref(kind: RefKind, key: str) -> Ref:
+        return Ref(kind, cid, key, rank)
+
+    dyn = c.dynamo_graph
+    if dyn is not None:
+        for n in dyn.nodes:
+            if n.source is not None:
+                lb.add(source_line(n.source.file, n.source.line, rank), ref(RefKind.DYNAMO_NODE, n.name))
+    if c.aot is not None:
+        _link_aot(lb, c.aot, dyn, pre_to_post, ref)
+    for out in c.inductor:
+        aot_graph = _aot_partition(c.aot, out.graph)
+        if out.post_grad is not None:
+            for n in out.post_grad.nodes:
+                pg = ref(RefKind.POST_GRAD_NODE, graph_key(out.graph, n.name))
+                if aot_graph is not None and aot_graph.node(n.name) is not None:
+                    lb.add(ref(RefKind.AOT_NODE, graph_key(out.graph, n.name)), pg)
+                if dyn is not None and aot_graph is None:
+                    for d in _from_node_names(n):
+                        if dyn.node(d) is not None:
+                            lb.add(ref(RefKind.DYNAMO_NODE, d), pg)
+        for k in out.kernels:
+            kref = ref(RefKind.KERNEL, graph_key(out.graph, k.name))
+            for fused in k.fused_nodes:
+                lb.add(ref(RefKind.POST_GRAD_NODE, graph_key(out.graph, fused)), kref)
+            for i in range(1, k.source.count("\n") + 2 if k.source else 1):
+                lb.add(kref, ref(RefKind.KERNEL_LINE, f"{out.graph}:{k.name}:{i}"))
+            for line, nodes in k.line_nodes.items():
+                lref = ref(RefKind.KERNEL_LINE, f"{out.graph}:{k.name}:{line}")
+                for name in nodes:
+                    lb.add(lref, ref(RefKind.POST_GRAD_NODE, graph_key(out.graph, name)))
+    for i, gb in enumerate(c.graph_breaks):
+        if gb.location is not None:
+            lb.add(ref(RefKind.GRAPH_BREAK, str(i)), source_line(gb.location.file, gb.location.line, rank))
+    for i, g in enumerate(c.guards):
+        path = _user_path(g.source, user_files)
+        if path is not None and g.source is not None:
+            lb.add(ref(RefKind.GUARD, str(i)), source_line(path, g.source.line, rank))
+
+
+def _aot_partition(aot: AotInfo | None, name: str) -> Graph | None:
+    if aot is None:
+        return None
+    return {"forward": aot.forward, "backward": aot.backward, "inference": aot.inference}.get(name)
+
+
+def _link_aot(lb: LinkBuilder, aot: AotInfo, dyn: Graph | None, pre_to_post: dict[str, list[str]],
+              mk: MakeRef) -> None:  # fmt: skip
+    post_to_pre: dict[str, list[str]] = {}
+    for pre, posts in pre_to_post.items():
+        for p in posts:
+            post_to_pre.setdefault(p, []).append(pre)
+    by_line = _nodes_by_line(dyn) if dyn is not None else {}
+    for gname, g in (("joint", aot.joint), ("forward", aot.forward), ("backward", aot.backward),
+                     ("inference", aot.inference)):  # fmt: skip
+        if g is None:
+            continue
+        for n in g.nodes:
+            a = mk(RefKind.AOT_NODE, graph_key(gname, n.name))
+            if gname == "joint":
+                for other, og in (("forward", aot.forward), ("backward", aot.backward)):
+                    if og is not None and og.node(n.name) is not None:
+                        lb.add(a, mk(RefKind.AOT_NODE, graph_key(other, n.name)))
+            if dyn is None or n.op in ("placeholder", "output"):
+                continue
+            for d in _dynamo_matches(n, dyn, post_to_pre, by_line):
+                lb.add(mk(RefKind.DYNAMO_NODE, d), a)
+    for st in aot.saved_tensors:
+        s = mk(RefKind.SAVED_TENSOR, st.name)
+        if st.producer:
+            lb.add(s, mk(RefKind.AOT_NODE, graph_key("forward", st.producer)))
+        for cons in st.consumers:
+            lb.add(s, mk(RefKind.AOT_NODE, graph_key("backward", cons)))
+
+
+def _from_node_names(n: Node) -> list[str]:
+    chain = n.attrs.get("from_node", "")
+    return [p.strip() for p in re.split(r"[,\s>]+", chain) if p.strip()]
+
+
+def _dynamo_matches(n: Node, dyn: Graph, post_to_pre: dict[str, list[str]],
+                    by_line: dict[tuple[str, int], list[Node]]) -> list[str]:  # fmt: skip
+    exact = [d for d in _from_node_names(n) if dyn.node(d) is not None]
+    if exact:
+        return exact
+    via = [d for d in post_to_pre.get(n.name, []) if dyn.node(d) is not None]
+    if via:
+        return via
+    if n.source is None:
+        return []
+    cands = [d for d in by_line.get((n.source.file, n.source.line), []) if d.op != "placeholder"]
+    if len(cands) <= 1:
+        return [d.name for d in cands]
+    words = set(_WORD.findall(n.target.rsplit(".", 2)[-2] if "." in n.target else n.target))
+    narrowed = [d.name for d in cands if words & set(_WORD.findall(d.target.rsplit(".", 1)[-1]))]
+    return narrowed or [d.name for d in cands]
+
+
+def _nodes_by_line(g: Graph) -> dict[tuple[str, int], list[Node]]:
+    out: dict[tuple[str, int], list[Node]] = {}
+    for n in g.nodes:
+        if n.source is not None:
+            out.setdefault((n.source.file, n.source.line), []).append(n)
+    return out
+
+
+def _user_path(loc: SourceLoc | None, user_files: set[str]) -> str | None:
+    if loc is None:
+        return None
+    if loc.file in user_files:
+        return loc.file
+    for f in user_files:
+        if f.endswith("/" + loc.file):
+            return f
+    return None

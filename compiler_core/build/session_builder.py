@@ -1,0 +1,100 @@
+"""Build a `Session` from trace logs: `import_trace` for a file or a multi-rank directory.
+
+Live capture writes a TORCH_TRACE log and calls the same `import_trace`, so a captured session and
+an imported one differ only in `meta`. Reading is streaming (records.py); per-compile state is
+folded as records arrive (compile_records.py) and frozen at the end (compile_builder.py).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable
+
+from compiler_core.build.compile_builder import build_compile
+from compiler_core.build.compile_records import PAYLOAD_KINDS, RankRecords, route
+from compiler_core.build.linking import link_compile
+from compiler_core.build.user_sources import collect_sources
+from compiler_core.session.links import LinkBuilder
+from compiler_core.session.model import Compile, Diagnostic, Session, SessionMeta
+from compiler_core.trace.compile_ids import trace_files
+from compiler_core.trace.records import Record, RecordReader
+
+
+def import_trace(path: str | os.PathLike[str], *, meta: SessionMeta | None = None,
+                 sources: dict[str, str] | None = None) -> Session:  # fmt: skip
+    """Read a trace file, or a directory of `dedicated_log_torch_trace*` files (one per rank)."""
+    p = os.fspath(path)
+    diagnostics: list[Diagnostic] = []
+    if not os.path.exists(p):
+        raise FileNotFoundError(f"no trace at {p}")
+    files = trace_files(p)
+    if os.path.isdir(p) and not files:
+        diagnostics.append(Diagnostic("warning", "no dedicated_log_torch_trace*.log files here", path=p))
+    streams = []
+    for file_path, rank in files:
+        reader = RecordReader(file_path, PAYLOAD_KINDS)
+        streams.append((file_path, rank, reader))
+    session = build_session(
+        ((fp, rank, iter(reader)) for fp, rank, reader in streams), meta=meta, sources=sources,
+        origin_path=p,
+    )  # fmt: skip
+    for _, _, reader in streams:
+        diagnostics.extend(reader.diagnostics)
+    return _with_diagnostics(session, diagnostics)
+
+
+def build_session(streams: Iterable[tuple[str, int | None, Iterable[Record]]], *,
+                  meta: SessionMeta | None = None, sources: dict[str, str] | None = None,
+                  origin_path: str = "") -> Session:  # fmt: skip
+    """Fold record streams `(path, rank from filename, records)` into one session."""
+    ranks: list[RankRecords] = []
+    for path, file_rank, records in streams:
+        rr = RankRecords(file_rank, path)
+        for rec in records:
+            if rr.rank is None and "rank" in rec.meta and isinstance(rec.meta["rank"], int):
+                rr.rank = rec.meta["rank"]
+                for acc in rr.compiles.values():
+                    acc.rank = rr.rank
+            route(rr, rec)
+        ranks.append(rr)
+    compiles: list[Compile] = []
+    diagnostics: list[Diagnostic] = []
+    pre_to_post: dict[tuple[int | None, str], dict[str, list[str]]] = {}
+    for rr in ranks:
+        diagnostics.extend(rr.diagnostics)
+        for kind, count in sorted(rr.unknown_kinds.items()):
+            diagnostics.append(Diagnostic("info", f"{count} '{kind}' records kept unread", path=rr.path))
+        for key in rr.order:
+            acc = rr.compiles[key]
+            compiles.append(build_compile(acc))
+            merged: dict[str, list[str]] = {}
+            for part in acc.partitions:
+                merged.update(part.provenance.get("preToPost") or {})
+            pre_to_post[(acc.rank, acc.compile_id)] = merged
+    srcs = collect_sources(compiles) if sources is None else dict(sources)
+    lb = LinkBuilder()
+    user_files = set(srcs)
+    for c in compiles:
+        link_compile(lb, c, pre_to_post.get((c.rank, c.compile_id), {}), user_files)
+    rank_set = tuple(sorted({c.rank for c in compiles if c.rank is not None} |
+                            {rr.rank for rr in ranks if rr.rank is not None}))  # fmt: skip
+    base_meta = meta or SessionMeta(origin="trace", origin_path=origin_path, created_unix=time.time())
+    if not base_meta.ranks and rank_set:
+        base_meta = _replace_meta(base_meta, rank_set)
+    return Session(meta=base_meta, sources=srcs, compiles=tuple(compiles), links=lb.freeze(),
+                   diagnostics=tuple(diagnostics))  # fmt: skip
+
+
+def _replace_meta(meta: SessionMeta, ranks: tuple[int, ...]) -> SessionMeta:
+    from dataclasses import replace
+
+    return replace(meta, ranks=ranks)
+
+
+def _with_diagnostics(session: Session, extra: list[Diagnostic]) -> Session:
+    if not extra:
+        return session
+    from dataclasses import replace
+
+    return replace(session, diagnostics=(*extra, *session.diagnostics))

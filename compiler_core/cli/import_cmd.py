@@ -1,0 +1,32 @@
+"""`python -m compiler_core import PATH -o OUT.json`: trace log (file or rank directory) → session."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+
+def add_parser(subparsers: Any) -> None:
+    p = subparsers.add_parser("import", help="read a TORCH_TRACE log (file or directory) into a session")
+    p.add_argument("path", help="trace file, or directory of dedicated_log_torch_trace*.log files")
+    p.add_argument("-o", "--output", required=True, help="session JSON to write")
+
+
+def run(args: argparse.Namespace) -> int:
+    from compiler_core.build import import_trace
+    from compiler_core.session import save
+
+    try:
+        session = import_trace(args.path)
+    except OSError as exc:
+        print(f"error: import failed reading the trace: {exc}", file=sys.stderr)
+        return 2
+    save(session, args.output)
+    warnings = sum(1 for d in session.diagnostics if d.severity != "info")
+    print(f"wrote {args.output}: {len(session.compiles)} compiles, {warnings} warnings")
+    for d in session.diagnostics[:10]:
+        if d.severity != "info":
+            where = f"{d.path}:{d.line}" if d.line else d.path
+            print(f"  {d.severity}: {where}: {d.message}", file=sys.stderr)
+    return 0

@@ -1,0 +1,27 @@
+"""`python -m compiler_core summary PATH`: print `summarize()` as JSON for a trace or a session."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+
+def add_parser(subparsers: Any) -> None:
+    p = subparsers.add_parser("summary", help="summarise a trace log or a saved session .json")
+    p.add_argument("path", help="trace file/directory, or a session .json")
+
+
+def run(args: argparse.Namespace) -> int:
+    from compiler_core.build import import_trace
+    from compiler_core.session import SessionFormatError, load
+    from compiler_core.summary import summarize
+
+    try:
+        session = load(args.path) if str(args.path).endswith(".json") else import_trace(args.path)
+    except (OSError, SessionFormatError) as exc:
+        print(f"error: summary failed loading {args.path}: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(summarize(session), indent=1, sort_keys=True))
+    return 0

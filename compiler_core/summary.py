@@ -1,0 +1,90 @@
+"""`summarize(session)`: a small dict of stable keys for the CLI, tests and benchmarks.
+
+Counts follow the records a user would count in the log: `graphs` are Dynamo output graphs,
+`kernels` are generated kernel definitions (Triton / C++), extern calls are counted apart.
+Saved-tensor bytes de-duplicate views of one storage within a compile.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from compiler_core.session.model import Compile, Session
+
+
+def summarize(session: Session) -> dict[str, Any]:
+    compiles = session.compiles
+    out: dict[str, Any] = {
+        "compile_ids": [_label(c) for c in compiles],
+        "graphs": sum(1 for c in compiles if c.dynamo_graph is not None),
+        "graph_breaks": sum(len(c.graph_breaks) for c in compiles),
+        "break_reasons": [
+            gb.reason.splitlines()[0] if gb.reason else "" for c in compiles for gb in c.graph_breaks
+        ],
+        "recompiles": sum(1 for c in compiles if c.recompile_reasons),
+        "graph_op_counts": [_op_count(c) for c in compiles if c.dynamo_graph is not None],
+        "aot_forward_graphs": sum(1 for c in compiles if c.aot and c.aot.forward is not None),
+        "aot_backward_graphs": sum(1 for c in compiles if c.aot and c.aot.backward is not None),
+        "saved_tensors": sum(len(c.aot.saved_tensors) for c in compiles if c.aot),
+        "saved_tensor_bytes": sum(_saved_bytes(c) for c in compiles),
+        "kernels": sum(1 for c in compiles for o in c.inductor for k in o.kernels if k.language != "extern"),
+        "extern_calls": sum(
+            1 for c in compiles for o in c.inductor for k in o.kernels if k.language == "extern"
+        ),
+        "failures": [f"{c.compile_id}: {c.failure}" for c in compiles if c.status == "failed"],
+        "ranks": list(session.meta.ranks),
+    }
+    if session.mode_stats:
+        out["timeline"] = {
+            m.mode: {
+                "samples": m.samples,
+                "median_ms": m.median_ms,
+                "p99_ms": m.p99_ms,
+                "compile_s": m.compile_s,
+                "recompiles": m.recompiles,
+                "peak_mem_bytes": m.peak_mem_bytes,
+            }
+            for m in session.mode_stats
+        }
+    if len(session.meta.ranks) > 1:
+        out["ranks_diff"] = _ranks_diff(session)
+    return out
+
+
+def _label(c: Compile) -> str:
+    return c.compile_id if c.rank is None else f"{c.rank}:{c.compile_id}"
+
+
+def _op_count(c: Compile) -> int:
+    assert c.dynamo_graph is not None
+    return sum(1 for n in c.dynamo_graph.nodes if n.op.startswith("call_"))
+
+
+def _saved_bytes(c: Compile) -> int:
+    if c.aot is None:
+        return 0
+    by_storage: dict[str, int] = {}
+    for st in c.aot.saved_tensors:
+        key = st.storage_key or st.name
+        by_storage[key] = max(by_storage.get(key, 0), st.bytes)
+    return sum(by_storage.values())
+
+
+def _ranks_diff(session: Session) -> dict[str, Any]:
+    """Per-rank graph counts and compile seconds, reported only where ranks disagree."""
+    graphs: dict[int, int] = {}
+    seconds: dict[int, float] = {}
+    for c in session.compiles:
+        if c.rank is None:
+            continue
+        graphs[c.rank] = graphs.get(c.rank, 0) + (c.dynamo_graph is not None)
+        seconds[c.rank] = seconds.get(c.rank, 0.0) + (c.metrics.total_s or 0.0)
+    for r in session.meta.ranks:
+        graphs.setdefault(r, 0)
+        seconds.setdefault(r, 0.0)
+    diff: dict[str, Any] = {}
+    if len(set(graphs.values())) > 1:
+        diff["graphs"] = {str(r): n for r, n in sorted(graphs.items())}
+    if len({round(s, 1) for s in seconds.values()}) > 1:
+        diff["compile_s"] = {str(r): round(s, 3) for r, s in sorted(seconds.items())}
+    return diff

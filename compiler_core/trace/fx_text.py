@@ -1,0 +1,236 @@
+"""Parse FX `print_readable` text (what the trace logs carry) into session `Graph`s.
+
+The text is regular enough to read line by line: a `def forward(self, <params>):` header (on one
+line or one parameter per line), then one statement per line at the body's indentation, each
+optionally annotated with `"f32[4, 16][16, 1]cpu"`. `# File: path:line in fn, code: ...` comments
+give the user source of the statements that follow. Nested `class ...` blocks (HOP subgraphs)
+sit at a shallower indentation and end the top-level body; they are not parsed as separate graphs.
+Only what the text states is recorded: module paths and seq_nr come from enrichment, not here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from compiler_core.session.model import Dim, Graph, Node, SourceLoc, TensorMeta
+
+_DTYPES = {
+    "f32": "float32", "f64": "float64", "f16": "float16", "bf16": "bfloat16", "i64": "int64",
+    "i32": "int32", "i16": "int16", "i8": "int8", "u8": "uint8", "u16": "uint16", "u32": "uint32",
+    "u64": "uint64", "b8": "bool", "c64": "complex64", "c128": "complex128", "c32": "complex32",
+    "f8e4m3fn": "float8_e4m3fn", "f8e5m2": "float8_e5m2", "f8e4m3fnuz": "float8_e4m3fnuz",
+    "f8e5m2fnuz": "float8_e5m2fnuz",
+}  # fmt: skip
+_ANNOT = re.compile(r"^([a-z]+\d*[a-z0-9]*)\[([^\]]*)\]\[([^\]]*)\](.*)$")
+_STMT = re.compile(r'^([A-Za-z_]\w*)(?:\s*:\s*"([^"]*)")?\s*=\s*(.*)$')
+_PARAM = re.compile(r'(\*?[A-Za-z_]\w*)\s*(?::\s*"([^"]*)")?\s*,?[ \t]*(?:#\s*([^\n]*))?')
+_DECL = re.compile(r'^([A-Za-z_]\w*)\s*:\s*"([^"]*)"\s*(?:#\s*(.*))?$')
+_FILE = re.compile(r"^#\s*File:\s*(.*?):(\d+) in ([^,]*)(?:, code: (.*))?$")
+_IDENT = re.compile(r"(?<![\w.'\"])([A-Za-z_]\w*)\b(?!\s*=[^=])")
+_CALL = re.compile(r"^([A-Za-z_][\w.]*)\((.*)\)$", re.S)
+_GETITEM = re.compile(r"^([A-Za-z_]\w*)\[(-?\d+)\]$")
+_DEAD_TAIL = re.compile(r";\s+[\w\s=]*= None$")
+
+
+def parse_annotation(text: str) -> TensorMeta | None:
+    """`"f32[4, s0][s0, 1]cuda:0"` -> TensorMeta; None for `Sym(...)` and unknown forms."""
+    m = _ANNOT.match(text.strip())
+    if not m:
+        return None
+    short, shape, stride, device = m.groups()
+    return TensorMeta(_dims(shape), _DTYPES.get(short, short), _dims(stride), device.strip())
+
+
+def _dims(text: str) -> tuple[Dim, ...]:
+    out: list[Dim] = []
+    for part in text.split(","):
+        part = part.strip()
+        if part:
+            out.append(int(part) if part.lstrip("-").isdigit() else part)
+    return tuple(out)
+
+
+@dataclass
+class _State:
+    nodes: list[Node] = field(default_factory=list)
+    names: set[str] = field(default_factory=set)
+    aliases: dict[str, str] = field(default_factory=dict)  # forward() parameter -> placeholder name
+    source: SourceLoc | None = None
+
+
+def parse_graph(text: str, kind: str, name: str = "") -> Graph:
+    """Parse readable FX text; unparseable lines are skipped, never fatal."""
+    lines = text.splitlines()
+    start = next((i for i, ln in enumerate(lines) if ln.lstrip().startswith("def forward(")), None)
+    if start is None:
+        return Graph(kind=kind, text=text, name=name)
+    params, body_at = _read_params(lines, start)
+    st = _State()
+    for pname, annot, comment in params:
+        _add_placeholder(st, pname, annot, comment)
+    body_indent: int | None = None
+    for indent, stmt in _logical_lines(lines[body_at:]):
+        if stmt.startswith("#"):
+            _comment(st, stmt)
+            continue
+        if body_indent is None:
+            body_indent = indent
+        if indent < body_indent:
+            break  # a nested class or the end of forward()
+        if indent == body_indent:
+            _statement(st, stmt)
+    return Graph(kind=kind, nodes=tuple(st.nodes), text=text, name=name)
+
+
+def _logical_lines(lines: list[str]) -> Iterator[tuple[int, str]]:
+    """(indent, statement) pairs; a statement spanning lines (a long `return (...)`) is joined
+    and its per-line `# comments` dropped."""
+    buf: list[str] = []
+    depth = 0
+    indent = 0
+    for line in lines:
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if not buf:
+            indent = len(line) - len(line.lstrip())
+            if stripped.startswith("#"):
+                yield indent, stripped
+                continue
+        code = _strip_comment(stripped) if buf or depth else stripped
+        buf.append(code)
+        depth += _paren_delta(code)
+        if depth <= 0:
+            yield indent, " ".join(buf)
+            buf, depth = [], 0
+    if buf:
+        yield indent, " ".join(buf)
+
+
+def _strip_comment(text: str) -> str:
+    quote = ""
+    for i, ch in enumerate(text):
+        if ch in "\"'":
+            quote = "" if quote == ch else (quote or ch)
+        elif ch == "#" and not quote:
+            return text[:i].rstrip()
+    return text
+
+
+def _paren_delta(text: str) -> int:
+    """Net open brackets outside string literals (a Python-level approximation)."""
+    depth, quote = 0, ""
+    for ch in _strip_comment(text):
+        if ch in "\"'":
+            quote = "" if quote == ch else (quote or ch)
+        elif not quote:
+            if ch in "([{":
+                depth += 1
+            elif ch in ")]}":
+                depth -= 1
+    return depth
+
+
+def _read_params(lines: list[str], start: int) -> tuple[list[tuple[str, str, str]], int]:
+    """Parameters of `def forward(...)`: (name, annotation, trailing comment) each."""
+    end = start
+    while end < len(lines) and not re.search(r"\)\s*(->.*)?:\s*$", lines[end].split("  #")[0]):
+        end += 1
+    joined = "\n".join(lines[start : end + 1])
+    inner = joined[joined.index("(") + 1 : joined.rindex(")")]
+    params = []
+    for m in _PARAM.finditer(inner):
+        if m.group(1) and m.group(1) != "self":
+            params.append((m.group(1).lstrip("*"), m.group(2) or "", (m.group(3) or "").strip()))
+    return params, end + 1
+
+
+def _add_placeholder(st: _State, pname: str, annot: str, comment: str) -> None:
+    meta = parse_annotation(annot) if annot else None
+    attrs = {"aot_input": comment} if comment else {}
+    if annot and meta is None:
+        attrs["annotation"] = annot
+    st.nodes.append(Node(pname, "placeholder", pname, outputs=(meta,) if meta else (), attrs=attrs))
+    st.names.add(pname)
+
+
+def _comment(st: _State, text: str) -> None:
+    m = _FILE.match(text)
+    if m:
+        st.source = SourceLoc(m.group(1), int(m.group(2)), m.group(3).strip(), (m.group(4) or "").strip())
+    elif text.startswith("# No stacktrace found"):
+        st.source = None
+
+
+def _statement(st: _State, stmt: str) -> None:
+    decl = _DECL.match(stmt)
+    if decl:  # joint graphs declare flattened inputs: `primals_1: "f32[64][1]cpu"  # comment`
+        _add_placeholder(st, decl.group(1), decl.group(2), (decl.group(3) or "").strip())
+        return
+    if "tree_flatten_spec(" in stmt:  # `a, b, = fx_pytree.tree_flatten_spec([primals, tangents], ...)`
+        containers = set(_refs(st, stmt.split("=", 1)[1]))
+        st.nodes = [n for n in st.nodes if not (n.op == "placeholder" and n.name in containers)]
+        st.names -= containers
+        return
+    if stmt.startswith("return"):
+        expr = stmt[len("return") :].strip()
+        st.nodes.append(Node("output", "output", "output", inputs=_refs(st, expr)))
+        return
+    stmt = _DEAD_TAIL.sub("", stmt)
+    m = _STMT.match(stmt)
+    if not m:
+        return
+    name, annot, expr = m.group(1), m.group(2) or "", m.group(3).strip()
+    if expr in st.names and expr not in st.aliases.values() and _is_param(st, expr) and not annot:
+        _rename_placeholder(st, expr, name)
+        return
+    meta = parse_annotation(annot) if annot else None
+    attrs: dict[str, str] = {}
+    if annot and meta is None:
+        attrs["annotation"] = annot
+    op, target, inputs = _classify(st, expr)
+    node = Node(name, op, target, inputs, (meta,) if meta else (), st.source, attrs=attrs)
+    st.nodes.append(node)
+    st.names.add(name)
+
+
+def _is_param(st: _State, name: str) -> bool:
+    return any(n.name == name and n.op == "placeholder" for n in st.nodes)
+
+
+def _rename_placeholder(st: _State, param: str, name: str) -> None:
+    """Dynamo prints `l_x_ = L_x_`: the FX placeholder is `l_x_` with target `L_x_`."""
+    for i, n in enumerate(st.nodes):
+        if n.name == param and n.op == "placeholder":
+            st.nodes[i] = Node(name, "placeholder", param, (), n.outputs, attrs=n.attrs)
+    st.names.add(name)
+    st.aliases[param] = name
+
+
+def _classify(st: _State, expr: str) -> tuple[str, str, tuple[str, ...]]:
+    g = _GETITEM.match(expr)
+    if g and g.group(1) in st.names:
+        return "call_function", "operator.getitem", (g.group(1),)
+    call = _CALL.match(expr)
+    if call:
+        fn, args = call.group(1), call.group(2)
+        head, _, rest = fn.partition(".")
+        if head == "self" and rest:
+            return "call_module", rest, _refs(st, args)
+        if head in st.names and rest:
+            return "call_method", rest, (head, *[r for r in _refs(st, args) if r != head])
+        return "call_function", fn, _refs(st, args)
+    if expr.startswith("self."):
+        return "get_attr", expr[len("self.") :], ()
+    return "call_function", expr.split("(")[0], _refs(st, expr)
+
+
+def _refs(st: _State, expr: str) -> tuple[str, ...]:
+    seen: dict[str, None] = {}
+    for m in _IDENT.finditer(expr):
+        ident = st.aliases.get(m.group(1), m.group(1))
+        if ident in st.names:
+            seen.setdefault(ident, None)
+    return tuple(seen)

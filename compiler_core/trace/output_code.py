@@ -1,0 +1,132 @@
+"""Kernels in Inductor's output code (the `inductor_output_code` payload).
+
+Generated kernels are module-level assignments `name = async_compile.triton('name', '''...''')`
+or `name = async_compile.cpp_pybinding([...], r'''...''')`; the comment block above a definition
+(Triton, and C++ with comment_origin) and the comment above its call in `call()` carry
+`# Topologically Sorted Source Nodes: [...]`, `Original ATen: [...]` and, when Inductor adds it,
+`# Source node to ATen node mapping:` lines `#   src => post_grad_a, post_grad_b`. Calls to
+`extern_kernels.*` and `aten.*`/`torch.ops.*` inside `call()` become extern kernels named
+`<callee>:<n>` (n-th such call of the partition, 1-based) so repeated addmm calls stay distinct.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+_DEF = re.compile(r"^(\w+) = async_compile\.(\w+)\(", re.M)
+_SORTED = re.compile(
+    r"#\s*(?:Topologically Sorted|Unsorted) Source Nodes: \[([^\]]*)\], Original ATen: \[([^\]]*)\]"
+)
+_MAPPING = re.compile(r"^#\s+(\S+) => (.+)$")
+_EXTERN = re.compile(r"^\s*(?:\w+ = )?((?:extern_kernels|aten|torch\.ops\.\w+)\.[\w.]+)\(")
+_LANG = {"triton": "triton", "cpp_pybinding": "cpp", "cpp": "cpp", "cuda": "cuda", "halide": "halide"}
+
+
+@dataclass
+class ParsedKernel:
+    name: str
+    language: str
+    source: str = ""
+    source_nodes: list[str] = field(default_factory=list)  # "Source Nodes" (Dynamo/pre-grad names)
+    post_grad_nodes: list[str] = field(default_factory=list)  # from the node mapping comment
+    original_aten: list[str] = field(default_factory=list)
+    line: int | None = None  # 1-based line in the output code where the definition starts
+
+
+def parse_output_code(code: str) -> list[ParsedKernel]:
+    """Kernel definitions in definition order, then extern calls in call order."""
+    lines = code.split("\n")
+    kernels: dict[str, ParsedKernel] = {}
+    for m in _DEF.finditer(code):
+        name, fn = m.group(1), m.group(2)
+        if fn not in _LANG:
+            continue
+        line_no = code.count("\n", 0, m.start())
+        k = ParsedKernel(name, _LANG[fn], _kernel_source(code, m.end()), line=line_no + 1)
+        _apply_comments(k, _comment_block(lines, line_no))
+        kernels[name] = k
+    externs = _scan_calls(lines, kernels)
+    return [*kernels.values(), *externs]
+
+
+def _kernel_source(code: str, start: int) -> str:
+    """The triple-quoted string literal that follows the definition's opening parenthesis."""
+    m = re.compile(r"r?('''|\"\"\")").search(code, start)
+    if not m:
+        return ""
+    end = code.find(m.group(1), m.end())
+    if end < 0:
+        return code[m.end() :]
+    return code[m.end() : end].strip("\n")
+
+
+def _comment_block(lines: list[str], line_no: int) -> list[str]:
+    out: list[str] = []
+    i = line_no - 1
+    while i >= 0 and lines[i].lstrip().startswith("#"):
+        out.append(lines[i].strip())
+        i -= 1
+    return out[::-1]
+
+
+def _apply_comments(k: ParsedKernel, comments: list[str]) -> None:
+    for text in comments:
+        m = _SORTED.search(text)
+        if m:
+            _extend(k.source_nodes, _names(m.group(1)))
+            _extend(k.original_aten, _names(m.group(2)))
+            continue
+        mm = _MAPPING.match(text)
+        if mm:
+            _extend(k.post_grad_nodes, _names(mm.group(2)))
+
+
+def _scan_calls(lines: list[str], kernels: dict[str, ParsedKernel]) -> list[ParsedKernel]:
+    """Walk `call()`: attach call-site comments to kernels and collect extern calls."""
+    externs: list[ParsedKernel] = []
+    counts: dict[str, int] = {}
+    in_call = False
+    comments: list[str] = []
+    after_comment = False
+    call_re = re.compile(r"^\s*(\w+)(?:\.run)?\(")
+    for i, line in enumerate(lines):
+        stripped = line.strip()
+        if stripped.startswith("def call(") or stripped.startswith("def _run_graph("):
+            in_call = True
+            continue
+        if not in_call:
+            continue
+        if stripped.startswith("#"):
+            if not after_comment:
+                comments = []  # a new block replaces one no call consumed
+            comments.append(stripped)
+            after_comment = True
+            continue
+        after_comment = False
+        if not stripped:
+            continue
+        m = call_re.match(line)
+        if m and m.group(1) in kernels:
+            _apply_comments(kernels[m.group(1)], comments)
+            comments = []
+        else:
+            e = _EXTERN.match(line)
+            if e and not e.group(1).startswith(("aten.empty", "torch.ops.aten.empty")):
+                callee = e.group(1)
+                counts[callee] = counts.get(callee, 0) + 1
+                k = ParsedKernel(f"{callee}:{counts[callee]}", "extern", stripped, line=i + 1)
+                _apply_comments(k, comments)
+                externs.append(k)
+                comments = []
+    return externs
+
+
+def _names(text: str) -> list[str]:
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
+def _extend(target: list[str], items: list[str]) -> None:
+    for item in items:
+        if item not in target:
+            target.append(item)

@@ -1,0 +1,184 @@
+"""Streaming reader for structured-trace logs (TORCH_TRACE / `torch.__trace`, what tlparse reads).
+
+A log is glog-prefixed header lines carrying one JSON object each, optionally followed by payload
+lines that start with a TAB. Speed comes from doing almost no per-line Python work: the file is
+read in large binary blocks, header lines are found with one multiline regex over the block, and a
+payload stays as the raw bytes between two headers until someone asks for its text. Only the small
+metadata JSON is decoded eagerly. Damage (a bad JSON header, a stray line) becomes a `Diagnostic`
+with path and line number and reading goes on.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO
+
+from compiler_core.session.model import Diagnostic
+
+BLOCK_SIZE = 1 << 22
+_BAD = "\0bad"  # placeholder kind for a damaged header; never yielded
+
+# glog prefix: level letter, MMDD, time, thread id, file:line, then "] " and the metadata JSON.
+_HEADER = re.compile(rb"^[VIWEC]\d{4} [^\]\n]*\] ?([^\n]*)$", re.M)
+
+# Keys every record may carry beside its one kind key.
+ENVELOPE_KEYS = frozenset(
+    {"has_payload", "frame_id", "frame_compile_id", "attempt", "compiled_autograd_id", "rank", "stack"}
+)
+
+
+@dataclass(slots=True)
+class Record:
+    """One structured-trace record: its kind, metadata and (lazily decoded) payload."""
+
+    kind: str
+    meta: dict[str, Any]
+    line: int
+    raw_payload: bytes = b""
+
+    @property
+    def value(self) -> Any:
+        """The kind's own metadata value, e.g. `{"name": ..., "encoding": ...}` for artifacts."""
+        return self.meta.get(self.kind)
+
+    @property
+    def payload(self) -> str:
+        raw = self.raw_payload
+        if not raw:
+            return ""
+        if raw.startswith(b"\t"):
+            raw = raw[1:]
+        text = raw.replace(b"\n\t", b"\n").decode("utf-8", errors="replace")
+        return text[:-1] if text.endswith("\n") else text
+
+    def payload_json(self) -> Any:
+        return json.loads(self.payload)
+
+
+def record_kind(meta: dict[str, Any]) -> str:
+    for key in meta:
+        if key not in ENVELOPE_KEYS:
+            return key
+    return "stack" if "stack" in meta else "unknown"
+
+
+@dataclass
+class RecordReader:
+    """Iterates the records of one log file; collects diagnostics as it goes.
+
+    `payload_kinds` limits which records keep their payload bytes (None keeps all): skipping
+    payloads nobody reads saves memory and copying on large logs.
+    """
+
+    path: str
+    payload_kinds: frozenset[str] | None = None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    max_diagnostics: int = 200
+
+    def __iter__(self) -> Iterator[Record]:
+        with open(self.path, "rb") as fh:
+            yield from self._read(fh)
+
+    def _warn(self, message: str, line: int) -> None:
+        if len(self.diagnostics) < self.max_diagnostics:
+            self.diagnostics.append(Diagnostic("warning", message, path=self.path, line=line, stage="trace"))
+        elif len(self.diagnostics) == self.max_diagnostics:
+            self.diagnostics.append(
+                Diagnostic("warning", "further problems in this file not listed", path=self.path)
+            )
+
+    def _read(self, fh: BinaryIO) -> Iterator[Record]:
+        pending: Record | None = None  # the record whose payload lines we are inside
+        pending_parts: list[bytes] = []
+        base_line = 1  # line number of the first line of the current block
+        for block in _blocks(fh):
+            pos = 0
+            line_at = base_line
+            for m in _HEADER.finditer(block):
+                start = m.start()
+                if start > pos:
+                    gap = block[pos:start]
+                    if pending is not None and self._keeps(pending):
+                        pending_parts.append(gap)
+                    self._check_gap(gap, line_at, pending)
+                    line_at += gap.count(b"\n")
+                if pending is not None and pending.kind != _BAD:
+                    yield _finish(pending, pending_parts)
+                pending_parts = []
+                pending = self._parse_header(m.group(1), line_at)
+                pos = m.end() + 1
+                line_at += 1
+            if pos < len(block):
+                gap = block[pos:]
+                if pending is not None and self._keeps(pending):
+                    pending_parts.append(gap)
+                self._check_gap(gap, line_at, pending)
+            base_line += block.count(b"\n")
+        if pending is not None and pending.kind != _BAD:
+            yield _finish(pending, pending_parts)
+
+    def _keeps(self, record: Record) -> bool:
+        return (
+            record.kind != _BAD
+            and "has_payload" in record.meta
+            and (self.payload_kinds is None or record.kind in self.payload_kinds)
+        )
+
+    def _check_gap(self, gap: bytes, first_line: int, pending: Record | None) -> None:
+        """Payload lines must start with TAB; anything else is a stray line."""
+        all_tabbed = gap.count(b"\n") == gap.count(b"\n\t") + (1 if gap.startswith(b"\t") else 0)
+        if all_tabbed and (pending is not None or not gap.strip()):
+            return
+        for offset, text in enumerate(gap.split(b"\n")):
+            if not text.strip() or (text.startswith(b"\t") and pending is not None):
+                continue
+            self._warn(f"not a trace line: {text[:80].decode('utf-8', 'replace')!r}", first_line + offset)
+
+    def _parse_header(self, meta_bytes: bytes, line: int) -> Record:
+        """Parse a header; a damaged one becomes a placeholder that swallows its payload lines."""
+        try:
+            meta = json.loads(meta_bytes)
+        except (ValueError, RecursionError):
+            self._warn("malformed JSON in trace header; record skipped", line)
+            return Record(_BAD, {}, line)
+        if not isinstance(meta, dict):
+            self._warn("trace header is not a JSON object; record skipped", line)
+            return Record(_BAD, {}, line)
+        return Record(record_kind(meta), meta, line)
+
+
+def _finish(record: Record, parts: list[bytes]) -> Record:
+    if parts:
+        record.raw_payload = parts[0] if len(parts) == 1 else b"".join(parts)
+    return record
+
+
+def _blocks(fh: BinaryIO) -> Iterator[bytes]:
+    """Yield blocks that end on a line boundary (an over-long line is joined once, not repeatedly)."""
+    carry: list[bytes] = []
+    while True:
+        chunk = fh.read(BLOCK_SIZE)
+        if not chunk:
+            break
+        cut = chunk.rfind(b"\n")
+        if cut < 0:
+            carry.append(chunk)
+            continue
+        head, tail = chunk[: cut + 1], chunk[cut + 1 :]
+        if carry:
+            carry.append(head)
+            head = b"".join(carry)
+            carry = []
+        yield head
+        if tail:
+            carry.append(tail)
+    if carry:
+        yield b"".join(carry) + b"\n"
+
+
+def read_records(path: str, payload_kinds: frozenset[str] | None = None) -> Iterator[Record]:
+    """Convenience: iterate records of `path`, dropping diagnostics."""
+    return iter(RecordReader(path, payload_kinds))
