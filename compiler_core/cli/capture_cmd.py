@@ -1,0 +1,111 @@
+"""`python -m compiler_core capture MODEL.py -o OUT.json`: capture a model in a worker process.
+
+Progress goes to stderr as one line per stage; the user's own stdout/stderr is shown only when
+the capture fails (its tail), since a model may print megabytes. Exit status is the worker's
+(see compiler_core/worker/protocol.py): 0 only on success. On failure the first line says what
+failed, in which stage, with the user's own message; the user's traceback follows. A partial
+session is still written when anything was traced. Torch is never imported in this process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from compiler_core.worker import protocol
+from compiler_core.worker.client import WorkerClient
+from compiler_core.worker.protocol import CaptureSpec, Event
+
+EXIT_TIMEOUT = 124  # like coreutils' timeout(1)
+
+
+def add_parser(subparsers: Any) -> None:
+    p = subparsers.add_parser("capture", help="compile a model file and record every stage",
+                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("model", help="model file (see compiler_core/modelfile.py)")
+    p.add_argument("-o", "--output", required=True, help="session JSON to write")
+    p.add_argument("--device", default="cpu", help="cpu or cuda[:N] (default cpu)")
+    p.add_argument("--mode", choices=protocol.MODES, default=None,
+                   help="torch.compile mode (default: the file's compile_options, else default)")
+    p.add_argument("--dynamic", action=argparse.BooleanOptionalAction, default=None,
+                   help="torch.compile(dynamic=...); default: the file's compile_options")
+    p.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                   help="kill the capture (and its children) after this many seconds")
+    p.add_argument("--input-steps", type=int, default=4,
+                   help="calls with make_inputs(step) after the first, to expose recompiles")
+    p.add_argument("--steps", type=int, default=0, help="timeline run phase: steps per mode (0 = none)")
+    p.add_argument("--modes", default="default", help="timeline modes, comma-separated")
+    p.add_argument("--trace", default="", help="trace log path (default OUT with suffix .trace.log)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+
+
+def spec_from_args(args: argparse.Namespace) -> CaptureSpec:
+    return CaptureSpec(
+        model_path=args.model, out_path=args.output, device=args.device, mode=args.mode,
+        dynamic=args.dynamic, input_steps=args.input_steps, steps=args.steps, modes=args.modes,
+        trace_path=args.trace,
+    )
+
+
+def progress_line(event: Event) -> str | None:
+    if event.kind == "stage" and event.state in ("finished", "failed"):
+        where = f" [{event.compile_id}]" if event.compile_id else ""
+        return f"  {event.stage}{where}: {event.state} in {event.elapsed_s or 0:.2f} s"
+    if event.kind == "warning" and event.data.get("category") == "graph_break":
+        return f"  {event.message}"
+    return None
+
+
+def run(args: argparse.Namespace) -> int:
+    import os
+
+    spec = spec_from_args(args)
+    spec = CaptureSpec(**{**spec.__dict__, "model_path": os.path.abspath(spec.model_path),
+                          "out_path": os.path.abspath(spec.out_path)})
+    if not os.path.isfile(spec.model_path):
+        print(f"error: capture failed in stage 'load': no such file: {spec.model_path}", file=sys.stderr)
+        return protocol.EXIT_USAGE
+    client = WorkerClient(spec, timeout_s=args.timeout)
+    for event in client.events():
+        line = progress_line(event)
+        if line and not args.quiet:
+            print(line, file=sys.stderr, flush=True)
+    return report(client)
+
+
+def report(client: WorkerClient) -> int:
+    """Print the outcome (first line = what failed, where, why) and return the exit status."""
+    assert client.exit is not None
+    exit_info = client.exit
+    if exit_info.ok:
+        print(f"session written to {client.session_path}", file=sys.stderr)
+        return 0
+    stage = (client.error.stage if client.error else "") or client.last_stage or "load"
+    if exit_info.timed_out:
+        first = f"error: capture timed out after {client.timeout_s:g} s in stage '{stage}' (process group killed)"
+    elif exit_info.cancelled:
+        first = f"error: capture cancelled in stage '{stage}'"
+    elif client.error is not None:
+        first = f"error: capture failed in stage '{stage}': {client.error.message.splitlines()[0]}"
+    else:
+        first = f"error: capture failed in stage '{stage}': the worker {exit_info.describe()}"
+    print(first, file=sys.stderr)
+    if client.error is not None:
+        print(client.error.traceback.rstrip(), file=sys.stderr)
+    elif client.stderr_tail.strip():
+        print("worker stderr (last lines):\n" + _tail(client.stderr_tail, 40), file=sys.stderr)
+    partial = client.recover_session()
+    if partial is not None:
+        print(f"partial session ({len(partial.compiles)} compiles) written to {client.spec.out_path}",
+              file=sys.stderr)
+    if exit_info.timed_out:
+        return EXIT_TIMEOUT
+    if exit_info.signal is not None:
+        return 128 + exit_info.signal  # as a shell reports a signal death
+    code = exit_info.returncode
+    return code if code else 1
+
+
+def _tail(text: str, lines: int) -> str:
+    return "\n".join(text.rstrip().splitlines()[-lines:])

@@ -1,0 +1,259 @@
+"""`WorkerClient`: start a capture worker, stream its events, cancel it, recover what it traced.
+
+Qt-free and torch-free: the CLI uses it directly; the GUI starts the same command line with
+QProcess (see protocol.py) and can reuse `recover_session` and `FailureSummary`.
+
+Events arrive on a private pipe (the worker's stdout/stderr belong to the user's code and are
+drained to bounded buffers on threads, so a model printing megabytes can neither block on a
+full pipe nor flood memory). Cancel and timeout kill the worker's whole process group: SIGTERM,
+then SIGKILL after a grace period, so a hung model and any children it spawned are gone within
+about two seconds.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import subprocess
+import threading
+import time
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from compiler_core.session.model import Diagnostic, Session
+from compiler_core.worker.protocol import CaptureSpec, Event, worker_argv, worker_env
+
+KILL_GRACE_S = 1.0
+OUTPUT_TAIL_BYTES = 64_000
+
+
+@dataclass(frozen=True)
+class WorkerExit:
+    """How the worker ended. `signal` is set when it died by one (segfault, kill)."""
+
+    returncode: int | None
+    signal: int | None
+    timed_out: bool
+    cancelled: bool
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0 and not (self.timed_out or self.cancelled)
+
+    def describe(self) -> str:
+        if self.timed_out:
+            return "timed out"
+        if self.cancelled:
+            return "cancelled"
+        if self.signal is not None:
+            return f"killed by signal {signal.Signals(self.signal).name}"
+        return f"exit code {self.returncode}"
+
+
+class _TailBuffer:
+    """Keeps the last `limit` bytes of a stream read on a thread."""
+
+    def __init__(self, stream: IO[bytes], limit: int = OUTPUT_TAIL_BYTES) -> None:
+        self._chunks: deque[bytes] = deque()
+        self._size = 0
+        self._limit = limit
+        self.total = 0
+        self._thread = threading.Thread(target=self._drain, args=(stream,), daemon=True)
+        self._thread.start()
+
+    def _drain(self, stream: IO[bytes]) -> None:
+        for chunk in iter(lambda: stream.read1(65536), b""):  # type: ignore[attr-defined]
+            self.total += len(chunk)
+            self._chunks.append(chunk)
+            self._size += len(chunk)
+            while self._size > self._limit and len(self._chunks) > 1:
+                self._size -= len(self._chunks.popleft())
+
+    def join(self, timeout: float) -> None:
+        self._thread.join(timeout)
+
+    def text(self) -> str:
+        return b"".join(self._chunks)[-self._limit:].decode("utf-8", "replace")
+
+
+class WorkerClient:
+    """One worker run. Iterate `events()` until it ends, then read `exit`, `last_stage`, etc."""
+
+    def __init__(self, spec: CaptureSpec, timeout_s: float | None = None,
+                 cache_dir: str | Path | None = None, env: dict[str, str] | None = None) -> None:
+        self.spec = spec
+        self.timeout_s = timeout_s
+        self._env = worker_env(env, cache_dir)
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.exit: WorkerExit | None = None
+        self.last_stage = ""
+        self.error: Event | None = None
+        self.session_path = ""
+        self.received: list[Event] = []
+        self._queue: queue.Queue[Event | None] = queue.Queue()
+        self._cancelled = threading.Event()
+        self._timed_out = False
+        self._stdout: _TailBuffer | None = None
+        self._stderr: _TailBuffer | None = None
+
+    def start(self) -> None:
+        read_fd, write_fd = os.pipe()
+        cwd = str(Path(self.spec.model_path).resolve().parent)
+        env = dict(self._env)
+        root = str(Path(__file__).resolve().parents[2])  # so `-m compiler_core.worker` imports
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
+        try:
+            self.proc = subprocess.Popen(
+                worker_argv(self.spec, events_fd=write_fd), cwd=cwd, env=env, pass_fds=(write_fd,),
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
+        finally:
+            os.close(write_fd)
+        assert self.proc.stdout is not None and self.proc.stderr is not None
+        self._stdout = _TailBuffer(self.proc.stdout)
+        self._stderr = _TailBuffer(self.proc.stderr)
+        threading.Thread(target=self._read_events, args=(read_fd,), daemon=True).start()
+
+    def _read_events(self, fd: int) -> None:
+        with os.fdopen(fd, "r", encoding="utf-8", errors="replace") as stream:
+            for line in stream:
+                if line.strip():
+                    try:
+                        self._queue.put(Event.from_json(line))
+                    except ValueError:
+                        continue  # a torn line from a dying worker
+        self._queue.put(None)
+
+    def events(self, poll_s: float = 0.1) -> Iterator[Event]:
+        """Yield events as they arrive; returns once the worker process has exited.
+
+        The end is the process's exit, not the channel's EOF: a child forked by the user's code
+        can hold the pipe open long after the worker is gone.
+        """
+        if self.proc is None:
+            self.start()
+        deadline = None if self.timeout_s is None else time.monotonic() + self.timeout_s
+        exited_at: float | None = None
+        channel_closed = False
+        while True:
+            if deadline is not None and time.monotonic() > deadline and exited_at is None:
+                self._timed_out = True
+                self.kill()
+            if exited_at is None and self._poll() is not None:
+                exited_at = time.monotonic()
+            if exited_at is not None and channel_closed:
+                break
+            try:
+                event = self._queue.get(timeout=poll_s if exited_at is None else 0.05)
+            except queue.Empty:
+                if exited_at is not None and time.monotonic() - exited_at > 0.5:
+                    break  # exited, and the reader has had time to pass on the last lines
+                continue
+            if event is None:
+                channel_closed = True
+                continue
+            self._note(event)
+            yield event
+        self._finish()
+
+    def run(self) -> WorkerExit:
+        for _ in self.events():
+            pass
+        assert self.exit is not None
+        return self.exit
+
+    def _note(self, event: Event) -> None:
+        self.received.append(event)
+        if event.kind == "stage" and event.state == "started":
+            self.last_stage = event.stage
+        elif event.kind == "error" and self.error is None:
+            self.error = event
+        elif event.kind == "session":
+            self.session_path = event.path
+
+    def _poll(self) -> int | None:
+        return None if self.proc is None else self.proc.poll()
+
+    def _finish(self) -> None:
+        assert self.proc is not None
+        code = self.proc.wait()
+        self._kill_group(signal.SIGKILL)  # orphans a finished worker left behind
+        for buf in (self._stdout, self._stderr):
+            if buf is not None:
+                buf.join(2.0)
+        self.exit = WorkerExit(
+            returncode=code, signal=-code if code < 0 else None,
+            timed_out=self._timed_out, cancelled=self._cancelled.is_set(),
+        )
+
+    def cancel(self) -> None:
+        """Stop the run (thread-safe); `events()` ends shortly after."""
+        self._cancelled.set()
+        self.kill()
+
+    def kill(self) -> None:
+        """SIGTERM the worker's process group, SIGKILL whatever is left after KILL_GRACE_S."""
+        if self.proc is None or self.proc.poll() is not None:
+            self._kill_group(signal.SIGKILL)
+            return
+        self._kill_group(signal.SIGTERM)
+        try:
+            self.proc.wait(KILL_GRACE_S)
+        except subprocess.TimeoutExpired:
+            pass
+        self._kill_group(signal.SIGKILL)
+
+    def _kill_group(self, sig: int) -> None:
+        if self.proc is None:
+            return
+        try:
+            os.killpg(self.proc.pid, sig)  # pgid == pid: started with start_new_session
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    @property
+    def stdout_tail(self) -> str:
+        return self._stdout.text() if self._stdout else ""
+
+    @property
+    def stderr_tail(self) -> str:
+        return self._stderr.text() if self._stderr else ""
+
+    @property
+    def stdout_bytes(self) -> int:
+        return self._stdout.total if self._stdout else 0
+
+    def recover_session(self) -> Session | None:
+        """The saved session, or one rebuilt from the trace log when the worker died first."""
+        from compiler_core.session.codec import load
+
+        if self.session_path and Path(self.session_path).is_file():
+            return load(self.session_path)
+        trace = Path(self.spec.resolved_trace_path)
+        if not trace.is_file() or trace.stat().st_size == 0:
+            return None
+        return rebuild_partial(self.spec, self.failure_diagnostic())
+
+    def failure_diagnostic(self) -> Diagnostic | None:
+        if self.exit is None or self.exit.ok:
+            return None
+        what = self.error.message if self.error else f"the worker {self.exit.describe()}"
+        return Diagnostic("error", f"capture {self.exit.describe()} in stage '{self.last_stage}': {what}",
+                          self.spec.model_path, stage=self.last_stage)
+
+
+def rebuild_partial(spec: CaptureSpec, diagnostic: Diagnostic | None) -> Session:
+    """Build (and save to spec.out_path) a session from a dead worker's trace log."""
+    from compiler_core.capture.session_build import build_session, read_sources
+    from compiler_core.session.codec import save
+    from compiler_core.worker.capture_job import capture_meta
+
+    session = build_session(spec.resolved_trace_path, capture_meta(spec, {}), read_sources([spec.model_path]),
+                            [diagnostic] if diagnostic else [])
+    save(session, spec.out_path)
+    return session
