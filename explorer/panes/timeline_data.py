@@ -1,0 +1,128 @@
+"""What the timeline pane shows, held apart from the widgets: samples, markers and figures.
+
+Samples arrive one at a time from the worker (thousands per run); appending must be O(1) and
+repainting must not re-walk Python objects, so each mode keeps growing lists of step, ms and
+warm-up flags that the plot turns into arrays only when it repaints. Statistics come from
+`compiler_core.timeline.stats` so the table shows exactly the figures the CLI summary prints.
+Qt-free, so it is tested without a window.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from compiler_core.session.model import ModeStats, Session, StepSample, TimelineEvent
+from compiler_core.timeline.records import EVENT, MODE_START, SAMPLE, STATS, from_record
+from compiler_core.timeline.stats import EAGER, mode_stats, speedup
+
+MODE_ORDER = ("eager", "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+
+
+@dataclass
+class ModeSeries:
+    """One mode's samples in arrival order, as parallel lists (cheap to append and to plot)."""
+
+    mode: str
+    steps: list[int] = field(default_factory=list)
+    ms: list[float] = field(default_factory=list)
+    warmup: list[bool] = field(default_factory=list)
+    peak: list[int | None] = field(default_factory=list)
+    events: list[TimelineEvent] = field(default_factory=list)
+    measured: ModeStats | None = None  # the worker's final figures, once the mode finished
+
+    def add(self, s: StepSample) -> None:
+        self.steps.append(s.step)
+        self.ms.append(s.ms)
+        self.warmup.append(s.warmup)
+        self.peak.append(s.peak_mem_bytes)
+
+    def samples(self) -> list[StepSample]:
+        return [StepSample(self.mode, st, ms, w, p)
+                for st, ms, w, p in zip(self.steps, self.ms, self.warmup, self.peak, strict=True)]
+
+    def stats(self) -> ModeStats:
+        """Figures from the samples so far; launches/kernels/compile time from the worker."""
+        live = mode_stats(self.mode, self.samples(), self.events)
+        if self.measured is None:
+            return live
+        m = self.measured
+        return ModeStats(
+            mode=self.mode, samples=live.samples, median_ms=live.median_ms, p99_ms=live.p99_ms,
+            total_ms=live.total_ms, recompiles=live.recompiles,
+            compile_s=m.compile_s if m.compile_s is not None else live.compile_s,
+            peak_mem_bytes=m.peak_mem_bytes if m.peak_mem_bytes is not None else live.peak_mem_bytes,
+            kernel_launches_per_step=m.kernel_launches_per_step, kernels=m.kernels,
+            cudagraph_graphs=m.cudagraph_graphs,
+        )
+
+
+class TimelineData:
+    """All modes' series; `revision` grows with every change so views can skip idle repaints."""
+
+    def __init__(self) -> None:
+        self.series: dict[str, ModeSeries] = {}
+        self.revision = 0
+
+    def clear(self) -> None:
+        self.series.clear()
+        self.revision += 1
+
+    def mode(self, name: str) -> ModeSeries:
+        if name not in self.series:
+            self.series[name] = ModeSeries(name)
+            self.series = dict(sorted(self.series.items(), key=lambda kv: _order(kv[0])))
+        return self.series[name]
+
+    def add_sample(self, sample: StepSample) -> None:
+        self.mode(sample.mode).add(sample)
+        self.revision += 1
+
+    def add_event(self, event: TimelineEvent) -> None:
+        self.mode(event.mode).events.append(event)
+        self.revision += 1
+
+    def add_record(self, record: Mapping[str, Any]) -> None:
+        """Any record the run phase emits; a repeated `mode_start` restarts that mode."""
+        kind = record.get("event", SAMPLE)
+        if kind == SAMPLE:
+            self.add_sample(from_record(record, StepSample))
+        elif kind == EVENT:
+            self.add_event(from_record(record, TimelineEvent))
+        elif kind == STATS:
+            self.mode(str(record["mode"])).measured = from_record(record, ModeStats)
+            self.revision += 1
+        elif kind == MODE_START:
+            self.series[str(record["mode"])] = ModeSeries(str(record["mode"]))
+            self.series = dict(sorted(self.series.items(), key=lambda kv: _order(kv[0])))
+            self.revision += 1
+
+    def load(self, samples: Iterable[StepSample], events: Iterable[TimelineEvent],
+             stats: Iterable[ModeStats]) -> None:
+        self.clear()
+        for s in samples:
+            self.mode(s.mode).add(s)
+        for e in events:
+            self.mode(e.mode).events.append(e)
+        for st in stats:
+            self.mode(st.mode).measured = st
+
+    def load_session(self, session: Session) -> None:
+        self.load(session.timeline, session.timeline_events, session.mode_stats)
+
+    def all_samples(self) -> list[StepSample]:
+        return [s for series in self.series.values() for s in series.samples()]
+
+    def all_events(self) -> list[TimelineEvent]:
+        return [e for series in self.series.values() for e in series.events]
+
+    def table(self) -> list[tuple[ModeStats, float | None]]:
+        """(figures, speedup vs eager) per mode, in the canonical mode order."""
+        stats = [s.stats() for s in self.series.values()]
+        eager = next((s.median_ms for s in stats if s.mode == EAGER), None)
+        return [(s, speedup(eager, s.median_ms)) for s in stats]
+
+
+def _order(mode: str) -> tuple[int, str]:
+    return (MODE_ORDER.index(mode) if mode in MODE_ORDER else len(MODE_ORDER), mode)

@@ -1,0 +1,214 @@
+"""Timeline pane: step time per step for eager and each compile mode, live, with the table of
+median / p99 / total / speedup beside it.
+
+Live updates arrive far faster than a screen can show (a CPU step can take 50 µs), so
+`add_sample` / `add_event` / `add_record` only append to `TimelineData`; a QTimer repaints the
+plot at most every `PLOT_INTERVAL_MS` (~40 Hz) and the table every `TABLE_INTERVAL_MS`, and
+only when something changed. The pane never runs anything: Run emits `runRequested(dict)` for
+the main window to forward to the worker. Exports use compiler_core's Qt-free exporters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QHeaderView,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from compiler_core.session.model import ModeStats, Session, StepSample, TimelineEvent
+from compiler_core.timeline.exporters import write_chrome_trace, write_csv
+from compiler_core.timeline.records import from_record
+from explorer.panes.timeline_controls import TimelineControls
+from explorer.panes.timeline_data import TimelineData
+from explorer.panes.timeline_plot import TimelinePlot, mode_color
+from explorer.state import SessionState
+
+PLOT_INTERVAL_MS = 25
+TABLE_INTERVAL_MS = 200
+COLUMNS = ["Mode", "Steps", "Median ms", "p99 ms", "Total s", "Speedup", "Compile s", "Recomp.",
+           "Peak mem", "Launch/step"]
+
+
+class TimelinePane(QWidget):
+    """Signals:
+
+    - `runRequested(dict)`: {"steps", "modes", "shape_change_step"}; forward it to the worker.
+    """
+
+    title = "Timeline"
+    stage = "timeline"
+    runRequested = Signal(dict)  # noqa: N815 (Qt signal naming)
+
+    def __init__(self, state: SessionState | None = None, selection: object = None) -> None:
+        super().__init__()
+        self.setObjectName(type(self).__name__)
+        self.data = TimelineData()
+        self.controls = TimelineControls()
+        self.plot = TimelinePlot()
+        self.table = _make_table()
+        self.table.itemChanged.connect(self._toggle_mode)
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(self.plot)
+        splitter.addWidget(self.table)
+        splitter.setStretchFactor(0, 1)
+        splitter.setSizes([600, 560])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.controls)
+        layout.addWidget(splitter, 1)
+        self.controls.runRequested.connect(self.runRequested.emit)
+        self.controls.logScaleToggled.connect(self._set_log_y)
+        self.controls.exportCsvRequested.connect(lambda: self._export_dialog("csv"))
+        self.controls.exportTraceRequested.connect(lambda: self._export_dialog("json"))
+        self.repaints = 0
+        self._plotted = self._tabled = -1
+        self._plot_timer = _timer(self, PLOT_INTERVAL_MS, self._repaint_plot)
+        self._table_timer = _timer(self, TABLE_INTERVAL_MS, self._repaint_table)
+        if state is not None:
+            state.sessionChanged.connect(self.set_session)
+
+    # -- feeding -------------------------------------------------------------------------------
+
+    def set_session(self, session: Session) -> None:
+        """Show a saved session's timeline (replaces whatever was there)."""
+        self.data.load_session(session)
+        self.flush()
+
+    def clear(self) -> None:
+        self.data.clear()
+        self.flush()
+
+    def add_sample(self, sample: Mapping[str, Any] | StepSample) -> None:
+        self.data.add_sample(sample if isinstance(sample, StepSample) else from_record(sample, StepSample))
+
+    def add_event(self, event: Mapping[str, Any] | TimelineEvent) -> None:
+        self.data.add_event(event if isinstance(event, TimelineEvent) else from_record(event, TimelineEvent))
+
+    def add_record(self, record: Mapping[str, Any]) -> None:
+        """Any record the run phase emits (sample, timeline_event, mode_stats, mode_start)."""
+        self.data.add_record(record)
+
+    def flush(self) -> None:
+        """Repaint now instead of at the next tick (tests, screenshots, end of a run)."""
+        self._repaint_plot()
+        self._repaint_table()
+
+    def has_content(self) -> bool:
+        return bool(self.data.series)
+
+    # -- exports -------------------------------------------------------------------------------
+
+    def export_csv(self, path: str | Path) -> None:
+        write_csv(path, self.data.all_samples(), self.data.all_events())
+
+    def export_chrome_trace(self, path: str | Path) -> None:
+        write_chrome_trace(path, self.data.all_samples(), self.data.all_events())
+
+    def _export_dialog(self, kind: str) -> None:
+        pattern = "CSV (*.csv)" if kind == "csv" else "Chrome trace (*.json)"
+        path, _ = QFileDialog.getSaveFileName(self, "Export timeline", f"timeline.{kind}", pattern)
+        if path:
+            (self.export_csv if kind == "csv" else self.export_chrome_trace)(path)
+
+    # -- painting ------------------------------------------------------------------------------
+
+    def _repaint_plot(self) -> None:
+        if self._plotted == self.data.revision:
+            return
+        self._plotted = self.data.revision
+        self.plot.refresh(self.data)
+        self.repaints += 1
+
+    def _repaint_table(self) -> None:
+        if self._tabled == self.data.revision:
+            return
+        self._tabled = self.data.revision
+        rows = self.data.table()
+        self.table.blockSignals(True)
+        self.table.setRowCount(len(rows))
+        for r, (stats, speed) in enumerate(rows):
+            for c, text in enumerate(_row_texts(stats, speed)):
+                self.table.setItem(r, c, self._cell(stats.mode, c, text))
+        self.table.blockSignals(False)
+
+    def _cell(self, mode: str, column: int, text: str) -> QTableWidgetItem:
+        item = QTableWidgetItem(text)
+        flags = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+        if column == 0:
+            item.setFlags(flags | Qt.ItemFlag.ItemIsUserCheckable)
+            hidden = mode in self.plot.hidden
+            item.setCheckState(Qt.CheckState.Unchecked if hidden else Qt.CheckState.Checked)
+            item.setForeground(mode_color(mode))
+            item.setData(Qt.ItemDataRole.UserRole, mode)
+        else:
+            item.setFlags(flags)
+            item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return item
+
+    def _toggle_mode(self, item: QTableWidgetItem) -> None:
+        if item.column() == 0:
+            mode = str(item.data(Qt.ItemDataRole.UserRole))
+            self.plot.set_mode_visible(mode, item.checkState() == Qt.CheckState.Checked)
+
+    def set_mode_visible(self, mode: str, visible: bool) -> None:
+        self.plot.set_mode_visible(mode, visible)
+        self._tabled = -1
+        self._repaint_table()
+
+    def _set_log_y(self, on: bool) -> None:
+        self.plot.set_log_y(on)
+        self._plotted = -1
+        self._repaint_plot()
+
+
+def _timer(parent: QWidget, interval_ms: int, slot: Any) -> QTimer:
+    timer = QTimer(parent)
+    timer.setInterval(interval_ms)
+    timer.timeout.connect(slot)
+    timer.start()
+    return timer
+
+
+def _make_table() -> QTableWidget:
+    table = QTableWidget(0, len(COLUMNS))
+    table.setHorizontalHeaderLabels(COLUMNS)
+    table.verticalHeader().setVisible(False)
+    table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+    table.setToolTip("Median and p99 leave out warm-up steps (compiles, recompiles, CUDA graph "
+                     "recording); Total includes them. Speedup = eager median / mode median.")
+    return table
+
+
+def _row_texts(s: ModeStats, speed: float | None) -> list[str]:
+    return [
+        s.mode, str(s.samples), _num(s.median_ms, 3), _num(s.p99_ms, 3),
+        _num(None if s.total_ms is None else s.total_ms / 1000, 2),
+        "" if speed is None else f"{speed:.2f}×", _num(s.compile_s, 2),
+        str(s.recompiles), _bytes(s.peak_mem_bytes),
+        "" if s.kernel_launches_per_step is None else str(s.kernel_launches_per_step),
+    ]
+
+
+def _num(value: float | None, digits: int) -> str:
+    return "" if value is None else f"{value:.{digits}f}"
+
+
+def _bytes(n: int | None) -> str:
+    if n is None:
+        return ""
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{n} B"
