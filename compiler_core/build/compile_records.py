@@ -157,7 +157,7 @@ def _route_compile(rr: RankRecords, acc: CompileRecords, rec: Record) -> None:
     elif kind == "dynamo_start":
         acc.stack = list(rec.meta.get("stack") or (value or {}).get("stack") or [])
     elif kind == "inductor_post_grad_graph":
-        _new_partition(acc).post_grad_text = rec.payload
+        _post_grad_partition(acc).post_grad_text = rec.payload
     elif kind == "inductor_pre_grad_graph":
         acc.pre_grad_text = rec.payload
     elif kind == "inductor_output_code":
@@ -189,8 +189,8 @@ def _route_compile(rr: RankRecords, acc: CompileRecords, rec: Record) -> None:
 
 
 def _artifact(rr: RankRecords, acc: CompileRecords, rec: Record, name: str) -> None:
-    if name == "inductor_post_grad_graph":
-        _new_partition(acc).post_grad_text = rec.payload
+    if name in ("inductor_post_grad_graph", "after_post_grad_graph"):
+        _post_grad_partition(acc).post_grad_text = rec.payload
     elif name in ("after_pre_grad_graph", "inductor_pre_grad_graph"):
         acc.pre_grad_text = rec.payload
     elif name == "inductor_provenance_tracking_node_mappings":
@@ -233,6 +233,14 @@ def _enriched(rr: RankRecords, acc: CompileRecords, rec: Record) -> None:
 def _new_partition(acc: CompileRecords) -> Partition:
     acc.partitions.append(Partition())
     return acc.partitions[-1]
+
+
+def _post_grad_partition(acc: CompileRecords) -> Partition:
+    """Logs carry `after_post_grad_graph`, `inductor_post_grad_graph` or both for one Inductor
+    compilation: a partition still waiting for its output code takes the later one."""
+    if acc.partitions and not acc.partitions[-1].output_code and acc.partitions[-1].post_grad_text:
+        return acc.partitions[-1]
+    return _new_partition(acc)
 
 
 def _open_partition(acc: CompileRecords, slot: str) -> Partition:

@@ -33,6 +33,7 @@ def link_compile(lb: LinkBuilder, c: Compile, pre_to_post: dict[str, list[str]],
         return Ref(kind, cid, key, rank)
 
     dyn = c.dynamo_graph
+    post_to_pre = _invert(pre_to_post)
     if dyn is not None:
         for n in dyn.nodes:
             if n.source is not None:
@@ -46,8 +47,8 @@ def link_compile(lb: LinkBuilder, c: Compile, pre_to_post: dict[str, list[str]],
                 pg = ref(RefKind.POST_GRAD_NODE, graph_key(out.graph, n.name))
                 if aot_graph is not None and aot_graph.node(n.name) is not None:
                     lb.add(ref(RefKind.AOT_NODE, graph_key(out.graph, n.name)), pg)
-                if dyn is not None and aot_graph is None:
-                    for d in _from_node_names(n):
+                if dyn is not None and (aot_graph is None or aot_graph.node(n.name) is None):
+                    for d in [*_from_node_names(n), *post_to_pre.get(n.name, [])]:
                         if dyn.node(d) is not None:
                             lb.add(ref(RefKind.DYNAMO_NODE, d), pg)
         for k in out.kernels:
@@ -69,6 +70,14 @@ def link_compile(lb: LinkBuilder, c: Compile, pre_to_post: dict[str, list[str]],
             lb.add(ref(RefKind.GUARD, str(i)), source_line(path, g.source.line, rank))
 
 
+def _invert(pre_to_post: dict[str, list[str]]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for pre, posts in pre_to_post.items():
+        for p in posts:
+            out.setdefault(p, []).append(pre)
+    return out
+
+
 def _aot_partition(aot: AotInfo | None, name: str) -> Graph | None:
     if aot is None:
         return None
@@ -77,10 +86,7 @@ def _aot_partition(aot: AotInfo | None, name: str) -> Graph | None:
 
 def _link_aot(lb: LinkBuilder, aot: AotInfo, dyn: Graph | None, pre_to_post: dict[str, list[str]],
               mk: MakeRef) -> None:  # fmt: skip
-    post_to_pre: dict[str, list[str]] = {}
-    for pre, posts in pre_to_post.items():
-        for p in posts:
-            post_to_pre.setdefault(p, []).append(pre)
+    post_to_pre = _invert(pre_to_post)
     by_line = _nodes_by_line(dyn) if dyn is not None else {}
     for gname, g in (("joint", aot.joint), ("forward", aot.forward), ("backward", aot.backward),
                      ("inference", aot.inference)):  # fmt: skip
