@@ -16,13 +16,25 @@ from explorer.state import SelectionModel, SessionState
 from explorer.state.palette import indexed_color
 
 STAGES = ("dynamo", "aot", "inductor", "codegen", "backend")
+# PyTorch's timers nest: backend ⊃ aot ⊃ inductor ⊃ codegen (Dynamo tracing is separate).
+_NESTED_IN = {"codegen": "inductor", "inductor": "aot", "aot": "backend"}
+
+
+def exclusive_times(stage_s: dict[str, float]) -> dict[str, float]:
+    """Seconds spent in each stage itself, so stacked bars add up to the real total."""
+    out = {}
+    for stage in STAGES:
+        inner = next((s for s, parent in _NESTED_IN.items() if parent == stage), None)
+        own = stage_s.get(stage, 0.0) - (stage_s.get(inner, 0.0) if inner else 0.0)
+        out[stage] = max(0.0, own)
+    return out
 
 
 def stage_rows(compiles: list[Compile]) -> list[tuple[str, dict[str, float]]]:
-    """(compile id, stage -> seconds) for each compile that has any timing."""
+    """(compile id, stage -> exclusive seconds) for each compile that has any timing."""
     rows = []
     for c in compiles:
-        times = {s: c.metrics.stage_s.get(s, 0.0) for s in STAGES}
+        times = exclusive_times(c.metrics.stage_s)
         if not any(times.values()) and c.metrics.total_s:
             times["backend"] = c.metrics.total_s
         if any(times.values()):
@@ -38,7 +50,7 @@ class CompileTimePane(Pane):
         super().__init__(state, selection)
         pg.setConfigOptions(antialias=True, background="w", foreground="k")
         self.plot = pg.PlotWidget()
-        self.plot.setLabel("left", "seconds")
+        self.plot.setLabel("left", "seconds (exclusive per stage)")
         self.plot.addLegend(offset=(-10, 10))
         self.cache = QTreeWidget()
         self.cache.setHeaderLabels(["Compile", "Total (s)", "Cache", "Status"])
@@ -80,6 +92,7 @@ class CompileTimePane(Pane):
             self.plot.addItem(bar)
             base = [b + h for b, h in zip(base, heights, strict=True)]
         self.plot.getAxis("bottom").setTicks([[(i, label) for i, (label, _) in enumerate(rows)]])
+        self.plot.setXRange(-0.6, len(rows) + 0.9, padding=0)  # room on the right for the legend
 
     def _clicked(self, item: QTreeWidgetItem) -> None:
         self.selection.select({item.data(0, Qt.ItemDataRole.UserRole)})

@@ -1,0 +1,114 @@
+"""Clicking in one pane highlights the linked items in all the others (real captured session)."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QPoint, Qt
+from pytestqt.qtbot import QtBot
+
+from compiler_core.session import RefKind, Session
+from explorer.main_window import MainWindow
+from explorer.panes.aot_pane import AotPane
+from explorer.panes.code_view import CodeView
+from explorer.panes.dynamo_pane import DynamoPane
+from explorer.panes.inductor_pane import InductorPane
+from explorer.panes.kernel_code_pane import KernelCodePane
+from explorer.panes.source_pane import SourcePane
+
+
+def _line_of(session: Session, needle: str) -> int:
+    text = next(iter(session.sources.values()))
+    return next(i for i, line in enumerate(text.splitlines(), 1) if needle in line)
+
+
+def click_line(qtbot: QtBot, view: CodeView, line: int) -> None:
+    """A real mouse click in the text, on `line` (1-based)."""
+    view.scroll_to_line(line)
+    block = view.document().findBlockByNumber(line - 1)
+    top = view.blockBoundingGeometry(block).translated(view.contentOffset()).top()
+    y = int(top + view.blockBoundingRect(block).height() / 2)
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(40, y))
+
+
+def test_clicking_a_source_line_highlights_nodes_kernels_and_kernel_lines(
+    qtbot: QtBot, window: MainWindow, transformer: Session
+) -> None:
+    window.set_session(transformer, "transformer_block.json")
+    source: SourcePane = window.panes["SourcePane"]  # type: ignore[assignment]
+    line = _line_of(transformer, "F.gelu(")
+    click_line(qtbot, source.view, line)
+
+    selected = window.selection.selected
+    assert {r.kind for r in selected} == {RefKind.SOURCE_LINE}
+    assert source.view.selected_lines() == {line}
+
+    dynamo: DynamoPane = window.panes["DynamoPane"]  # type: ignore[assignment]
+    lit_nodes = {r.key for r in dynamo.graphs.highlighted()}
+    graph = window.state.current.dynamo_graph  # type: ignore[union-attr]
+    from_line = {n.name for n in graph.nodes if n.source is not None and n.source.line == line}
+    assert from_line and from_line <= lit_nodes
+    assert len(lit_nodes) < len(graph.nodes) / 4, "only what this line produced, not the whole graph"
+
+    inductor: InductorPane = window.panes["InductorPane"]  # type: ignore[assignment]
+    kernels = inductor.highlighted_kernels()
+    assert kernels, "gelu must map to at least one kernel"
+    assert all(r.kind is RefKind.KERNEL for r in kernels)
+
+    code: KernelCodePane = window.panes["KernelCodePane"]  # type: ignore[assignment]
+    assert code.kernel is not None
+    assert any(code.kernel.name in r.key for r in kernels), "kernel code pane switched to a linked kernel"
+    assert code.view.selected_lines(), "the lines the gelu produced are marked"
+
+
+def test_clicking_a_kernel_line_selects_it_and_leads_back_to_source(
+    qtbot: QtBot, window: MainWindow, transformer: Session
+) -> None:
+    window.set_session(transformer, "t.json")
+    code: KernelCodePane = window.panes["KernelCodePane"]  # type: ignore[assignment]
+    kernel = code.kernel
+    assert kernel is not None and kernel.line_nodes
+    line = int(next(iter(kernel.line_nodes)))
+    click_line(qtbot, code.view, line)
+    (ref,) = window.selection.selected
+    assert ref.kind is RefKind.KERNEL_LINE and ref.key.endswith(f"{kernel.name}:{line}")
+    assert code.view.selected_lines() >= {line}
+    source: SourcePane = window.panes["SourcePane"]  # type: ignore[assignment]
+    assert source.view.selected_lines(), "a kernel line leads back to user source lines"
+
+
+def test_selecting_a_saved_tensor_highlights_producer_and_consumers(
+    qtbot: QtBot, window: MainWindow, transformer: Session
+) -> None:
+    window.set_session(transformer, "t.json")
+    aot: AotPane = window.panes["AotPane"]  # type: ignore[assignment]
+    compile_ = window.state.current
+    assert compile_ is not None and compile_.aot is not None
+    tensor = next(t for t in compile_.aot.saved_tensors if t.producer and t.consumers)
+    item = next(
+        aot.table.topLevelItem(i) for i in range(aot.table.topLevelItemCount())
+        if aot.table.topLevelItem(i).text(0) == tensor.name
+    )
+    rect = aot.table.visualItemRect(item)
+    qtbot.mouseClick(aot.table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+
+    assert {r.kind for r in window.selection.selected} == {RefKind.SAVED_TENSOR}
+    lit = {r.key for r in aot.graphs.highlighted()}
+    assert f"forward:{tensor.producer}" in lit
+    assert {f"backward:{c}" for c in tensor.consumers} <= lit
+
+
+def test_back_and_forward_walk_the_selection_history(window: MainWindow, transformer: Session) -> None:
+    window.set_session(transformer, "t.json")
+    code: KernelCodePane = window.panes["KernelCodePane"]  # type: ignore[assignment]
+    source: SourcePane = window.panes["SourcePane"]  # type: ignore[assignment]
+    line = _line_of(transformer, "F.gelu(")
+    source.view.lineClicked.emit(line)
+    first = window.selection.selected
+    code.view.lineClicked.emit(1)
+    second = window.selection.selected
+    assert first != second
+    window.navigation.back_action.trigger()
+    assert window.selection.selected == first
+    assert source.view.selected_lines() == {line}
+    window.navigation.forward_action.trigger()
+    assert window.selection.selected == second
+    assert not window.navigation.forward_action.isEnabled()
