@@ -104,51 +104,70 @@ class ModeRun:
         self.samples: list[StepSample] = []
         self.events: list[TimelineEvent] = []
         self._meta: dict[int, tuple[bool, int | None]] = {}
+        self._step_fn: Callable[[tuple[Any, ...]], Any] = lambda inputs: None
+        self._mark_step: Callable[[], None] = lambda: None
+        self._failed = False
 
     def run(self) -> tuple[list[StepSample], list[TimelineEvent], ModeStats]:
+        """prepare, every step, finish; a failing step ends the mode with an `error` marker."""
+        self.prepare()
+        try:
+            for i in range(self.steps):
+                self.step(i)
+        except Exception as exc:
+            self.fail(exc)
+        return self.finish()
+
+    def prepare(self) -> None:
+        """Fresh Dynamo state, the compiled model and the compile watch (nothing runs yet)."""
         import torch
 
         torch._dynamo.reset()
         model = compile_model(self.spec, self.mode)
-        step = step_function(self.spec, model)
-        mark_step = self._cudagraph_step_marker()
+        self._step_fn = step_function(self.spec, model)
+        self._mark_step = self._cudagraph_step_marker()
         self.emit({"event": MODE_START, "mode": self.mode, "steps": self.steps})
         self.watch.install()
-        try:
-            for i in range(self.steps):
-                self._one_step(i, step, mark_step)
-            self._publish(self.clock.ready(wait=True))
-            launches, kernels = self._count_launches(step, mark_step)
-        except Exception as exc:
-            self._record(TimelineEvent(self.mode, len(self.samples), "error", _one_line(exc)))
-            self._publish(self.clock.ready(wait=True))
-            launches = kernels = None
-        finally:
-            self.watch.remove()
-        cudagraphs = self.watch.cudagraph_records if self.device.startswith("cuda") else None
-        stats = mode_stats(self.mode, self.samples, self.events, kernel_launches_per_step=launches,
-                           kernels=kernels, cudagraph_graphs=cudagraphs)
-        self.emit(to_record(stats))
-        del model, step
-        _release_memory(self.device)
-        return self.samples, self.events, stats
 
-    def _one_step(self, i: int, step: Callable[[tuple[Any, ...]], Any],
-                  mark_step: Callable[[], None]) -> None:
+    def step(self, i: int) -> None:
+        """Run and time step `i`; publishes whatever step times the device has resolved."""
         inputs = self.inputs(i)
         if self.inputs.changes_shape_at(i):
             self._record(TimelineEvent(self.mode, i, "shape_change", self.inputs.shape_change_reason(i)))
         self.watch.step = i
         self.memory.reset()
-        mark_step()
+        self._mark_step()
         self.clock.start()
-        step(inputs)
+        self._step_fn(inputs)
         self.clock.stop(i)
         marks = self.watch.take()
         self._meta[i] = (any(e.kind in WARMUP_KINDS for e in marks), self.memory.peak())
         for e in marks:
             self._record(e)
         self._publish(self.clock.ready())
+
+    def fail(self, exc: BaseException) -> None:
+        self._record(TimelineEvent(self.mode, len(self.samples), "error", _one_line(exc)))
+        self._failed = True
+
+    def finish(self) -> tuple[list[StepSample], list[TimelineEvent], ModeStats]:
+        """Drain pending step times, count launches, emit and return the mode's figures."""
+        launches = kernels = None
+        try:
+            self._publish(self.clock.ready(wait=True))
+            if not self._failed:
+                launches, kernels = self._count_launches()
+        except Exception as exc:
+            self.fail(exc)
+        finally:
+            self.watch.remove()
+        cudagraphs = self.watch.cudagraph_records if self.device.startswith("cuda") else None
+        stats = mode_stats(self.mode, self.samples, self.events, kernel_launches_per_step=launches,
+                           kernels=kernels, cudagraph_graphs=cudagraphs)
+        self.emit(to_record(stats))
+        self._step_fn = lambda inputs: None  # drop the compiled model before the next mode
+        _release_memory(self.device)
+        return self.samples, self.events, stats
 
     def _record(self, event: TimelineEvent) -> None:
         self.events.append(event)
@@ -170,14 +189,12 @@ class ModeRun:
             return torch.compiler.cudagraph_mark_step_begin
         return lambda: None
 
-    def _count_launches(self, step: Callable[[tuple[Any, ...]], Any],
-                        mark_step: Callable[[], None]) -> tuple[int | None, int | None]:
-        last = max(self.steps - 1, 0)
-        inputs = self.inputs(last)
+    def _count_launches(self) -> tuple[int | None, int | None]:
+        inputs = self.inputs(max(self.steps - 1, 0))
 
         def one() -> None:
-            mark_step()
-            step(inputs)
+            self._mark_step()
+            self._step_fn(inputs)
 
         return count_launches(one, self.device)
 

@@ -121,3 +121,20 @@ def test_unknown_mode_is_refused_before_running() -> None:
     spec = load_model_file(Path(EXAMPLES) / "dynamic_shapes.py")
     with pytest.raises(ValueError, match="unknown mode"):
         run_phase(spec, ["fast"], 3, "cpu")
+
+
+def test_a_failing_step_ends_that_mode_with_an_error_marker(tmp_path: Path) -> None:
+    path = tmp_path / "fails.py"
+    path.write_text(
+        "import torch\n"
+        "model = torch.nn.Linear(4, 2)\n"
+        "example_inputs = (torch.randn(3, 4),)\n"
+        "def make_inputs(step):\n"
+        "    return (torch.randn(3, 4 if step < 3 else 5),)\n"
+    )
+    records: list[dict[str, Any]] = []
+    samples, events, stats = run_phase(load_model_file(path), ["eager"], 6, "cpu", records.append)
+    assert [s.step for s in samples] == [0, 1, 2]
+    assert [(e.step, e.kind) for e in events] == [(3, "error")]
+    assert events[0].reason.startswith("RuntimeError: ")
+    assert stats[0].samples == 3 and records[-1]["event"] == "mode_stats"
