@@ -76,7 +76,8 @@ class CompoundLayout:
         if g in expanded:
             return self._size[g]
         label = self.tree.label[g]
-        return max(90.0, 8.0 * len(label) + 60.0), COLLAPSED_H
+        text = len(label) + len(str(self.tree.size[g])) + 6  # "▸ label  (count)"
+        return max(90.0, 7.0 * text + 24.0), COLLAPSED_H
 
     def _local(self, g: int, expanded: set[int]) -> _Local:
         tree, n = self.tree, self.n

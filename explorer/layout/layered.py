@@ -86,9 +86,7 @@ def layered_layout(
     x -= (x - w / 2).min() if total else 0.0
     width = float((x + w / 2).max()) if total else 0.0
     start, rx, ry = _routes(n, us, ud, routed, chain_start, layer, x, y, h, rev)
-    return LayeredLayout(
-        x[:n], y[:n], lay[:n], src, dst, start, rx, ry, rev, ~routed, width, height
-    )
+    return LayeredLayout(x[:n], y[:n], lay[:n], src, dst, start, rx, ry, rev, ~routed, width, height)
 
 
 def _acyclic_edges(

@@ -144,15 +144,28 @@ def assemble(cl: CompoundLayout, expanded: set[int]) -> Scene:
     s0, s1 = start[:-1][pre], start[1:][post] - 1
     px[s0], py[s0] = x[eu[pre]], y[eu[pre]] + h[eu[pre]] / 2
     px[s1], py[s1] = x[ev[post]], y[ev[post]] - h[ev[post]] / 2
-    boxes = np.asarray(
-        [g for g in sorted(expanded) if g != ROOT and not tree.is_section[g]], dtype=np.int64
-    )
+    boxes = np.asarray([g for g in sorted(expanded) if g != ROOT and not tree.is_section[g]], dtype=np.int64)
     secs = [c for c in tree.children[ROOT] if tree.is_section[c]]
     sections = [(g, float(y[n + g] - h[n + g] / 2 - 24.0)) for g in secs[1:]]
     root = cl._cache[ROOT].layout
     return Scene(
-        n, x, y, w, h, visible, boxes, rep, eu, ev, start, px, py,
+        n,
+        x,
+        y,
+        w,
+        h,
+        visible,
+        boxes,
+        rep,
+        eu,
+        ev,
+        start,
+        px,
+        py,
         glong[rid] if len(rid) else np.zeros(0, bool),
         grev[rid] if len(rid) else np.zeros(0, bool),
-        edge_of, sections, root.width, root.height,
+        edge_of,
+        sections,
+        root.width,
+        root.height,
     )

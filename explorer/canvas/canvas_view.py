@@ -1,0 +1,298 @@
+"""The painting surface: draws a `RenderState` with a pan/zoom transform, a few paths per frame.
+
+A plain QWidget rather than a QGraphicsScene: at 50k nodes one QGraphicsItem per node costs
+seconds and hundreds of MB, while a dozen pre-built paths redraw in ~10 ms. Labels are the only
+per-item drawing and appear only when legible (node at least ~16 px tall), for items on screen.
+
+Signals: `itemClicked(int)`, `itemDoubleClicked(int)`, `itemHovered(int)` (item ids as in
+`explorer.layout.Scene`, -1 for background), `viewChanged()` after any pan or zoom.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontMetrics,
+    QMouseEvent,
+    QPainter,
+    QPainterPath,
+    QPaintEvent,
+    QPen,
+    QTransform,
+    QWheelEvent,
+)
+from PySide6.QtWidgets import QWidget
+
+from explorer.canvas.scene_paths import ScenePaths
+from explorer.layout import GraphArrays, GroupTree, Scene
+from explorer.layout.scene_assembly import HEADER
+
+BACKGROUND = QColor("#fbfbfc")
+EDGE = QColor("#8a93a0")
+BOX_FILL = QColor(70, 110, 170, 18)
+BOX_LINE = QColor("#9fb0c8")
+GROUP_FILL = QColor("#fdf1d8")
+GROUP_LINE = QColor("#c8a35a")
+HIGHLIGHT = QColor("#ff9f1c")
+PRIMARY = QColor("#e4572e")
+LABEL_MIN_PX = 16.0
+
+
+@dataclass
+class EdgeStyle:
+    """Emphasis for one edge: colour, width in screen pixels and an optional label (bytes...)."""
+
+    color: str = "#d62828"
+    width: float = 3.0
+    label: str = ""
+
+
+@dataclass
+class RenderState:
+    scene: Scene
+    arrays: GraphArrays
+    tree: GroupTree
+    paths: ScenePaths
+    node_fill: dict[int, QPainterPath]
+    palette: list[QColor]
+    highlight: QPainterPath = field(default_factory=QPainterPath)
+    primary: QPainterPath = field(default_factory=QPainterPath)
+    styled: list[tuple[QPainterPath, EdgeStyle, QPointF]] = field(default_factory=list)
+    marks: dict[int, str] = field(default_factory=dict)  # node -> short badge ("R", "saved")
+    legend: dict[str, str] | None = None
+
+
+class CanvasView(QWidget):
+    itemClicked = Signal(int)  # noqa: N815
+    itemDoubleClicked = Signal(int)  # noqa: N815
+    itemHovered = Signal(int)  # noqa: N815
+    viewChanged = Signal()  # noqa: N815
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.state: RenderState | None = None
+        self.scale, self.tx, self.ty = 1.0, 0.0, 0.0
+        self._press: QPointF | None = None
+        self._dragged = False
+        self._hover = -1
+        self.setMouseTracking(True)
+        self.setMinimumSize(200, 150)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self._font = QFont()
+        self._font.setPointSizeF(8.5)
+
+    # -- view transform -------------------------------------------------------------------
+    def transform(self) -> QTransform:
+        return QTransform(self.scale, 0, 0, self.scale, self.tx, self.ty)
+
+    def to_scene(self, p: QPointF) -> tuple[float, float]:
+        return (p.x() - self.tx) / self.scale, (p.y() - self.ty) / self.scale
+
+    def visible_rect(self) -> QRectF:
+        x0, y0 = self.to_scene(QPointF(0, 0))
+        return QRectF(x0, y0, self.width() / self.scale, self.height() / self.scale)
+
+    def fit(self) -> None:
+        if self.state is None:
+            return
+        s = self.state.scene
+        margin = 20.0
+        sx = (self.width() - 2 * margin) / max(s.width, 1.0)
+        sy = (self.height() - 2 * margin) / max(s.height, 1.0)
+        self.scale = max(1e-4, min(sx, sy, 1.5))
+        self.tx = (self.width() - s.width * self.scale) / 2
+        self.ty = margin
+        self.viewChanged.emit()
+        self.update()
+
+    def show_top(self) -> None:
+        """First view: fit, unless that makes labels illegible; then fit the width at the top."""
+        self.fit()
+        if self.state is None or self.scale * 30.0 >= LABEL_MIN_PX:
+            return
+        s = self.state.scene
+        self.scale = max(self.scale, min(1.0, (self.width() - 40.0) / max(s.width, 1.0)))
+        self.tx = (self.width() - s.width * self.scale) / 2
+        self.ty = 20.0
+        self.viewChanged.emit()
+        self.update()
+
+    def center_on_point(self, x: float, y: float, scale: float | None = None) -> None:
+        if scale is not None:
+            self.scale = scale
+        self.tx = self.width() / 2 - x * self.scale
+        self.ty = self.height() / 2 - y * self.scale
+        self.viewChanged.emit()
+        self.update()
+
+    def zoom_at(self, factor: float, at: QPointF) -> None:
+        sx, sy = self.to_scene(at)
+        self.scale = float(np.clip(self.scale * factor, 1e-4, 8.0))
+        self.tx, self.ty = at.x() - sx * self.scale, at.y() - sy * self.scale
+        self.viewChanged.emit()
+        self.update()
+
+    def pan_by(self, dx: float, dy: float) -> None:
+        self.tx += dx
+        self.ty += dy
+        self.viewChanged.emit()
+        self.update()
+
+    # -- hit testing ----------------------------------------------------------------------
+    def item_at(self, p: QPointF) -> int:
+        """Topmost visible node or collapsed group under a widget point, or -1."""
+        if self.state is None:
+            return -1
+        s = self.state.scene
+        x, y = self.to_scene(p)
+        hit = s.visible & (np.abs(s.x - x) <= s.w / 2) & (np.abs(s.y - y) <= s.h / 2)
+        idx = np.flatnonzero(hit)
+        if len(idx):
+            return int(idx[0])
+        boxes = s.boxes + s.n
+        inside = (np.abs(s.x[boxes] - x) <= s.w[boxes] / 2) & (np.abs(s.y[boxes] - y) <= s.h[boxes] / 2)
+        inside &= y <= s.y[boxes] - s.h[boxes] / 2 + HEADER  # only the header row of a box
+        idx = np.flatnonzero(inside)
+        return int(boxes[idx[-1]]) if len(idx) else -1
+
+    # -- painting -------------------------------------------------------------------------
+    def paintEvent(self, event: QPaintEvent) -> None:
+        p = QPainter(self)
+        p.fillRect(self.rect(), BACKGROUND)
+        st = self.state
+        if st is None:
+            p.end()
+            return
+        p.setRenderHint(QPainter.RenderHint.Antialiasing, self.scale > 0.25)
+        p.setTransform(self.transform())
+        self._paint_structure(p, st)
+        p.resetTransform()
+        if self.scale * 30.0 >= LABEL_MIN_PX:
+            self._paint_labels(p, st)
+        self._paint_sections(p, st)
+        p.end()
+
+    def _pen(self, color: QColor, width: float = 1.0, style: Qt.PenStyle = Qt.PenStyle.SolidLine) -> QPen:
+        pen = QPen(color, width, style)
+        pen.setCosmetic(True)
+        return pen
+
+    def _paint_structure(self, p: QPainter, st: RenderState) -> None:
+        for depth, path in st.paths.boxes:
+            p.setPen(self._pen(BOX_LINE))
+            p.setBrush(BOX_FILL if depth % 2 else QColor(120, 140, 90, 16))
+            p.drawPath(path)
+        p.setBrush(Qt.BrushStyle.NoBrush)
+        p.setPen(self._pen(EDGE))
+        p.drawPath(st.paths.edges)
+        p.setPen(self._pen(EDGE, 1.0, Qt.PenStyle.DashLine))
+        p.drawPath(st.paths.stubs)
+        for path, style, _ in st.styled:
+            p.setPen(self._pen(QColor(style.color), style.width))
+            p.drawPath(path)
+        p.setPen(self._pen(GROUP_LINE))
+        p.setBrush(GROUP_FILL)
+        p.drawPath(st.paths.groups)
+        p.setPen(self._pen(QColor("#7d8794")) if self.scale > 0.08 else Qt.PenStyle.NoPen)
+        for color, path in st.node_fill.items():
+            p.setBrush(st.palette[color])
+            p.drawPath(path)
+        p.setBrush(Qt.BrushStyle.NoBrush)
+        p.setPen(self._pen(HIGHLIGHT, 3.0))
+        p.drawPath(st.highlight)
+        p.setPen(self._pen(PRIMARY, 4.0))
+        p.drawPath(st.primary)
+
+    def _on_screen(self, st: RenderState, pad: float = 0.0) -> np.ndarray:
+        s, r = st.scene, self.visible_rect()
+        return (
+            (s.x + s.w / 2 >= r.left() - pad)
+            & (s.x - s.w / 2 <= r.right() + pad)
+            & (s.y + s.h / 2 >= r.top() - pad)
+            & (s.y - s.h / 2 <= r.bottom() + pad)
+        )
+
+    def _paint_labels(self, p: QPainter, st: RenderState) -> None:
+        s, tree = st.scene, st.tree
+        on = self._on_screen(st)
+        p.setFont(self._font)
+        fm = QFontMetrics(self._font)
+        p.setPen(QColor("#1d2530"))
+        items = np.flatnonzero(on & s.visible)[:3000]
+        for it in items.tolist():
+            if it < s.n:
+                text = st.arrays.ids[it]
+                if it in st.marks:
+                    text = f"{st.marks[it]} {text}"
+            else:
+                g = it - s.n
+                text = f"▸ {tree.label[g]}  ({tree.size[g]})"
+            r = self._screen_rect(s, it)
+            p.drawText(
+                r,
+                Qt.AlignmentFlag.AlignCenter,
+                fm.elidedText(text, Qt.TextElideMode.ElideRight, int(r.width()) - 4),
+            )
+        if self.scale * HEADER >= 12:
+            p.setPen(QColor("#3b4a63"))
+            for g in s.boxes[on[s.boxes + s.n]].tolist()[:2000]:
+                r = self._screen_rect(s, s.n + g)
+                r.setHeight(HEADER * self.scale)
+                r.adjust(6, 0, -4, 0)
+                text = f"▾ {tree.label[g]}"
+                p.drawText(r, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, text)
+        for _path, style, at in st.styled:
+            if style.label:
+                p.setPen(QColor(style.color))
+                p.drawText(self.transform().map(at) + QPointF(4, 0), style.label)
+
+    def _paint_sections(self, p: QPainter, st: RenderState) -> None:
+        tree = st.tree
+        for g, y in st.scene.sections:
+            sy = y * self.scale + self.ty
+            p.setPen(self._pen(QColor("#c0392b"), 1.5, Qt.PenStyle.DashLine))
+            p.drawLine(QPointF(0, sy), QPointF(self.width(), sy))
+            p.setPen(QColor("#c0392b"))
+            p.drawText(QPointF(8, sy - 4), tree.label[g])
+
+    def _screen_rect(self, s: Scene, it: int) -> QRectF:
+        k = self.scale
+        return QRectF(
+            (s.x[it] - s.w[it] / 2) * k + self.tx,
+            (s.y[it] - s.h[it] / 2) * k + self.ty,
+            s.w[it] * k,
+            s.h[it] * k,
+        )
+
+    # -- interaction ----------------------------------------------------------------------
+    def wheelEvent(self, event: QWheelEvent) -> None:
+        self.zoom_at(1.0015 ** event.angleDelta().y(), event.position())
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        self._press, self._dragged = event.position(), False
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:
+        if self._press is not None and event.buttons():
+            d = event.position() - self._press
+            if self._dragged or abs(d.x()) + abs(d.y()) > 3:
+                self._dragged = True
+                self._press = event.position()
+                self.pan_by(d.x(), d.y())
+            return
+        it = self.item_at(event.position())
+        if it != self._hover:
+            self._hover = it
+            self.itemHovered.emit(it)
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        if self._press is not None and not self._dragged:
+            self.itemClicked.emit(self.item_at(event.position()))
+        self._press = None
+
+    def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:
+        self.itemDoubleClicked.emit(self.item_at(event.position()))

@@ -1,0 +1,381 @@
+"""`GraphCanvas`: the graph widget the Dynamo, AOTAutograd and Inductor panes embed.
+
+Structure (graph, groups, layout) and decoration (overlay colours, edge styles, marks,
+highlight) are kept apart: decoration setters only rebuild a few paths and repaint, and are
+remembered across re-layouts (expand/collapse, a new graph with the same node names).
+Graphs under `sync_limit` nodes lay out on the calling thread, so `set_graph` returns with the
+picture ready; larger ones lay out in a worker thread and `layoutFinished` says when.
+
+Signals: `nodeClicked(str)`, `nodeHovered(str)` ("" when leaving a node), `layoutFinished()`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from PySide6.QtCore import QPointF, QRectF, Signal
+from PySide6.QtGui import QColor, QCursor, QPainterPath
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QToolButton, QToolTip, QVBoxLayout, QWidget
+
+from compiler_core.session import Graph
+from explorer.canvas.canvas_view import CanvasView, EdgeStyle, RenderState
+from explorer.canvas.layout_job import LayoutResult, LayoutRunner, full_layout, relayout
+from explorer.canvas.minimap import Minimap
+from explorer.canvas.node_text import group_tooltip, node_tooltip
+from explorer.canvas.scene_paths import node_paths, rects_path
+from explorer.layout import GraphArrays, from_sections
+
+OP_COLORS = ["#dce8f7", "#d8ecd0", "#e6e0f0", "#e0e0e0"]  # call, placeholder, get_attr, output
+_OP_INDEX = {"placeholder": 1, "get_attr": 2, "output": 3}
+
+
+class GraphCanvas(QWidget):
+    nodeClicked = Signal(str)  # noqa: N815
+    nodeHovered = Signal(str)  # noqa: N815
+    layoutFinished = Signal()  # noqa: N815
+
+    def __init__(
+        self, parent: QWidget | None = None, *, item_limit: int = 300, sync_limit: int = 3000
+    ) -> None:
+        super().__init__(parent)
+        self.item_limit, self.sync_limit = item_limit, sync_limit
+        self.view = CanvasView(self)
+        self.minimap = Minimap(self.view, self.view)
+        self.search_box = QLineEdit(self)
+        self.search_box.setPlaceholderText("Search name / op / target, Enter for next")
+        self.search_box.returnPressed.connect(self._search_next)
+        self.status = QLabel(self)
+        fit = QToolButton(self)
+        fit.setText("Fit")
+        fit.clicked.connect(self.fit_to_view)
+        bar = QHBoxLayout()
+        bar.setContentsMargins(4, 2, 4, 2)
+        bar.addWidget(self.search_box, 1)
+        bar.addWidget(self.status)
+        bar.addWidget(fit)
+        box = QVBoxLayout(self)
+        box.setContentsMargins(0, 0, 0, 0)
+        box.setSpacing(0)
+        box.addLayout(bar)
+        box.addWidget(self.view, 1)
+        self.runner = LayoutRunner(self)
+        self.runner.finished.connect(self._install)
+        self.view.itemClicked.connect(self._clicked)
+        self.view.itemHovered.connect(self._hovered)
+        self.result: LayoutResult | None = None
+        self.layout_seconds = 0.0
+        self._key: Callable[[str], object] | None = None
+        self._sections: list[tuple[Graph, str]] = []
+        self._bands: dict[str, str] | None = None
+        self._colors: dict[str, QColor] = {}
+        self._legend: dict[str, str] | None = None
+        self._edge_styles: dict[tuple[str, str], EdgeStyle] = {}
+        self._marks: dict[str, str] = {}
+        self._highlight: set[str] = set()
+        self._primary: str | None = None
+        self._search_hits: list[str] = []
+        self._search_pos = -1
+        self._center_after: str | None = None
+        self._fit_after = True
+        self._index: dict[str, int] = {}
+
+    # -- structure ------------------------------------------------------------------------
+    def set_graph(self, graph: Graph, *, node_key: Callable[[str], object] | None = None) -> None:
+        """Show one graph; node ids are the FX node names."""
+        self.set_graphs([(graph, graph.name or graph.kind)], node_key=node_key)
+
+    def set_graphs(
+        self,
+        graphs: Sequence[tuple[Graph, str]],
+        separators: Sequence[str] | None = None,
+        *,
+        node_key: Callable[[str], object] | None = None,
+    ) -> None:
+        """Show graphs one below another, each a section headed by a dashed separator.
+
+        With several graphs node ids become `"<index>:<name>"` (index into `graphs`).
+        `separators[i]`, when given, labels the line above graph i+1 (e.g. a graph-break reason).
+        """
+        labels = [lab for _, lab in graphs]
+        for i, reason in enumerate(separators or ()):
+            if reason and i + 1 < len(labels):
+                labels[i + 1] = f"{labels[i + 1]}  ⟵ break: {reason}"
+        self._sections = [(g, lab) for (g, _), lab in zip(graphs, labels, strict=True)]
+        self._bands, self._key = None, node_key
+        self._start(from_sections(self._sections))
+
+    def set_bands(self, bands: dict[str, str]) -> None:
+        """Split the current single graph into bands stacked top to bottom, in first-seen order.
+
+        `bands` maps node id -> band label (e.g. "forward"/"backward"; missing ids join the first
+        band). Edges from one band into a later one (saved tensors) are the ones that cross the
+        separator; style them with `set_edge_styles`.
+        """
+        if len(self._sections) != 1:
+            raise ValueError("set_bands needs exactly one graph (use set_graph first)")
+        graph = self._sections[0][0]
+        first = next(iter(bands.values()), "")
+        self._bands = dict(bands)
+        order = [bands.get(n.name, first) for n in graph.nodes]
+        self._start(from_sections(self._sections, band_of=order))
+
+    def _start(self, arrays: GraphArrays) -> None:
+        self._fit_after = True
+        self._index = arrays.index()
+        limit = self.item_limit
+        if arrays.n < self.sync_limit:
+            self.runner.generation += 1
+            t = time.perf_counter()
+            res = full_layout(arrays, limit)
+            res.seconds = time.perf_counter() - t
+            self._install(self.runner.generation, res, sync=True)
+        else:
+            self.status.setText(f"laying out {arrays.n} nodes…")
+            self.runner.submit(lambda: full_layout(arrays, limit))
+
+    def _relayout(self, expanded: set[int]) -> None:
+        res = self.result
+        if res is None:
+            return
+        self._fit_after = False
+        if res.arrays.n < self.sync_limit:
+            self.runner.generation += 1
+            self._install(
+                self.runner.generation, relayout(res.arrays, res.tree, res.layout, expanded), sync=True
+            )
+        else:
+            self.runner.submit(lambda: relayout(res.arrays, res.tree, res.layout, expanded))
+
+    def _install(self, gen: int, res: object, sync: bool = False) -> None:
+        if not sync:
+            self.runner.pending -= 1
+        if gen != self.runner.generation:
+            return
+        if isinstance(res, BaseException):
+            self.status.setText(f"layout failed: {res}")
+            raise res
+        assert isinstance(res, LayoutResult)
+        self.result = res
+        self.view.state = RenderState(res.scene, res.arrays, res.tree, res.paths, {}, [])
+        self._redecorate()
+        n_vis = int(res.scene.visible.sum())
+        self.status.setText(f"{res.arrays.n} nodes · {n_vis} shown")
+        if self._fit_after:
+            self.view.show_top()
+        if self._center_after is not None:
+            name, self._center_after = self._center_after, None
+            self.center_on(name)
+        self.layoutFinished.emit()
+
+    @property
+    def busy(self) -> bool:
+        """True while a worker layout is still running."""
+        return self.runner.pending > 0
+
+    # -- groups ---------------------------------------------------------------------------
+    def group_path(self, g: int) -> str:
+        """Display path of group `g` ("model/layers/0/attn"); repeated calls get " (2)"."""
+        assert self.result is not None
+        tree = self.result.tree
+        parts = [tree.label[a] for a in reversed(tree.ancestors(g)) if a != 0] + [tree.label[g]]
+        return "/".join(parts)
+
+    def _group_by_path(self, path: str) -> int:
+        assert self.result is not None
+        for g in range(1, self.result.tree.count):
+            if self.group_path(g) == path:
+                return g
+        raise KeyError(path)
+
+    def set_group_expanded(self, path: str, expanded: bool) -> None:
+        """Expand or collapse one module group (its ancestors are expanded too)."""
+        assert self.result is not None
+        g = self._group_by_path(path)
+        ex = set(self.result.expanded)
+        if expanded:
+            ex |= {g, *self.result.tree.ancestors(g)}
+        else:
+            ex.discard(g)
+        self._relayout(ex)
+
+    def expand_all(self) -> None:
+        if self.result is not None:
+            self._relayout(set(range(self.result.tree.count)))
+
+    def is_visible(self, name: str) -> bool:
+        """Whether the node is drawn itself (not hidden inside a collapsed group)."""
+        res = self.result
+        i = self._index.get(name)
+        return res is not None and i is not None and bool(res.scene.rep[i] == i)
+
+    # -- decoration -----------------------------------------------------------------------
+    def set_overlay(self, colors: dict[str, QColor | str], legend: dict[str, str] | None = None) -> None:
+        """Per-node fill colours (node id -> colour); `legend` maps colour -> caption."""
+        self._colors = {k: QColor(v) for k, v in colors.items()}
+        self._legend = legend
+        self._redecorate()
+
+    def set_edge_styles(self, styles: dict[tuple[str, str], EdgeStyle]) -> None:
+        """Emphasise edges (src id, dst id): colour, width and a label such as "2.0 MiB"."""
+        self._edge_styles = dict(styles)
+        self._redecorate()
+
+    def set_marks(self, marks: dict[str, str]) -> None:
+        """Short badges drawn before node labels, e.g. {"relu_1": "♻"} for recomputed nodes."""
+        self._marks = dict(marks)
+        self._redecorate()
+
+    def set_highlight(self, names: set[str], primary: str | None = None) -> None:
+        self._highlight, self._primary = set(names), primary
+        self._redecorate()
+
+    def _redecorate(self) -> None:
+        st, res = self.view.state, self.result
+        if st is None or res is None:
+            return
+        s = res.scene
+        palette = [QColor(c) for c in OP_COLORS]
+        colors = np.asarray([_OP_INDEX.get(n.op, 0) for n in res.arrays.nodes], dtype=np.int64)
+        slot: dict[str, int] = {}
+        for name, color in self._colors.items():
+            i = self._index.get(name)
+            if i is not None:
+                key = color.name(QColor.NameFormat.HexArgb)
+                if key not in slot:
+                    slot[key] = len(palette)
+                    palette.append(color)
+                colors[i] = slot[key]
+        st.palette, st.node_fill = palette, node_paths(s, colors)
+        st.highlight = self._items_path(self._highlight, 4.0)
+        st.primary = self._items_path({n for n in (self._primary, *self._search_current()) if n}, 6.0)
+        st.styled = self._styled_edges()
+        st.marks = {self._index[k]: v for k, v in self._marks.items() if k in self._index}
+        st.legend = self._legend
+        self.minimap.refresh()
+        self.view.update()
+
+    def _search_current(self) -> list[str]:
+        ok = 0 <= self._search_pos < len(self._search_hits)
+        return [self._search_hits[self._search_pos]] if ok else []
+
+    def _items_path(self, names: set[str], grow: float) -> QPainterPath:
+        assert self.result is not None
+        s = self.result.scene
+        idx = [self._index[n] for n in names if n in self._index]
+        items = np.unique(s.rep[np.asarray(idx, dtype=np.int64)]) if idx else np.zeros(0, np.int64)
+        return rects_path(s.x[items], s.y[items], s.w[items] + grow, s.h[items] + grow)
+
+    def _styled_edges(self) -> list[tuple[QPainterPath, EdgeStyle, QPointF]]:
+        assert self.result is not None
+        s, a = self.result.scene, self.result.arrays
+        if not self._edge_styles:
+            return []
+        pair = {(int(u), int(v)): e for e, (u, v) in enumerate(zip(a.src, a.dst, strict=True))}
+        out = []
+        for (u, v), style in self._edge_styles.items():
+            e = pair.get((self._index.get(u, -1), self._index.get(v, -1)))
+            k = -1 if e is None else int(s.edge_of[e])
+            if k < 0:
+                continue
+            xs, ys = s.px[s.start[k] : s.start[k + 1]], s.py[s.start[k] : s.start[k + 1]]
+            path = QPainterPath(QPointF(xs[0], ys[0]))
+            for x, y in zip(xs[1:].tolist(), ys[1:].tolist(), strict=True):
+                path.lineTo(x, y)
+            mid = len(xs) // 2
+            out.append((path, style, QPointF(float(xs[mid]), float(ys[mid]))))
+        return out
+
+    # -- navigation -----------------------------------------------------------------------
+    def fit_to_view(self) -> None:
+        self.view.fit()
+
+    def node_rect(self, name: str) -> QRectF | None:
+        """Where a node (or the collapsed group hiding it) is drawn, in view widget pixels."""
+        res, i = self.result, self._index.get(name)
+        if res is None or i is None:
+            return None
+        return self.view._screen_rect(res.scene, int(res.scene.rep[i]))
+
+    def center_on(self, name: str) -> None:
+        """Scroll to a node, expanding the groups that hide it; zooms in if labels are unreadable."""
+        res, i = self.result, self._index.get(name)
+        if res is None or i is None:
+            return
+        if res.scene.rep[i] != i:
+            g = int(res.tree.node_group[i])
+            self._center_after = name
+            self._relayout(set(res.expanded) | {g, *res.tree.ancestors(g)})
+            return
+        scale = max(self.view.scale, 0.9)
+        self.view.center_on_point(float(res.scene.x[i]), float(res.scene.y[i]), scale)
+
+    def search(self, text: str) -> list[str]:
+        """Node ids whose name, op or target contains `text` (case-insensitive), in graph order."""
+        if self.result is None or not text:
+            return []
+        t = text.lower()
+        a = self.result.arrays
+        return [
+            a.ids[i]
+            for i, n in enumerate(a.nodes)
+            if t in a.ids[i].lower() or t in n.op.lower() or t in n.target.lower()
+        ]
+
+    def _search_next(self) -> None:
+        hits = self.search(self.search_box.text())
+        if hits != self._search_hits:
+            self._search_hits, self._search_pos = hits, -1
+        if not hits:
+            self.status.setText("no match")
+            return
+        self._search_pos = (self._search_pos + 1) % len(hits)
+        self.status.setText(f"match {self._search_pos + 1}/{len(hits)}")
+        self._redecorate()
+        self.center_on(hits[self._search_pos])
+
+    # -- events ---------------------------------------------------------------------------
+    def node_key(self, name: str) -> object:
+        """The pane's key (e.g. a Ref) for a node id, or the id itself without `node_key`."""
+        return self._key(name) if self._key is not None else name
+
+    def _clicked(self, item: int) -> None:
+        res = self.result
+        if res is None or item < 0:
+            return
+        n = res.arrays.n
+        if item < n:
+            self.nodeClicked.emit(res.arrays.ids[item])
+            return
+        g = item - n
+        ex = set(res.expanded)
+        if g in ex:
+            ex.discard(g)
+        else:
+            ex.add(g)
+        self._relayout(ex)
+
+    def _hovered(self, item: int) -> None:
+        res = self.result
+        if res is None or item < 0:
+            QToolTip.hideText()
+            self.nodeHovered.emit("")
+            return
+        n = res.arrays.n
+        if item < n:
+            QToolTip.showText(
+                QCursor.pos(), node_tooltip(res.arrays.nodes[item], res.arrays.module_paths[item])
+            )
+            self.nodeHovered.emit(res.arrays.ids[item])
+        else:
+            g = item - n
+            QToolTip.showText(
+                QCursor.pos(), group_tooltip(self.group_path(g), res.tree.size[g], g in res.expanded)
+            )
+
+    def closeEvent(self, event: object) -> None:
+        self.runner.shutdown()
+
+
+__all__ = ["EdgeStyle", "GraphCanvas"]

@@ -1,0 +1,71 @@
+"""Layout work that may run off the GUI thread, and the bridge that hands results back.
+
+Everything here is numpy or QPainterPath (reentrant), never a QWidget, so it is safe in a worker
+thread. One single-thread executor runs jobs in order, which also serialises use of a
+`CompoundLayout`'s cache. Results return through a queued signal, tagged with a generation so a
+stale layout (the user switched graphs meanwhile) is dropped.
+
+Signals (`LayoutRunner`): `finished(int generation, object result)`, result a `LayoutResult` or
+the exception the job raised.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+
+from PySide6.QtCore import QObject, Signal
+
+from explorer.canvas.scene_paths import ScenePaths, build_paths
+from explorer.layout import CompoundLayout, GraphArrays, GroupTree, Scene, build_groups
+
+
+@dataclass
+class LayoutResult:
+    arrays: GraphArrays
+    tree: GroupTree
+    layout: CompoundLayout
+    expanded: set[int]
+    scene: Scene
+    paths: ScenePaths
+    seconds: float = 0.0
+
+
+def full_layout(arrays: GraphArrays, item_limit: int) -> LayoutResult:
+    tree = build_groups(arrays)
+    layout = CompoundLayout(arrays, tree)
+    return relayout(arrays, tree, layout, tree.default_expanded(item_limit))
+
+
+def relayout(
+    arrays: GraphArrays, tree: GroupTree, layout: CompoundLayout, expanded: set[int]
+) -> LayoutResult:
+    scene = layout.scene(expanded)
+    return LayoutResult(arrays, tree, layout, expanded, scene, build_paths(scene, tree.depth))
+
+
+class LayoutRunner(QObject):
+    finished = Signal(int, object)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="graph-layout")
+        self.generation = 0
+        self.pending = 0
+
+    def submit(self, job: Callable[[], LayoutResult]) -> int:
+        self.generation += 1
+        self.pending += 1
+        gen = self.generation
+        fut = self._pool.submit(job)
+        fut.add_done_callback(lambda f: self._done(gen, f))
+        return gen
+
+    def _done(self, gen: int, fut: Future[LayoutResult]) -> None:
+        # Runs in the worker thread; the signal is queued to the receiver's (GUI) thread.
+        err = fut.exception()
+        self.finished.emit(gen, err if err is not None else fut.result())
+
+    def shutdown(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
