@@ -11,6 +11,7 @@ from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QWidget
 
 from compiler_core.session import Session
+from explorer.actions.export_actions import ExportActions
 from explorer.actions.file_actions import FileActions
 from explorer.panes.aot_pane import AotPane
 from explorer.panes.base import Pane
@@ -57,6 +58,8 @@ class MainWindow(QMainWindow):
         self.statusBar().addWidget(self.status_label, 1)
         self.state.sessionChanged.connect(self._update_status)
         self.files = FileActions(self)
+        self.exports = ExportActions(self)
+        self._build_view_menu()
         self.setAcceptDrops(True)
         self._default_state = self.saveState(LAYOUT_VERSION)
         self.restore_layout()
@@ -102,6 +105,16 @@ class MainWindow(QMainWindow):
         self.resizeDocks([d["InductorPane"], d["KernelCodePane"]], [330, 370], vertical)
         self.resizeDocks([d["CompileTimePane"]], [200], vertical)
         d["BreakSummaryPane"].raise_()
+
+    def _build_view_menu(self) -> None:
+        menu = self.menuBar().addMenu("&View")
+        menu.addAction("&Reset layout").triggered.connect(self.reset_layout)
+        menu.addSeparator()
+        for dock in self.docks.values():
+            menu.addAction(dock.toggleViewAction())
+        go = self.menuBar().addMenu("&Go")
+        go.addAction(self.navigation.back_action)
+        go.addAction(self.navigation.forward_action)
 
     def show_stage(self, stage: str) -> None:
         """Bring every dock of `stage` forward (un-hiding and raising tabbed ones)."""

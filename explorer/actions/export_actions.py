@@ -1,0 +1,84 @@
+"""The Export menu: kernels (folder), graph (DOT/SVG/PNG) and the session as JSON."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
+
+from compiler_core.session import Compile, Graph, save
+from explorer.actions.graph_export import save_dot, save_widget_image
+from explorer.actions.kernel_export import export_kernels
+
+if TYPE_CHECKING:
+    from explorer.main_window import MainWindow
+
+GRAPH_PANES = {"dynamo": "DynamoPane", "aot": "AotPane", "inductor": "InductorPane"}
+
+
+def stage_graph(c: Compile, stage: str) -> Graph | None:
+    """The graph a stage shows first: Dynamo's, AOT's forward (or joint/inference), post-grad."""
+    if stage == "aot" and c.aot is not None:
+        return c.aot.forward or c.aot.joint or c.aot.inference
+    if stage == "inductor":
+        return next((o.post_grad for o in c.inductor if o.post_grad is not None), None)
+    return c.dynamo_graph
+
+
+class ExportActions(QObject):
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        self.graph_stage = "dynamo"  # follows the stage navigator
+        menu = window.menuBar().addMenu("&Export")
+        menu.addAction("&Kernels…").triggered.connect(self.kernels_dialog)
+        menu.addAction("Graph as &DOT…").triggered.connect(lambda: self.graph_dialog("dot"))
+        menu.addAction("Graph as &SVG…").triggered.connect(lambda: self.graph_dialog("svg"))
+        menu.addAction("Graph as &PNG…").triggered.connect(lambda: self.graph_dialog("png"))
+        menu.addAction("Session as &JSON…").triggered.connect(self.session_dialog)
+        window.navigation.stageRequested.connect(self._follow_stage)
+
+    def _follow_stage(self, stage: str) -> None:
+        if stage in GRAPH_PANES:
+            self.graph_stage = stage
+
+    def _current(self) -> Compile | None:
+        c = self.window.state.current
+        if c is None:
+            QMessageBox.information(self.window, "Nothing to export", "Open a model, trace or session first.")
+        return c
+
+    def kernels_dialog(self) -> None:
+        c = self._current()
+        folder = QFileDialog.getExistingDirectory(self.window, "Export kernels to folder") if c else ""
+        if c is not None and folder:
+            files = export_kernels(self.window.state.session, c, folder)
+            self.window.statusBar().showMessage(f"Exported {len(files)} files to {folder}", 5000)
+
+    def graph_dialog(self, fmt: str) -> None:
+        c = self._current()
+        if c is None:
+            return
+        path, _ = QFileDialog.getSaveFileName(self.window, "Export graph", f"graph.{fmt}", f"*.{fmt}")
+        if path:
+            self.export_graph(path)
+
+    def export_graph(self, path: str) -> None:
+        c = self.window.state.current
+        if c is None:
+            return
+        if path.lower().endswith(".dot"):
+            graph = stage_graph(c, self.graph_stage)
+            if graph is not None:
+                save_dot(graph, path, f"{self.graph_stage} [{c.compile_id}]")
+            return
+        pane = self.window.panes[GRAPH_PANES[self.graph_stage]]
+        view = getattr(pane, "graphs", pane)
+        assert isinstance(view, QWidget)
+        save_widget_image(view, path)
+
+    def session_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self.window, "Export session", "session.json", "*.json")
+        if path:
+            save(self.window.state.session, path)
