@@ -75,7 +75,7 @@ def test_multi_rank_directory(shared_traces: Path) -> None:
         "1": 15,
         "2": 1,
         "3": 7,
-    }  # grep -c per rank file
+    }
     messy = import_trace(shared_traces / "inputs" / "multi_rank_messy_input")
     assert messy.meta.ranks == (0, 1)  # some_other_file.txt and another.log are ignored
 
