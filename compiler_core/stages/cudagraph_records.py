@@ -1,0 +1,91 @@
+"""`compilescope_cudagraphs` artifact → per-partition CudaGraphInfo, torch-free.
+
+A partition counts as *captured* when cudagraph trees recorded it, *skipped* when Inductor
+logged a skip for it (the reason is Inductor's own sentence, incl. the user stack it names), and
+unknown (no info) otherwise — e.g. a mode without CUDA graphs, or a graph that never ran twice.
+Skips Inductor logged before it knew the partition (`graph == ""`) apply to every partition of
+that compile, since one skip disables CUDA graphs for the whole compiled function.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from compiler_core.session.model import CudaGraphInfo
+
+ARTIFACT = "compilescope_cudagraphs"
+PartitionKey = tuple[str, str]  # (compile_id, forward|backward|inference)
+
+
+@dataclass(frozen=True)
+class CudaGraphEvent:
+    kind: str  # skip | record | rerecord
+    compile_id: str = ""
+    graph: str = ""
+    message: str = ""
+    function: str = ""
+
+
+def events_from_artifact(payload: str | dict[str, Any]) -> list[CudaGraphEvent]:
+    data: Any = payload
+    if isinstance(payload, str):
+        try:
+            data = json.loads(payload)
+        except json.JSONDecodeError:
+            return []
+    if not isinstance(data, dict):
+        return []
+    out = []
+    for e in data.get("events", []):
+        if isinstance(e, dict) and e.get("kind") in ("skip", "record", "rerecord"):
+            out.append(CudaGraphEvent(**{k: str(e.get(k, "") or "") for k in
+                                         ("kind", "compile_id", "graph", "message", "function")}))
+    return out
+
+
+def cudagraph_from_artifact(
+    payload: str | dict[str, Any], partitions: dict[str, list[str]] | None = None
+) -> dict[PartitionKey, CudaGraphInfo]:
+    """CudaGraphInfo per (compile id, partition).
+
+    `partitions` maps a compile id to its partition names (e.g. `{"0/0": ["forward", "backward"]}`)
+    so compile-level skips can be spread over them and a "forward" event of an inference-only
+    compile lands on "inference"; without it, keys are the partitions events name.
+    """
+    events = events_from_artifact(payload)
+    skips: dict[PartitionKey, list[str]] = defaultdict(list)
+    records: set[PartitionKey] = set()
+    rerecords: dict[PartitionKey, list[str]] = defaultdict(list)
+    for e in events:
+        for key in _keys(e, partitions or {}):
+            if e.kind == "skip":
+                skips[key].append(e.message)
+            elif e.kind == "record":
+                records.add(key)
+            else:
+                rerecords[key].append(e.message or "re-recorded (reason not logged)")
+    out: dict[PartitionKey, CudaGraphInfo] = {}
+    for key in sorted(set(skips) | records | set(rerecords)):
+        captured = key in records and not skips.get(key)
+        reason = "; ".join(dict.fromkeys(skips.get(key, [])))
+        again = tuple(rerecords.get(key, ()))
+        out[key] = CudaGraphInfo(captured=captured, skip_reason=reason, rerecords=again)
+    return out
+
+
+def _keys(e: CudaGraphEvent, partitions: dict[str, list[str]]) -> list[PartitionKey]:
+    known = partitions.get(e.compile_id, [])
+    if not e.graph:
+        return [(e.compile_id, p) for p in known] or [(e.compile_id, "")]
+    if e.graph == "forward" and "forward" not in known and "inference" in known:
+        return [(e.compile_id, "inference")]
+    return [(e.compile_id, e.graph)]
+
+
+def skip_summary(reason: str) -> str:
+    """Inductor's skip sentence without its trailing stack (first line, 'skipping cudagraphs due to ')."""
+    first = reason.strip().splitlines()[0] if reason.strip() else ""
+    return first.replace("skipping cudagraphs due to ", "").strip()

@@ -1,0 +1,101 @@
+"""Fill a built Session with the stage artifacts: decompositions, autotuning, CUDA-graph status.
+
+`with_stage_artifacts(session, trace_path)` is what the session builder (or the worker, right
+after `import_trace`) calls to put
+
+- `compilescope_decompositions` into `Compile.artifacts` (verbatim; decompositions.py reads it),
+- `compilescope_autotune` into `InductorOutput.autotune` of the matching partition,
+- `compilescope_cudagraphs` into `InductorOutput.cudagraph` (events carry their compile ids,
+  because recordings happen at run time, outside any compile).
+
+Torch-free; a second pass over the log reads only artifact payloads, which costs little next to
+the main import. Already-filled fields are left alone, so running it on a session whose builder
+learned these artifacts itself changes nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections import defaultdict
+
+from compiler_core.session.model import AutotuneResult, Compile, CudaGraphInfo, InductorOutput, Session
+from compiler_core.stages.autotune_records import ARTIFACT as AUTOTUNE
+from compiler_core.stages.autotune_records import autotune_from_artifact, autotune_graph
+from compiler_core.stages.cudagraph_records import ARTIFACT as CUDAGRAPHS
+from compiler_core.stages.cudagraph_records import PartitionKey, cudagraph_from_artifact
+from compiler_core.stages.decompositions import ARTIFACT as DECOMPOSITIONS
+
+NAMES = frozenset({AUTOTUNE, CUDAGRAPHS, DECOMPOSITIONS})
+CompileKey = tuple[str, "int | None"]
+
+
+@dataclasses.dataclass
+class StagePayloads:
+    decompositions: dict[CompileKey, str] = dataclasses.field(default_factory=dict)
+    autotune: dict[CompileKey, list[tuple[str, AutotuneResult]]] = dataclasses.field(
+        default_factory=lambda: defaultdict(list))
+    cudagraphs: list[tuple[int | None, str]] = dataclasses.field(default_factory=list)
+
+
+def read_stage_payloads(trace_path: str | os.PathLike[str]) -> StagePayloads:
+    from compiler_core.trace.compile_ids import compile_id_of, trace_files
+    from compiler_core.trace.records import read_records
+
+    out = StagePayloads()
+    for path, file_rank in trace_files(trace_path):
+        for rec in read_records(path, frozenset({"artifact"})):
+            value = rec.value if isinstance(rec.value, dict) else {}
+            name = value.get("name")
+            if rec.kind != "artifact" or name not in NAMES:
+                continue
+            rank = rec.meta.get("rank", file_rank)
+            key = (compile_id_of(rec.meta) or "-", rank)
+            if name == DECOMPOSITIONS:
+                out.decompositions.setdefault(key, rec.payload)  # first graph: joint / inference
+            elif name == AUTOTUNE:
+                graph = autotune_graph(rec.payload)
+                out.autotune[key].extend((graph, r) for r in autotune_from_artifact(rec.payload))
+            else:
+                out.cudagraphs.append((rank, rec.payload))
+    return out
+
+
+def with_stage_artifacts(session: Session, trace_path: str | os.PathLike[str]) -> Session:
+    return apply_stage_payloads(session, read_stage_payloads(trace_path))
+
+
+def apply_stage_payloads(session: Session, payloads: StagePayloads) -> Session:
+    cuda: dict[tuple[int | None, str, str], CudaGraphInfo] = {}
+    for rank, text in payloads.cudagraphs:
+        partitions = {c.compile_id: [o.graph for o in c.inductor] for c in session.compiles if c.rank == rank}
+        for (cid, graph), info in cudagraph_from_artifact(text, partitions).items():
+            cuda[(rank, cid, graph)] = info
+    compiles = tuple(_apply(c, payloads, cuda) for c in session.compiles)
+    return dataclasses.replace(session, compiles=compiles)
+
+
+def _apply(c: Compile, p: StagePayloads, cuda: dict[tuple[int | None, str, str], CudaGraphInfo]) -> Compile:
+    key = (c.compile_id, c.rank)
+    artifacts = dict(c.artifacts)
+    if key in p.decompositions and DECOMPOSITIONS not in artifacts:
+        artifacts[DECOMPOSITIONS] = p.decompositions[key]
+    tuned = p.autotune.get(key, [])
+    outputs = tuple(_output(o, tuned, cuda.get((c.rank, c.compile_id, o.graph)), len(c.inductor))
+                    for o in c.inductor)
+    return dataclasses.replace(c, artifacts=artifacts, inductor=outputs)
+
+
+def _output(o: InductorOutput, tuned: list[tuple[str, AutotuneResult]], info: CudaGraphInfo | None,
+            partitions: int) -> InductorOutput:
+    sole = partitions == 1
+    mine = tuple(r for graph, r in tuned if graph == o.graph or (sole and graph in ("", "forward")))
+    return dataclasses.replace(
+        o,
+        autotune=o.autotune or mine,
+        cudagraph=o.cudagraph if o.cudagraph is not None else info,
+    )
+
+
+def partition_keys(session: Session) -> list[PartitionKey]:
+    return [(c.compile_id, o.graph) for c in session.compiles for o in c.inductor]
