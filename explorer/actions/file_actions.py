@@ -122,6 +122,7 @@ class FileActions(QObject):
         QMessageBox.warning(self.window, "Could not open", f"{path}\n\n{message}")
 
     def ask_and_capture(self, path: str) -> bool:
+        self._remember(path)  # in Recent even if cancelled; Recent leads back to this dialog
         trusted = self._list_setting(TRUSTED_KEY)
         first = str(Path(path).resolve()) not in trusted
         dialog = CaptureOptionsDialog(path, first, self.window)

@@ -1,0 +1,102 @@
+"""Running the real capture worker from the GUI: progress, a responsive event loop, fates, cancel."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QTimer
+from pytestqt.qtbot import QtBot
+
+from compiler_core.worker.protocol import CaptureSpec
+from explorer.actions.file_actions import autosave_path
+from explorer.main_window import MainWindow
+from explorer.worker_process import WorkerOutcome
+from tests.conftest import EXAMPLES
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COMPILESCOPE_CACHE_DIR", str(tmp_path / "cache"))
+
+
+class GapMeter:
+    """Longest interval between ticks of a 10 ms timer: how long the event loop stalled."""
+
+    def __init__(self) -> None:
+        self.last = time.perf_counter()
+        self.worst = 0.0
+        self.timer = QTimer()
+        self.timer.setInterval(10)
+        self.timer.timeout.connect(self._tick)
+        self.timer.start()
+
+    def _tick(self) -> None:
+        now = time.perf_counter()
+        self.worst = max(self.worst, now - self.last)
+        self.last = now
+
+
+def _capture(qtbot: QtBot, window: MainWindow, model: Path, timeout_ms: int = 240_000) -> WorkerOutcome:
+    spec = CaptureSpec(str(model), str(autosave_path(str(model))))
+    with qtbot.waitSignal(window.files.worker.finished, timeout=timeout_ms) as blocker:
+        window.files.start_capture(spec)
+    outcome = blocker.args[0]
+    assert isinstance(outcome, WorkerOutcome)
+    return outcome
+
+
+@pytest.mark.slow
+def test_capture_shows_progress_keeps_the_loop_responsive_and_autosaves(qtbot: QtBot, window: MainWindow) -> None:
+    stages: list[str] = []
+    window.files.worker.stageChanged.connect(stages.append)
+    meter = GapMeter()
+    meter.worst = 0.0
+    outcome = _capture(qtbot, window, EXAMPLES / "mlp_graph_break.py")
+    meter.timer.stop()
+    assert outcome.ok, outcome.describe()
+    assert any(s.startswith("inductor") for s in stages), stages
+    assert window.files.progress is not None and "Capture finished" in window.files.progress.fate.text()
+    assert Path(outcome.session_path) == autosave_path(str(EXAMPLES / "mlp_graph_break.py"))
+    assert Path(outcome.session_path).is_file(), "every capture is autosaved"
+    session = window.state.session
+    assert sum(len(c.graph_breaks) for c in session.compiles) >= 1
+    assert window.panes["BreakSummaryPane"].tree.topLevelItem(0).text(1).strip()  # type: ignore[attr-defined]
+    assert meter.worst < 0.100, f"event loop stalled {meter.worst * 1000:.0f} ms during the capture"
+
+
+@pytest.mark.slow
+def test_a_failing_model_shows_its_fate_and_allows_a_new_run(
+    qtbot: QtBot, window: MainWindow, tmp_path: Path
+) -> None:
+    model = tmp_path / "boom.py"
+    model.write_text(
+        "import torch\n"
+        "def model(x):\n"
+        "    raise ValueError('my model is broken on purpose')\n"
+        "example_inputs = (torch.randn(2),)\n"
+    )
+    outcome = _capture(qtbot, window, model)
+    assert not outcome.ok and outcome.exit_code not in (0, None)
+    assert "my model is broken on purpose" in outcome.error
+    fate = window.files.progress.fate.text()  # type: ignore[union-attr]
+    assert f"exit code {outcome.exit_code}" in fate and "last stage" in fate
+    assert "boom.py" in window.files.progress.log.toPlainText()  # type: ignore[union-attr]
+    assert window.files.progress.rerun_button.isVisible()  # type: ignore[union-attr]
+    with qtbot.waitSignal(window.files.worker.finished, timeout=240_000):
+        window.files.progress.rerun_button.click()  # type: ignore[union-attr]
+
+
+@pytest.mark.slow
+def test_cancel_kills_the_worker_group(qtbot: QtBot, window: MainWindow, tmp_path: Path) -> None:
+    model = tmp_path / "slow.py"
+    model.write_text("import time\ntime.sleep(120)\n")
+    spec = CaptureSpec(str(model), str(tmp_path / "slow.json"))
+    window.files.start_capture(spec)
+    qtbot.waitUntil(lambda: window.files.worker.stage != "", timeout=60_000)
+    started = time.monotonic()
+    with qtbot.waitSignal(window.files.worker.finished, timeout=10_000) as blocker:
+        window.files.progress.cancel_button.click()  # type: ignore[union-attr]
+    assert blocker.args[0].cancelled and time.monotonic() - started < 5
+    assert "cancelled" in window.files.progress.fate.text()  # type: ignore[union-attr]
