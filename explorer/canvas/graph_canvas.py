@@ -11,7 +11,7 @@ Signals: `nodeClicked(str)`, `nodeHovered(str)` ("" when leaving a node), `layou
 
 from __future__ import annotations
 
-import time
+import gc
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -28,7 +28,6 @@ from explorer.canvas.scene_paths import node_paths, rects_path
 from explorer.layout import GraphArrays, from_sections
 
 OP_COLORS = ["#dce8f7", "#d8ecd0", "#e6e0f0", "#e0e0e0"]  # call, placeholder, get_attr, output
-_OP_INDEX = {"placeholder": 1, "get_attr": 2, "output": 3}
 
 
 class GraphCanvas(QWidget):
@@ -104,7 +103,8 @@ class GraphCanvas(QWidget):
                 labels[i + 1] = f"{labels[i + 1]}  ⟵ break: {reason}"
         self._sections = [(g, lab) for (g, _), lab in zip(graphs, labels, strict=True)]
         self._bands, self._key = None, node_key
-        self._start(from_sections(self._sections))
+        sections = list(self._sections)
+        self._start(lambda: from_sections(sections), sum(len(g.nodes) for g, _ in sections))
 
     def set_bands(self, bands: dict[str, str]) -> None:
         """Split the current single graph into bands stacked top to bottom, in first-seen order.
@@ -119,21 +119,22 @@ class GraphCanvas(QWidget):
         first = next(iter(bands.values()), "")
         self._bands = dict(bands)
         order = [bands.get(n.name, first) for n in graph.nodes]
-        self._start(from_sections(self._sections, band_of=order))
+        sections = list(self._sections)
+        self._start(lambda: from_sections(sections, band_of=order), len(order))
 
-    def _start(self, arrays: GraphArrays) -> None:
+    def _start(self, make_arrays: Callable[[], GraphArrays], n: int) -> None:
         self._fit_after = True
-        self._index = arrays.index()
         limit = self.item_limit
-        if arrays.n < self.sync_limit:
+        if n < self.sync_limit:
             self.runner.generation += 1
-            t = time.perf_counter()
-            res = full_layout(arrays, limit)
-            res.seconds = time.perf_counter() - t
-            self._install(self.runner.generation, res, sync=True)
+            self._install(self.runner.generation, full_layout(make_arrays, limit), sync=True)
         else:
-            self.status.setText(f"laying out {arrays.n} nodes…")
-            self.runner.submit(lambda: full_layout(arrays, limit))
+            self.status.setText(f"laying out {n} nodes…")
+            # A full GC pass over a 50k-node session, triggered by the worker's allocations,
+            # holds the GIL ~200 ms and freezes the window. Freezing moves today's objects (the
+            # session, mostly acyclic and long-lived) out of the collector's reach.
+            gc.freeze()
+            self.runner.submit(lambda: full_layout(make_arrays, limit))
 
     def _relayout(self, expanded: set[int]) -> None:
         res = self.result
@@ -142,11 +143,10 @@ class GraphCanvas(QWidget):
         self._fit_after = False
         if res.arrays.n < self.sync_limit:
             self.runner.generation += 1
-            self._install(
-                self.runner.generation, relayout(res.arrays, res.tree, res.layout, expanded), sync=True
-            )
+            new = relayout(res.arrays, res.tree, res.layout, expanded, res)
+            self._install(self.runner.generation, new, sync=True)
         else:
-            self.runner.submit(lambda: relayout(res.arrays, res.tree, res.layout, expanded))
+            self.runner.submit(lambda: relayout(res.arrays, res.tree, res.layout, expanded, res))
 
     def _install(self, gen: int, res: object, sync: bool = False) -> None:
         if not sync:
@@ -158,6 +158,8 @@ class GraphCanvas(QWidget):
             raise res
         assert isinstance(res, LayoutResult)
         self.result = res
+        self._index = res.index
+        self.layout_seconds = res.seconds
         self.view.state = RenderState(res.scene, res.arrays, res.tree, res.paths, {}, [])
         self._redecorate()
         n_vis = int(res.scene.visible.sum())
@@ -237,7 +239,7 @@ class GraphCanvas(QWidget):
             return
         s = res.scene
         palette = [QColor(c) for c in OP_COLORS]
-        colors = np.asarray([_OP_INDEX.get(n.op, 0) for n in res.arrays.nodes], dtype=np.int64)
+        colors = res.op_color.copy()
         slot: dict[str, int] = {}
         for name, color in self._colors.items():
             i = self._index.get(name)

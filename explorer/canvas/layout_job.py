@@ -11,10 +11,13 @@ the exception the job raised.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
+import numpy as np
+from numpy.typing import NDArray
 from PySide6.QtCore import QObject, Signal
 
 from explorer.canvas.scene_paths import ScenePaths, build_paths
@@ -29,20 +32,43 @@ class LayoutResult:
     expanded: set[int]
     scene: Scene
     paths: ScenePaths
+    index: dict[str, int]
+    op_color: NDArray[np.int64]  # default fill slot per node, by op
     seconds: float = 0.0
 
 
-def full_layout(arrays: GraphArrays, item_limit: int) -> LayoutResult:
+_OP_SLOT = {"placeholder": 1, "get_attr": 2, "output": 3}
+
+
+def full_layout(make_arrays: Callable[[], GraphArrays], item_limit: int) -> LayoutResult:
+    """Everything from session graph to drawable paths; safe off the GUI thread."""
+    t = time.perf_counter()
+    arrays = make_arrays()
     tree = build_groups(arrays)
     layout = CompoundLayout(arrays, tree)
-    return relayout(arrays, tree, layout, tree.default_expanded(item_limit))
+    res = relayout(arrays, tree, layout, tree.default_expanded(item_limit), None)
+    res.seconds = time.perf_counter() - t
+    return res
 
 
 def relayout(
-    arrays: GraphArrays, tree: GroupTree, layout: CompoundLayout, expanded: set[int]
+    arrays: GraphArrays,
+    tree: GroupTree,
+    layout: CompoundLayout,
+    expanded: set[int],
+    previous: LayoutResult | None,
 ) -> LayoutResult:
+    t = time.perf_counter()
     scene = layout.scene(expanded)
-    return LayoutResult(arrays, tree, layout, expanded, scene, build_paths(scene, tree.depth))
+    paths = build_paths(scene, tree.depth)
+    if previous is not None:
+        index, op_color = previous.index, previous.op_color
+    else:
+        index = arrays.index()
+        op_color = np.asarray([_OP_SLOT.get(n.op, 0) for n in arrays.nodes], dtype=np.int64)
+    res = LayoutResult(arrays, tree, layout, expanded, scene, paths, index, op_color)
+    res.seconds = time.perf_counter() - t
+    return res
 
 
 class LayoutRunner(QObject):

@@ -1,0 +1,130 @@
+"""GraphCanvas on real widgets (pytest-qt, offscreen): clicks, decoration, search, threading."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QElapsedTimer, Qt, QTimer
+from PySide6.QtGui import QColor
+from pytestqt.qtbot import QtBot
+
+from explorer.canvas import EdgeStyle, GraphCanvas
+from explorer.layout.synthetic_graphs import transformer_graph
+
+
+@pytest.fixture
+def canvas(qtbot: QtBot) -> GraphCanvas:
+    c = GraphCanvas()
+    qtbot.addWidget(c)
+    c.resize(900, 700)
+    c.show()
+    qtbot.waitExposed(c)
+    return c
+
+
+def test_click_emits_node_name_and_highlight_does_not_relayout(canvas: GraphCanvas, qtbot: QtBot) -> None:
+    canvas.set_graph(transformer_graph(200))
+    assert canvas.result is not None and canvas.is_visible("add_17")
+    canvas.center_on("add_17")
+    rect = canvas.node_rect("add_17")
+    assert rect is not None and canvas.view.rect().contains(rect.center().toPoint())
+    with qtbot.waitSignal(canvas.nodeClicked) as sig:
+        qtbot.mouseClick(canvas.view, Qt.MouseButton.LeftButton, pos=rect.center().toPoint())
+    assert sig.args == ["add_17"]
+    scene = canvas.result.scene
+    canvas.set_highlight({"add_17", "mm_5"}, primary="add_17")
+    canvas.set_overlay({"add_17": "#ff0000"}, legend={"#ff0000": "kernel 0"})
+    canvas.set_edge_styles({("add_17", "layer_norm_18"): EdgeStyle(label="2 KiB")})
+    assert canvas.result.scene is scene
+    st = canvas.view.state
+    assert st is not None and not st.highlight.isEmpty() and len(st.styled) == 1
+    assert QColor("#ff0000") in st.palette
+
+
+def test_search_and_jump_expand_the_group_hiding_a_node(canvas: GraphCanvas, qtbot: QtBot) -> None:
+    canvas.item_limit = 40
+    canvas.set_graph(transformer_graph(1500))
+    hits = canvas.search("SOFTMAX")
+    assert len(hits) > 10 and all(h.startswith("softmax") for h in hits)
+    target = hits[-1]
+    assert not canvas.is_visible(target)
+    canvas.center_on(target)
+    assert canvas.is_visible(target)
+    rect = canvas.node_rect(target)
+    assert rect is not None and canvas.view.rect().contains(rect.center().toPoint())
+
+
+def test_clicking_a_collapsed_group_expands_it(canvas: GraphCanvas, qtbot: QtBot) -> None:
+    canvas.item_limit = 20
+    canvas.set_graph(transformer_graph(600))
+    res = canvas.result
+    assert res is not None
+    s = res.scene
+    groups = np.flatnonzero(s.visible[s.n :])
+    g = int(groups[np.argmax([res.tree.size[int(i)] for i in groups])])
+    before = int(s.visible.sum())
+    canvas.view.center_on_point(float(s.x[s.n + g]), float(s.y[s.n + g]), 1.0)
+    center = canvas.view._screen_rect(s, s.n + g).center().toPoint()
+    qtbot.mouseClick(canvas.view, Qt.MouseButton.LeftButton, pos=center)
+    assert canvas.result is not res and g in canvas.result.expanded
+    assert int(canvas.result.scene.visible.sum()) > before
+
+
+def test_graphs_and_bands_stack_top_to_bottom(canvas: GraphCanvas) -> None:
+    g = transformer_graph(150)
+    canvas.set_graphs([(g, "graph 0"), (g, "graph 1")], separators=["torch._dynamo.graph_break()"])
+    assert canvas.search("output") == ["0:output", "1:output"]
+    res = canvas.result
+    assert res is not None and "break" in res.tree.label[res.scene.sections[0][0]]
+    canvas.set_graph(g)
+    names = [n.name for n in g.nodes]
+    cut = len(names) // 2
+    canvas.set_bands({n: ("forward" if i < cut else "backward") for i, n in enumerate(names)})
+    res = canvas.result
+    assert res is not None
+    y = res.scene.y[: res.arrays.n]
+    assert y[:cut].max() < y[cut:].min()
+
+
+def test_screenshot_of_a_graph_draws_boxes_and_labels(canvas: GraphCanvas, tmp_path) -> None:
+    canvas.set_graph(transformer_graph(120))
+    canvas.center_on("add_17")
+    img = canvas.grab().toImage()
+    bg = canvas.view.palette().window().color()
+    colors = {
+        img.pixelColor(x, y).name() for x in range(0, img.width(), 3) for y in range(0, img.height(), 3)
+    }
+    assert len(colors) > 20, "canvas rendered (almost) nothing"
+    assert bg.name() != "" and img.save(str(tmp_path / "canvas.png"))
+
+
+@pytest.mark.slow
+def test_event_loop_stays_responsive_while_50k_nodes_lay_out(canvas: GraphCanvas, qtbot: QtBot) -> None:
+    graph = transformer_graph(50_000)
+    gaps: list[float] = []
+    clock = QElapsedTimer()
+    clock.start()
+    last = [clock.elapsed()]
+
+    def tick() -> None:
+        now = clock.elapsed()
+        gaps.append(now - last[0])
+        last[0] = now
+
+    timer = QTimer()
+    timer.setInterval(5)
+    timer.timeout.connect(tick)
+    timer.start()
+    t0 = time.perf_counter()
+    with qtbot.waitSignal(canvas.layoutFinished, timeout=60_000):
+        canvas.set_graph(graph)
+        last[0] = clock.elapsed()
+        gaps.clear()
+    elapsed = time.perf_counter() - t0
+    qtbot.wait(50)
+    timer.stop()
+    assert canvas.result is not None and canvas.result.arrays.n == 50_000
+    assert len(gaps) > 5, elapsed
+    assert max(gaps) <= 50, f"event loop stalled {max(gaps)} ms (layout took {elapsed:.2f} s)"
