@@ -64,21 +64,34 @@ def mode_stats(
     `compile_s` defaults to the summed durations of this mode's compile/recompile events.
     """
     mine = [s for s in samples if s.mode == mode]
+    return summarize(mode, [s.ms for s in mine], [s.warmup for s in mine],
+                     [s.peak_mem_bytes for s in mine], events, **measured)
+
+
+def summarize(
+    mode: str,
+    ms: Sequence[float],
+    warmup: Sequence[bool],
+    peaks: Sequence[int | None] = (),
+    events: Sequence[TimelineEvent] = (),
+    **measured: int | float | None,
+) -> ModeStats:
+    """`mode_stats` on parallel columns, for callers (the live pane) that store samples so."""
     marks = [e for e in events if e.mode == mode]
-    steady = steady_ms(mine)
+    steady = [v for v, w in zip(ms, warmup, strict=True) if not w] or list(ms)
     compile_durations = [e.duration_s for e in marks if e.kind in COMPILE_KINDS and e.duration_s]
-    peaks = [s.peak_mem_bytes for s in mine if s.peak_mem_bytes is not None]
+    known_peaks = [p for p in peaks if p is not None]
     fields: dict[str, int | float | None] = {
         "compile_s": sum(compile_durations) if compile_durations else None,
-        "peak_mem_bytes": max(peaks) if peaks else None,
+        "peak_mem_bytes": max(known_peaks) if known_peaks else None,
     }
     fields.update({k: v for k, v in measured.items() if v is not None})
     return ModeStats(
         mode=mode,
-        samples=len(mine),
+        samples=len(ms),
         median_ms=median(steady),
         p99_ms=percentile(steady, 99.0),
-        total_ms=sum(s.ms for s in mine) if mine else None,
+        total_ms=sum(ms) if ms else None,
         recompiles=sum(1 for e in marks if e.kind == "recompile"),
         **fields,  # type: ignore[arg-type]
     )

@@ -15,7 +15,7 @@ from typing import Any
 
 from compiler_core.session.model import ModeStats, Session, StepSample, TimelineEvent
 from compiler_core.timeline.records import EVENT, MODE_START, SAMPLE, STATS, from_record
-from compiler_core.timeline.stats import EAGER, mode_stats, speedup
+from compiler_core.timeline.stats import EAGER, speedup, summarize
 
 MODE_ORDER = ("eager", "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 
@@ -31,8 +31,11 @@ class ModeSeries:
     peak: list[int | None] = field(default_factory=list)
     events: list[TimelineEvent] = field(default_factory=list)
     measured: ModeStats | None = None  # the worker's final figures, once the mode finished
+    revision: int = 0  # grows with every change, so views redo only the modes that changed
+    _stats: tuple[int, ModeStats] | None = None
 
     def add(self, s: StepSample) -> None:
+        self.revision += 1
         self.steps.append(s.step)
         self.ms.append(s.ms)
         self.warmup.append(s.warmup)
@@ -42,9 +45,19 @@ class ModeSeries:
         return [StepSample(self.mode, st, ms, w, p)
                 for st, ms, w, p in zip(self.steps, self.ms, self.warmup, self.peak, strict=True)]
 
+    def add_event(self, e: TimelineEvent) -> None:
+        self.events.append(e)
+        self.revision += 1
+
     def stats(self) -> ModeStats:
-        """Figures from the samples so far; launches/kernels/compile time from the worker."""
-        live = mode_stats(self.mode, self.samples(), self.events)
+        """Figures from the samples so far (cached per revision); launches, kernels and compile
+        time from the worker's final figures when they have arrived."""
+        if self._stats is None or self._stats[0] != self.revision:
+            self._stats = (self.revision, self._compute_stats())
+        return self._stats[1]
+
+    def _compute_stats(self) -> ModeStats:
+        live = summarize(self.mode, self.ms, self.warmup, self.peak, self.events)
         if self.measured is None:
             return live
         m = self.measured
@@ -80,7 +93,7 @@ class TimelineData:
         self.revision += 1
 
     def add_event(self, event: TimelineEvent) -> None:
-        self.mode(event.mode).events.append(event)
+        self.mode(event.mode).add_event(event)
         self.revision += 1
 
     def add_record(self, record: Mapping[str, Any]) -> None:
@@ -91,7 +104,9 @@ class TimelineData:
         elif kind == EVENT:
             self.add_event(from_record(record, TimelineEvent))
         elif kind == STATS:
-            self.mode(str(record["mode"])).measured = from_record(record, ModeStats)
+            series = self.mode(str(record["mode"]))
+            series.measured = from_record(record, ModeStats)
+            series.revision += 1
             self.revision += 1
         elif kind == MODE_START:
             self.series[str(record["mode"])] = ModeSeries(str(record["mode"]))
@@ -104,7 +119,7 @@ class TimelineData:
         for s in samples:
             self.mode(s.mode).add(s)
         for e in events:
-            self.mode(e.mode).events.append(e)
+            self.mode(e.mode).add_event(e)
         for st in stats:
             self.mode(st.mode).measured = st
 

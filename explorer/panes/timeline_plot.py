@@ -53,7 +53,9 @@ class ModeLayer:
         self.mode = mode
         self.rank = MODE_ORDER.index(mode) if mode in MODE_ORDER else len(MODE_ORDER)
         self.plot = plot
-        self.curve = plot.plot([], [], pen=pg.mkPen(color, width=1.5), name=mode)
+        self.curve = plot.plot([], [], pen=pg.mkPen(color, width=1.5), name=mode, skipFiniteCheck=True)
+        self.curve.setDownsampling(auto=True, method="peak")  # spikes survive downsampling
+        self.curve.setClipToView(True)
         self.warm = pg.ScatterPlotItem(size=11, pen=pg.mkPen("#d62728", width=2), brush=None)
         self.marks = pg.ScatterPlotItem(size=13, pen=pg.mkPen(color.darker(160)), brush=pg.mkBrush(color),
                                         hoverable=True, tip=marker_tip)
@@ -62,6 +64,7 @@ class ModeLayer:
         plot.addItem(self.marks)
         self.labels: list[pg.TextItem] = []
         self._drawn: tuple[int, int, bool] | None = None
+        self._refreshed: tuple[int, int, bool] | None = None
 
     def items(self) -> list[Any]:
         return [self.curve, self.warm, self.marks, *self.labels]
@@ -71,6 +74,10 @@ class ModeLayer:
             item.setVisible(visible)
 
     def refresh(self, series: ModeSeries, log_y: bool) -> None:
+        key = (id(series), series.revision, log_y)
+        if key == self._refreshed:
+            return
+        self._refreshed = key
         x = np.asarray(series.steps, dtype=float)
         y = np.asarray(series.ms, dtype=float)
         if log_y:
@@ -125,7 +132,7 @@ class TimelinePlot(pg.PlotWidget):
         self.item: pg.PlotItem = self.getPlotItem()
         self.item.setLabel("bottom", "step")
         self.item.setLabel("left", "step time (ms)")
-        self.item.showGrid(x=True, y=True, alpha=0.2)
+        self.item.showGrid(x=False, y=True, alpha=0.15)
         self.item.addLegend(offset=(-10, 10))
         self.layers: dict[str, ModeLayer] = {}
         self.hidden: set[str] = set()
