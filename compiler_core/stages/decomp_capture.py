@@ -79,5 +79,9 @@ class PreJointPass:
         if self.previous is not None:
             self.previous(graph)
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        """torch.compile deep-copies the Inductor config; a pass shares its recorder, never a copy."""
+        return self
+
     def uuid(self) -> Any:  # CustomGraphPass protocol; None disables the FX graph cache entry
         return None

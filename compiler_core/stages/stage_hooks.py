@@ -38,6 +38,10 @@ class _GraphStartMark:
         if self.previous is not None:
             self.previous(graph)
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        """torch.compile deep-copies the Inductor config; a pass shares its recorder, never a copy."""
+        return self
+
     def uuid(self) -> Any:
         return None
 

@@ -1,0 +1,71 @@
+"""CUDA-graph event parsing and the mode-comparison rows (no GPU needed: Inductor's own skip
+function is called for real, and tree messages use the exact format cudagraph_trees logs)."""
+
+from __future__ import annotations
+
+import json
+
+from compiler_core.session.model import ModeStats
+from compiler_core.stages import cudagraph_from_artifact, mode_rows, skip_summary, text_table
+from compiler_core.stages.cudagraph_capture import CudaGraphRecorder, tree_event
+
+
+def test_recorder_catches_inductors_skip_message() -> None:
+    from torch._dynamo.utils import counters
+    from torch._inductor.cudagraph_utils import log_cudagraph_skip_and_bump_counter
+
+    before = counters["inductor"]["cudagraph_skips"]
+    with CudaGraphRecorder() as rec:
+        log_cudagraph_skip_and_bump_counter("skipping cudagraphs due to mutated inputs (1 instances)")
+    assert counters["inductor"]["cudagraph_skips"] == before + 1
+    assert [(e.kind, e.message) for e in rec.events] == [
+        ("skip", "skipping cudagraphs due to mutated inputs (1 instances)")]
+    payload = rec.payload()
+    assert payload["skips_counter"] >= 1
+
+
+def test_tree_messages() -> None:
+    rec = tree_event("[0/0] Recording function=1, mode=FORWARD, cuda_graph_id=0, inputs: [f32[8]]")
+    assert rec is not None
+    assert (rec.kind, rec.compile_id, rec.graph, rec.function) == ("record", "0/0", "forward", "1")
+    again = tree_event(
+        "[0/1] Re-recording function=2, mode=BACKWARD, reason=static input data pointer changed."
+    )
+    assert again is not None and again.kind == "rerecord" and again.graph == "backward"
+    assert again.message == "static input data pointer changed."
+    assert tree_event("[0/0] Recording cudagraph tree for graph without symints") is None
+
+
+def test_partitions_from_events() -> None:
+    payload = json.dumps({"events": [
+        {"kind": "record", "compile_id": "0/0", "graph": "forward"},
+        {"kind": "record", "compile_id": "0/0", "graph": "backward"},
+        {"kind": "rerecord", "compile_id": "0/0", "graph": "backward", "message": "input shape changed"},
+        {"kind": "skip", "compile_id": "1/0", "graph": "",
+         "message": "skipping cudagraphs due to cpu device (x_1). Found from : File \"m.py\", line 3"},
+        {"kind": "record", "compile_id": "2/0", "graph": "forward"},
+    ]})
+    infos = cudagraph_from_artifact(payload, {"0/0": ["forward", "backward"], "1/0": ["inference"],
+                                              "2/0": ["inference"]})
+    assert infos[("0/0", "forward")].captured
+    assert infos[("0/0", "backward")].rerecords == ("input shape changed",)
+    skipped = infos[("1/0", "inference")]
+    assert not skipped.captured and skip_summary(skipped.skip_reason).startswith("cpu device (x_1)")
+    assert infos[("2/0", "inference")].captured  # "forward" of an inference-only compile
+    assert cudagraph_from_artifact("{") == {}
+
+
+def test_mode_rows_speedup_and_best() -> None:
+    stats = [
+        ModeStats("reduce-overhead", 10, median_ms=1.0, compile_s=20.0, kernel_launches_per_step=1,
+                  cudagraph_graphs=2, peak_mem_bytes=3 * 2**20),
+        ModeStats("eager", 10, median_ms=4.0, kernel_launches_per_step=40),
+        ModeStats("default", 10, median_ms=2.0, compile_s=10.0, kernels=12, kernel_launches_per_step=12),
+    ]
+    rows = mode_rows(stats)
+    assert [r.mode for r in rows] == ["eager", "default", "reduce-overhead"]
+    assert [r.speedup for r in rows] == [1.0, 2.0, 4.0]
+    assert [r.best for r in rows] == [False, False, True]
+    assert rows[2].peak_mib == 3.0
+    table = text_table(rows)
+    assert 'torch.compile(mode="reduce-overhead")' in table and "4.00×" in table and "—" in table
