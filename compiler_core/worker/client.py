@@ -12,6 +12,7 @@ about two seconds.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import signal
@@ -66,12 +67,13 @@ class _TailBuffer:
         self._thread.start()
 
     def _drain(self, stream: IO[bytes]) -> None:
-        for chunk in iter(lambda: stream.read1(65536), b""):  # type: ignore[attr-defined]
-            self.total += len(chunk)
-            self._chunks.append(chunk)
-            self._size += len(chunk)
-            while self._size > self._limit and len(self._chunks) > 1:
-                self._size -= len(self._chunks.popleft())
+        with stream:
+            for chunk in iter(lambda: stream.read1(65536), b""):  # type: ignore[attr-defined]
+                self.total += len(chunk)
+                self._chunks.append(chunk)
+                self._size += len(chunk)
+                while self._size > self._limit and len(self._chunks) > 1:
+                    self._size -= len(self._chunks.popleft())
 
     def join(self, timeout: float) -> None:
         self._thread.join(timeout)
@@ -94,6 +96,7 @@ class WorkerClient:
         self.error: Event | None = None
         self.session_path = ""
         self.received: list[Event] = []
+        self._open_stages: list[str] = []
         self._queue: queue.Queue[Event | None] = queue.Queue()
         self._cancelled = threading.Event()
         self._timed_out = False
@@ -169,12 +172,20 @@ class WorkerClient:
 
     def _note(self, event: Event) -> None:
         self.received.append(event)
-        if event.kind == "stage" and event.state == "started":
-            self.last_stage = event.stage
+        if event.kind == "stage":
+            self._track_stage(event)
         elif event.kind == "error" and self.error is None:
             self.error = event
         elif event.kind == "session":
             self.session_path = event.path
+
+    def _track_stage(self, event: Event) -> None:
+        """`last_stage` is the innermost stage still open (a crash happened there)."""
+        if event.state == "started":
+            self._open_stages.append(event.stage)
+        elif event.stage in self._open_stages:
+            self._open_stages.remove(event.stage)
+        self.last_stage = self._open_stages[-1] if self._open_stages else event.stage
 
     def _poll(self) -> int | None:
         return None if self.proc is None else self.proc.poll()
@@ -202,19 +213,15 @@ class WorkerClient:
             self._kill_group(signal.SIGKILL)
             return
         self._kill_group(signal.SIGTERM)
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(KILL_GRACE_S)
-        except subprocess.TimeoutExpired:
-            pass
         self._kill_group(signal.SIGKILL)
 
     def _kill_group(self, sig: int) -> None:
         if self.proc is None:
             return
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, sig)  # pgid == pid: started with start_new_session
-        except (ProcessLookupError, PermissionError):
-            pass
 
     @property
     def stdout_tail(self) -> str:
