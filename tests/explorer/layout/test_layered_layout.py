@@ -64,7 +64,7 @@ def test_cycles_are_broken_by_order_and_reported_as_reversed() -> None:
     src, dst = np.array([0, 1, 2, 3]), np.array([1, 2, 3, 1])
     lay = layered_layout(n, src, dst, np.full(n, 50.0), np.full(n, 20.0))
     assert lay.reversed_.tolist() == [False, False, False, True]
-    xs, ys = lay.route(3)  # 3 -> 1 drawn climbing, in the caller's direction
+    _xs, ys = lay.route(3)  # 3 -> 1 drawn climbing, in the caller's direction
     assert ys[0] > ys[-1]
 
 
