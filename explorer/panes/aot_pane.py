@@ -15,9 +15,11 @@ from PySide6.QtWidgets import QLabel, QSplitter, QTreeWidget, QTreeWidgetItem, Q
 
 from compiler_core.session import AotInfo, Compile, Ref, RefKind, SavedTensor
 from compiler_core.session.refs import graph_key, split_graph_key
+from explorer.canvas import EdgeStyle
 from explorer.panes.base import Pane
 from explorer.panes.graph_view import GraphSection, make_graph_view
 from explorer.state import SelectionModel, SessionState
+from explorer.state.palette import SAVED
 
 TABLE_COLUMNS = ["Saved tensor", "Shape", "Dtype", "Bytes", "Producer", "Consumers"]
 
@@ -102,7 +104,7 @@ class AotPane(Pane):
             self.graphs.set_sections([])
             self.totals.setText("No AOTAutograd graphs for this compile.")
             return
-        self.graphs.set_sections(self._sections(current, aot))
+        self._draw_graphs(current, aot)
         for t in aot.saved_tensors:
             ref = Ref(RefKind.SAVED_TENSOR, current.compile_id, t.name, current.rank)
             shape = "[" + ", ".join(str(d) for d in t.meta.shape) + "]"
@@ -121,24 +123,46 @@ class AotPane(Pane):
         )
         self.on_selection(self.selection.selected, self.selection.highlighted)
 
-    def _sections(self, c: Compile, aot: AotInfo) -> list[GraphSection]:
-        notes = {name: "recomputed in backward" for name in aot.recomputed}
+    def _draw_graphs(self, c: Compile, aot: AotInfo) -> None:
+        """The joint graph banded forward/backward when there is one, else the partitions."""
+        def refs(graph: str, name: str) -> tuple[Ref, ...]:
+            return (Ref(RefKind.AOT_NODE, c.compile_id, graph_key(graph, name), c.rank),)
+
+        if aot.joint is not None and aot.forward is not None:
+            fw = {n.name for n in aot.forward.nodes}
+            links = self.state.links
+
+            def joint_refs(name: str) -> tuple[Ref, ...]:
+                """The joint node, then the partition nodes the session links it to (names differ)."""
+                own = refs("joint", name)
+                return own + tuple(sorted(r for r in links.direct(own[0]) if r.kind is RefKind.AOT_NODE))
+
+            band = {n.name: "forward" if n.name in fw else "backward" for n in aot.joint.nodes}
+            self.graphs.set_banded(GraphSection("Joint graph", aot.joint, joint_refs), band)
+            self.graphs.set_edge_styles(self._saved_edges(c, aot))
+        else:
+            parts = [(g, name) for g, name in ((aot.forward, "forward"), (aot.backward, "backward"),
+                                               (aot.inference, "inference"), (aot.joint, "joint")) if g]
+            self.graphs.set_sections([
+                GraphSection(name.capitalize(), g, partial(refs, name)) for g, name in parts
+            ])
+        marks = {refs("forward", n)[0]: "♻" for n in aot.recomputed}
+        marks.update({refs("joint", n)[0]: "♻" for n in aot.recomputed})
+        self.graphs.set_marks(marks)
+
+    @staticmethod
+    def _saved_edges(c: Compile, aot: AotInfo) -> dict[tuple[Ref, Ref], EdgeStyle]:
+        """Saved tensors as the edges that cross from forward to backward, width by bytes."""
+        def ref(graph: str, name: str) -> Ref:
+            return Ref(RefKind.AOT_NODE, c.compile_id, graph_key(graph, name), c.rank)
+
+        biggest = max((t.bytes for t in aot.saved_tensors), default=1) or 1
+        styles = {}
         for t in aot.saved_tensors:
-            if t.producer:
-                notes[t.producer] = f"saves {t.name} ({human_bytes(t.bytes)})"
-
-        def make(graph: str, band: str, title: str) -> GraphSection | None:
-            g = getattr(aot, graph)
-            if g is None:
-                return None
-            key = "joint" if graph == "joint" else (g.name or graph)
-            ref_for = partial(lambda k, n: Ref(RefKind.AOT_NODE, c.compile_id, graph_key(k, n), c.rank), key)
-            return GraphSection(title, g, ref_for, band=band, notes=notes)
-
-        parts = [make("forward", "forward", "Forward"), make("backward", "backward", "Backward")]
-        if not any(parts):
-            parts = [make("joint", "", "Joint graph"), make("inference", "", "Inference graph")]
-        return [p for p in parts if p is not None]
+            style = EdgeStyle(SAVED.name(), 1.5 + 4.5 * t.bytes / biggest, human_bytes(t.bytes))
+            for consumer in t.consumers:
+                styles[(ref("forward", t.producer), ref("backward", consumer))] = style
+        return styles
 
     def _tensor_clicked(self, item: QTreeWidgetItem) -> None:
         self.selection.select({item.data(0, Qt.ItemDataRole.UserRole)})

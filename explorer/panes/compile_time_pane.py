@@ -50,7 +50,7 @@ class CompileTimePane(Pane):
         super().__init__(state, selection)
         pg.setConfigOptions(antialias=True, background="w", foreground="k")
         self.plot = pg.PlotWidget()
-        self.plot.setLabel("left", "seconds (exclusive per stage)")
+        self.plot.setLabel("left", "own time (s)")
         self.plot.addLegend(offset=(-10, 10))
         self.cache = QTreeWidget()
         self.cache.setHeaderLabels(["Compile", "Total (s)", "Cache", "Status"])

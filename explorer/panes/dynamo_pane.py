@@ -36,8 +36,8 @@ def frame_sequence(session: Session, current: Compile) -> list[Compile]:
     return same or [current]
 
 
-def _dynamo_ref(c: Compile, name: str) -> Ref:
-    return Ref(RefKind.DYNAMO_NODE, c.compile_id, name, c.rank)
+def _dynamo_refs(c: Compile, name: str) -> tuple[Ref, ...]:
+    return (Ref(RefKind.DYNAMO_NODE, c.compile_id, name, c.rank),)
 
 
 class DynamoPane(Pane):
@@ -94,7 +94,7 @@ class DynamoPane(Pane):
                 mark = "▶ " if c is current else ""
                 name = c.code.function if c.code else ""
                 sections.append(GraphSection(
-                    f"{mark}[{c.compile_id}] {name}", c.dynamo_graph, partial(_dynamo_ref, c),
+                    f"{mark}[{c.compile_id}] {name}", c.dynamo_graph, partial(_dynamo_refs, c),
                     break_before=previous_break,
                 ))
             previous_break = c.graph_breaks[-1].reason if c.graph_breaks else ""

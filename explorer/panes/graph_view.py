@@ -1,9 +1,8 @@
-"""The graph view the Dynamo/AOT/Inductor panes draw into, addressed by Refs.
+"""Adapts the graph canvas (explorer.canvas.GraphCanvas) to panes that think in Refs.
 
-Panes hand over `GraphSection`s (one graph each, in execution order, optionally preceded by a
-break marker) and highlight/colour by `Ref`; this module maps refs to whatever the widget needs.
-`make_graph_view` returns the canvas (`explorer.canvas.GraphCanvas`) when it is installed and a
-node list otherwise, so the panes do not depend on which one is present.
+Panes hand over `GraphSection`s (a graph plus how its node names become Refs) and colour,
+mark and highlight by Ref; this adapter maps Refs to the canvas's node ids (`"<i>:<name>"`
+when several graphs are stacked) and back, so no pane knows the canvas's id scheme.
 """
 
 from __future__ import annotations
@@ -11,114 +10,104 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QIcon, QPixmap
-from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem, QWidget
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QColor, QIcon, QPixmap
+from PySide6.QtWidgets import QVBoxLayout, QWidget
 
-from compiler_core.session import Graph, Node, Ref
-from explorer.state.palette import BACKWARD_BAND, BROKE, FORWARD_BAND, SELECT_COLOR_HEX
+from compiler_core.session import Graph, Ref
+from explorer.canvas import EdgeStyle, GraphCanvas
 
 
 @dataclass(frozen=True)
 class GraphSection:
+    """One graph to draw. `make_refs(name)` gives the node's Refs, the first one is selected on
+    click (a joint-graph node may stand for both a `joint:` and a `forward:` AOT ref)."""
+
     title: str
     graph: Graph
-    make_ref: Callable[[str], Ref]
-    break_before: str = ""  # graph-break reason drawn as a separator before this graph
-    band: str = ""  # forward | backward: drawn as a band
-    notes: dict[str, str] | None = None  # node name -> extra text (e.g. "recomputed", "saves 2 KiB")
+    make_refs: Callable[[str], tuple[Ref, ...]]
+    break_before: str = ""  # graph-break reason drawn on the separator above this graph
 
 
-def node_label(node: Node) -> str:
-    target = node.target
-    if target.startswith("aten.") and target.count(".") == 2:
-        target = target.rsplit(".", 1)[0]  # drop the overload: aten.relu.default -> aten.relu
-    shape = ""
-    if node.outputs and node.outputs[0].shape:
-        shape = "[" + ", ".join(str(d) for d in node.outputs[0].shape) + "]"
-    return f"{node.name} = {target}  {shape}".rstrip()
-
-
-class NodeListView(QTreeWidget):
-    """Stand-in graph view: sections as top-level rows, nodes as children.
-
-    Signals: `nodeClicked(Ref)`.
-    """
+class GraphView(QWidget):
+    """Signals: `nodeClicked(Ref)` — the primary Ref of the clicked node."""
 
     nodeClicked = Signal(object)  # noqa: N815 (Qt signal naming)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setHeaderLabels(["Node", "Op", "Note"])
-        self.setUniformRowHeights(True)
-        self.itemClicked.connect(self._clicked)
-        self._items: dict[Ref, QTreeWidgetItem] = {}
-        self._overlay: dict[Ref, QColor] = {}
+        self.canvas = GraphCanvas(self)
+        self.canvas.nodeClicked.connect(self._clicked)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.canvas)
+        self._refs: dict[str, tuple[Ref, ...]] = {}
+        self._ids: dict[Ref, str] = {}
+        self._lit: set[str] = set()
+        self._pos: dict[str, int] = {}  # node id -> draw order, to centre on the earliest lit node
 
+    # ----- structure -----
     def set_sections(self, sections: list[GraphSection]) -> None:
-        self.clear()
-        self._items.clear()
-        for section in sections:
-            if section.break_before:
-                marker = QTreeWidgetItem([f"✂ graph break: {section.break_before.splitlines()[0]}"])
-                marker.setForeground(0, BROKE)
-                marker.setToolTip(0, section.break_before)
-                self.addTopLevelItem(marker)
-            self.addTopLevelItem(self._section_item(section))
-        self.expandAll()
-        self.resizeColumnToContents(0)
+        """Stack graphs in execution order; a section's `break_before` labels the line above it."""
+        many = len(sections) > 1
+        self._index(sections, lambda i, name: f"{i}:{name}" if many else name)
+        graphs = [(s.graph, s.title) for s in sections]
+        separators = [s.break_before for s in sections[1:]]
+        self.canvas.set_graphs(graphs, separators)
 
-    def _section_item(self, section: GraphSection) -> QTreeWidgetItem:
-        top = QTreeWidgetItem([f"{section.title} ({len(section.graph.nodes)} nodes)"])
-        font = QFont(top.font(0))
-        font.setBold(True)
-        top.setFont(0, font)
-        band = {"forward": FORWARD_BAND, "backward": BACKWARD_BAND}.get(section.band)
-        for node in section.graph.nodes:
-            ref = section.make_ref(node.name)
-            note = (section.notes or {}).get(node.name, "")
-            item = QTreeWidgetItem([node_label(node), node.op, note])
-            item.setData(0, Qt.ItemDataRole.UserRole, ref)
-            if node.source is not None:
-                item.setToolTip(0, f"{node.source.file}:{node.source.line}\n{node.source.code}")
-            if band is not None:
-                for col in range(3):
-                    item.setBackground(col, band)
-            top.addChild(item)
-            self._items[ref] = item
-        return top
+    def set_banded(self, section: GraphSection, band_of: dict[str, str]) -> None:
+        """One graph split into bands (AOT joint: forward above backward)."""
+        self._index([section], lambda _i, name: name)
+        self.canvas.set_graph(section.graph)
+        self.canvas.set_bands(band_of)
 
-    def refs(self) -> list[Ref]:
-        return list(self._items)
+    def _index(self, sections: list[GraphSection], node_id: Callable[[int, str], str]) -> None:
+        self._refs.clear()
+        self._ids.clear()
+        self._lit.clear()
+        self._pos.clear()
+        for i, section in enumerate(sections):
+            for node in section.graph.nodes:
+                nid = node_id(i, node.name)
+                refs = section.make_refs(node.name)
+                self._refs[nid] = refs
+                self._pos[nid] = len(self._pos)
+                for ref in refs:
+                    self._ids.setdefault(ref, nid)
 
-    def set_overlay(self, colors: dict[Ref, QColor]) -> None:
-        """Colour nodes (e.g. one colour per kernel): a swatch on the node's name."""
-        for ref, item in self._items.items():
-            color = colors.get(ref)
-            item.setForeground(1, QBrush(color.darker(140)) if color else QBrush())
-            item.setIcon(0, color_icon(color) if color else color_icon(None))
-        self._overlay = dict(colors)
+    # ----- decoration -----
+    def set_overlay(self, colors: dict[Ref, QColor], legend: dict[str, str] | None = None) -> None:
+        self.canvas.set_overlay({self._ids[r]: c for r, c in colors.items() if r in self._ids}, legend)
+
+    def set_marks(self, marks: dict[Ref, str]) -> None:
+        self.canvas.set_marks({self._ids[r]: m for r, m in marks.items() if r in self._ids})
+
+    def set_edge_styles(self, styles: dict[tuple[Ref, Ref], EdgeStyle]) -> None:
+        ids = self._ids
+        pairs = {(ids[a], ids[b]): s for (a, b), s in styles.items() if a in ids and b in ids}
+        self.canvas.set_edge_styles(pairs)
 
     def set_highlight(self, refs: set[Ref], primary: set[Ref]) -> None:
-        first = None
-        for ref, item in self._items.items():
-            on = ref in refs or ref in primary
-            font = item.font(0)
-            font.setBold(ref in primary)
-            item.setFont(0, font)
-            item.setBackground(0, QColor(SELECT_COLOR_HEX) if on else QBrush())
-            if on and first is None:
-                first = item
-        if first is not None:
-            self.scrollToItem(first)
+        wanted = refs | primary
+        lit = {nid for nid, node_refs in self._refs.items() if not wanted.isdisjoint(node_refs)}
+        first = next((self._ids[r] for r in sorted(primary) if r in self._ids), None)
+        self._lit = lit
+        self.canvas.set_highlight(lit, first)
+        target = first or (min(lit, key=self._pos.__getitem__) if lit else None)
+        if target is not None:
+            self.canvas.center_on(target)
+
+    # ----- queries (tests, exports) -----
+    def refs(self) -> list[Ref]:
+        return list(self._ids)
 
     def highlighted(self) -> set[Ref]:
-        return {r for r, item in self._items.items() if item.background(0).style() != Qt.BrushStyle.NoBrush}
+        return {r for nid in self._lit for r in self._refs[nid]}
 
-    def _clicked(self, item: QTreeWidgetItem) -> None:
-        ref = item.data(0, Qt.ItemDataRole.UserRole)
-        if ref is not None:
-            self.nodeClicked.emit(ref)
+    def _clicked(self, nid: str) -> None:
+        refs = self._refs.get(nid)
+        if refs:
+            self.nodeClicked.emit(refs[0])
 
 
 def color_icon(color: QColor | None) -> QIcon:
@@ -128,5 +117,5 @@ def color_icon(color: QColor | None) -> QIcon:
     return QIcon(pix)
 
 
-def make_graph_view(parent: QWidget | None = None) -> NodeListView:
-    return NodeListView(parent)
+def make_graph_view(parent: QWidget | None = None) -> GraphView:
+    return GraphView(parent)

@@ -31,6 +31,14 @@ def kernel_ref(c: Compile, kernel: Kernel) -> Ref:
     return Ref(RefKind.KERNEL, c.compile_id, graph_key(kernel.graph, kernel.name), c.rank)
 
 
+def _post_grad_ref(c: Compile, graph: str, name: str) -> Ref:
+    return Ref(RefKind.POST_GRAD_NODE, c.compile_id, graph_key(graph, name), c.rank)
+
+
+def _post_grad_refs(c: Compile, graph: str, name: str) -> tuple[Ref, ...]:
+    return (_post_grad_ref(c, graph, name),)
+
+
 def fusion_counts(out: InductorOutput) -> tuple[int | None, int]:
     """(kernels before fusion, kernels after). Before = one per post-grad compute node if unknown."""
     after = len(out.kernels)
@@ -78,9 +86,9 @@ class InductorPane(Pane):
         sections, overlay, counts = [], {}, []
         for out in outputs:
             if out.post_grad is not None:
-                make = partial(lambda g, n: Ref(RefKind.POST_GRAD_NODE, current.compile_id, graph_key(g, n),
-                                                current.rank), out.graph)
-                sections.append(GraphSection(f"Post-grad · {out.graph}", out.post_grad, make, band=out.graph))
+                make = partial(_post_grad_ref, current, out.graph)
+                title = f"Post-grad · {out.graph}"
+                sections.append(GraphSection(title, out.post_grad, partial(_post_grad_refs, current, out.graph)))
                 for k in out.kernels:
                     for name in k.fused_nodes:
                         overlay[make(name)] = color_for(k.name)
