@@ -88,7 +88,8 @@ class InductorPane(Pane):
             if out.post_grad is not None:
                 make = partial(_post_grad_ref, current, out.graph)
                 title = f"Post-grad · {out.graph}"
-                sections.append(GraphSection(title, out.post_grad, partial(_post_grad_refs, current, out.graph)))
+                refs = partial(_post_grad_refs, current, out.graph)
+                sections.append(GraphSection(title, out.post_grad, refs))
                 for k in out.kernels:
                     for name in k.fused_nodes:
                         overlay[make(name)] = color_for(k.name)
