@@ -204,8 +204,7 @@ def _artifact(rr: RankRecords, acc: CompileRecords, rec: Record, name: str) -> N
     elif name == "dynamo_graph_break_reason":
         acc.breaks.append(rec.payload)
     elif name == "recompile_reasons":
-        data = _json(rr, rec, default=[])
-        acc.recompile_reasons.extend(str(r) for r in data) if isinstance(data, list) else None
+        acc.recompile_reasons.extend(_recompile_reasons(rec.payload))
     elif name in CACHE_ARTIFACTS:
         stage, result = CACHE_ARTIFACTS[name]
         acc.cache[stage] = result
@@ -215,6 +214,18 @@ def _artifact(rr: RankRecords, acc: CompileRecords, rec: Record, name: str) -> N
         _enriched(rr, acc, rec)
     elif name in KEPT_ARTIFACTS:
         acc.artifacts[name] = rec.payload
+
+
+def _recompile_reasons(payload: str) -> list[str]:
+    """Older torch logs a JSON list of reasons; newer torch logs the reasons as plain text (one
+    per line) under the same `"encoding": "json"` header, so text that is not JSON is the reason."""
+    try:
+        data = json.loads(payload)
+    except ValueError:
+        return [ln.strip() for ln in payload.splitlines() if ln.strip()]
+    if isinstance(data, list):
+        return [str(r).strip() for r in data]
+    return [str(data).strip()] if str(data).strip() else []
 
 
 def _enriched(rr: RankRecords, acc: CompileRecords, rec: Record) -> None:

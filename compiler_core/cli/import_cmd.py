@@ -9,7 +9,9 @@ from typing import Any
 
 def add_parser(subparsers: Any) -> None:
     p = subparsers.add_parser("import", help="read a TORCH_TRACE log (file or directory) into a session")
-    p.add_argument("path", help="trace file, or directory of dedicated_log_torch_trace*.log files")
+    p.add_argument(
+        "path", help="trace file (.log or .log.gz), or directory of dedicated_log_torch_trace*.log[.gz]"
+    )
     p.add_argument("-o", "--output", required=True, help="session JSON to write")
 
 

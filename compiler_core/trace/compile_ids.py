@@ -45,13 +45,19 @@ def rank_from_filename(name: str) -> int | None:
 def trace_files(path: str | os.PathLike[str]) -> list[tuple[str, int | None]]:
     """Files to read for `path` with their rank (from the name; None when it has none).
 
-    A directory contributes only `dedicated_log_torch_trace*` files, as tlparse's multi-rank mode
-    does; a plain file is read whatever its name.
+    A directory contributes only `dedicated_log_torch_trace*` files (`.log`, or `.log.gz` read
+    through gzip), as tlparse's multi-rank mode does; when both forms of one log exist the plain
+    one is read once. A plain file is read whatever its name.
     """
     p = os.fspath(path)
     if not os.path.isdir(p):
         return [(p, rank_from_filename(os.path.basename(p)))]
-    names = sorted(n for n in os.listdir(p) if n.startswith(TRACE_PREFIX) and n.endswith(".log"))
+    listed = set(os.listdir(p))
+    names = sorted(
+        n for n in listed
+        if n.startswith(TRACE_PREFIX)
+        and (n.endswith(".log") or (n.endswith(".log.gz") and n[: -len(".gz")] not in listed))
+    )  # fmt: skip
     files = [(os.path.join(p, n), rank_from_filename(n)) for n in names]
     files.sort(key=lambda f: (f[1] is None, f[1] or 0, f[0]))
     return files

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+import zlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
@@ -80,9 +81,10 @@ class RecordReader:
 
     def __iter__(self) -> Iterator[Record]:
         with open(self.path, "rb") as fh:
-            yield from self._read(fh)
+            chunks = _gunzip(fh, self._read_failed) if self.path.endswith(".gz") else _raw(fh)
+            yield from self._read(chunks)
 
-    def _warn(self, message: str, line: int) -> None:
+    def _warn(self, message: str, line: int | None) -> None:
         if len(self.diagnostics) < self.max_diagnostics:
             self.diagnostics.append(Diagnostic("warning", message, path=self.path, line=line, stage="trace"))
         elif len(self.diagnostics) == self.max_diagnostics:
@@ -90,11 +92,11 @@ class RecordReader:
                 Diagnostic("warning", "further problems in this file not listed", path=self.path)
             )
 
-    def _read(self, fh: BinaryIO) -> Iterator[Record]:
+    def _read(self, chunks: Iterator[bytes]) -> Iterator[Record]:
         pending: Record | None = None  # the record whose payload lines we are inside
         pending_parts: list[bytes] = []
         base_line = 1  # line number of the first line of the current block
-        for block in _blocks(fh):
+        for block in _blocks(chunks):
             pos = 0
             line_at = base_line
             for m in _HEADER.finditer(block):
@@ -119,6 +121,9 @@ class RecordReader:
             base_line += block.count(b"\n")
         if pending is not None and pending.kind != _BAD:
             yield _finish(pending, pending_parts)
+
+    def _read_failed(self, exc: Exception) -> None:
+        self._warn(f"log ends early ({type(exc).__name__}: {exc}); records read so far are kept", None)
 
     def _keeps(self, record: Record) -> bool:
         return (
@@ -150,19 +155,48 @@ class RecordReader:
         return Record(record_kind(meta), meta, line)
 
 
+def _raw(fh: BinaryIO) -> Iterator[bytes]:
+    while chunk := fh.read(BLOCK_SIZE):
+        yield chunk
+
+
+def _gunzip(fh: BinaryIO, on_error: Callable[[Exception], None]) -> Iterator[bytes]:
+    """Decompress a `.gz` log as a stream (clusters often keep per-rank traces gzipped).
+
+    zlib directly rather than `gzip.open`: a truncated or corrupt file then still yields every
+    byte decompressed before the damage, and `on_error` reports where it stopped. Concatenated
+    gzip members (appended logs) are read one after another."""
+    dec = zlib.decompressobj(wbits=47)
+    fed = False  # the current member has received input
+    while raw := fh.read(BLOCK_SIZE >> 2):
+        while raw:
+            try:
+                out = dec.decompress(raw)
+            except zlib.error as exc:
+                on_error(exc)
+                return
+            fed = True
+            if out:
+                yield out
+            raw = b""
+            if dec.eof:
+                raw, dec, fed = dec.unused_data, zlib.decompressobj(wbits=47), False
+    if fed and not dec.eof:
+        if tail := dec.flush():
+            yield tail
+        on_error(EOFError("compressed stream ends before its end marker"))
+
+
 def _finish(record: Record, parts: list[bytes]) -> Record:
     if parts:
         record.raw_payload = parts[0] if len(parts) == 1 else b"".join(parts)
     return record
 
 
-def _blocks(fh: BinaryIO) -> Iterator[bytes]:
+def _blocks(chunks: Iterator[bytes]) -> Iterator[bytes]:
     """Yield blocks that end on a line boundary (an over-long line is joined once, not repeatedly)."""
     carry: list[bytes] = []
-    while True:
-        chunk = fh.read(BLOCK_SIZE)
-        if not chunk:
-            break
+    for chunk in chunks:
         cut = chunk.rfind(b"\n")
         if cut < 0:
             carry.append(chunk)

@@ -1,0 +1,85 @@
+"""Gzip-compressed per-rank logs from a real 2×H200 tensor-parallel job (resources/distributed/).
+
+Rank 1 saw a second input shape and recompiled frame 0; rank 0 did not. The recompile reason is
+logged by that torch as plain text under an `"encoding": "json"` header, which used to be dropped.
+"""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+from pathlib import Path
+
+from compiler_core.build import import_trace
+from compiler_core.session import LinkIndex, Ref, RefKind, dumps, loads
+from compiler_core.summary import summarize
+from compiler_core.trace.compile_ids import trace_files
+
+TP = Path(__file__).resolve().parents[2] / "fixtures" / "traces" / "tp_2rank"
+REASON = "0/0: tensor 'x' size mismatch at index 1. expected 64, actual 96"
+
+
+def test_two_rank_gz_directory() -> None:
+    session = import_trace(TP)
+    assert session.meta.ranks == (0, 1)
+    assert not [d for d in session.diagnostics if d.severity != "info"]
+    assert [(c.rank, c.compile_id) for c in session.compiles] == [(0, "0/0"), (1, "0/0"), (1, "0/1")]
+    recompiled = session.compile("0/1", rank=1)
+    assert recompiled is not None and recompiled.recompile_reasons == (REASON,)
+    s = summarize(session)
+    assert s["recompiles"] == 1
+    assert s["ranks_diff"]["graphs"] == {"0": 1, "1": 2}
+    seconds = s["ranks_diff"]["compile_s"]
+    assert set(seconds) == {"0", "1"} and seconds["1"] > seconds["0"] > 0
+    assert loads(dumps(session)) == session
+
+
+def test_collectives_visible_in_every_graph() -> None:
+    session = import_trace(TP)
+    for c in session.compiles:
+        assert c.dynamo_graph is not None
+        assert any(n.target.endswith("_c10d_functional.all_reduce") for n in c.dynamo_graph.nodes)
+        for out in c.inductor:
+            assert out.post_grad is not None
+            reduces = [n for n in out.post_grad.nodes if "_c10d_functional.all_reduce" in n.target]
+            assert reduces, (c.rank, c.compile_id, out.graph)
+    links = LinkIndex(session.links)
+    node = next(n for n in session.compiles[2].dynamo_graph.nodes if "all_reduce" in n.target)  # type: ignore[union-attr]
+    assert links.related(Ref(RefKind.DYNAMO_NODE, "0/1", node.name, 1))  # linked like any node
+
+
+def test_single_gz_file_takes_rank_from_name() -> None:
+    rank1 = next(p for p in TP.iterdir() if "rank_1" in p.name)
+    session = import_trace(rank1)
+    assert session.meta.ranks == (1,)
+    assert summarize(session)["recompiles"] == 1
+
+
+def test_plain_and_gz_copies_are_read_once(tmp_path: Path) -> None:
+    for p in TP.iterdir():
+        shutil.copy(p, tmp_path / p.name)
+    rank0 = next(tmp_path.glob("*rank_0*.gz"))
+    (tmp_path / rank0.name[: -len(".gz")]).write_bytes(gzip.decompress(rank0.read_bytes()))
+    files = trace_files(tmp_path)
+    assert [(Path(f).name.endswith(".gz"), r) for f, r in files] == [(False, 0), (True, 1)]
+    assert len(import_trace(tmp_path).compiles) == 3
+
+
+def test_truncated_gz_keeps_earlier_records(tmp_path: Path) -> None:
+    data = next(p for p in TP.iterdir() if "rank_1" in p.name).read_bytes()
+    cut = tmp_path / "dedicated_log_torch_trace_rank_1.log.gz"
+    cut.write_bytes(data[: len(data) * 2 // 3])
+    session = import_trace(cut)
+    assert any("ends early" in d.message for d in session.diagnostics)
+    assert session.compiles and session.compiles[0].dynamo_graph is not None
+
+
+def test_concatenated_gzip_members(tmp_path: Path) -> None:
+    """`cat a.gz b.gz` (an appended log) is one valid gzip file of two members."""
+    text = gzip.decompress(next(p for p in TP.iterdir() if "rank_1" in p.name).read_bytes())
+    cut = text.index(b"\nV", len(text) // 2) + 1
+    path = tmp_path / "dedicated_log_torch_trace_rank_1.log.gz"
+    path.write_bytes(gzip.compress(text[:cut]) + gzip.compress(text[cut:]))
+    session = import_trace(path)
+    assert not [d for d in session.diagnostics if d.severity != "info"]
+    assert summarize(session)["recompiles"] == 1
