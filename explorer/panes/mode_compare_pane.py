@@ -1,0 +1,40 @@
+"""Modes: the article's "eager vs default vs reduce-overhead vs max-autotune" table, measured on
+the user's model by the timeline run (compile time, step time, speedup, memory, kernels, launches,
+CUDA graphs). The fastest compiled mode is bold."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QLabel, QVBoxLayout
+
+from compiler_core.session import Session
+from compiler_core.stages import ModeRow, mode_rows
+from compiler_core.stages.mode_compare import COLUMNS
+from explorer.panes.base import Pane
+from explorer.panes.stage_table import StageTable
+from explorer.state import SelectionModel, SessionState
+
+
+class ModeComparePane(Pane):
+    title = "Modes"
+    stage = "timeline"
+
+    def __init__(self, state: SessionState, selection: SelectionModel) -> None:
+        super().__init__(state, selection)
+        self.rows: list[ModeRow] = []
+        self.note = QLabel()
+        self.table = StageTable(COLUMNS)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.note)
+        layout.addWidget(self.table)
+
+    def on_session(self, session: Session) -> None:
+        self.rows = mode_rows(session.mode_stats)
+        self.table.set_rows([r.cells() for r in self.rows])
+        self.table.highlight(set(), {i for i, r in enumerate(self.rows) if r.best})
+        device = session.meta.device or "this machine"
+        self.note.setText(f"Measured on {device}." if self.rows else
+                          "No timeline run yet: run the model over the compile modes to fill this table.")
+
+    def has_content(self) -> bool:
+        return bool(self.rows)
