@@ -1,0 +1,119 @@
+"""The stage panes on a session recorded from a real CPU run (tests/fixtures/stages_cpu.json, made
+by bench/gpu_stages.py on CPU and slimmed); autotune and CUDA-graph rows that only a GPU produces
+are added as explicit session values until the GPU fixture (gpu_stages.json) lands."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+
+import pytest
+
+from compiler_core.session import AutotuneChoice, AutotuneResult, CudaGraphInfo, Ref, RefKind, Session, load
+from explorer.panes.autotune_pane import AutotunePane
+from explorer.panes.cudagraph_pane import CudaGraphPane
+from explorer.panes.decomposition_pane import DecompositionPane
+from explorer.panes.mode_compare_pane import ModeComparePane
+from explorer.state import SelectionModel, SessionState
+from tests.conftest import FIXTURES
+
+SHOTS = os.environ.get("COMPILESCOPE_SHOTS")  # set to a folder to keep the screenshots
+
+GEMM = AutotuneResult(
+    op="addmm", shape="64x64 float16, 64x256 float16", winner="triton_mm_3", tuning_s=2.4,
+    choices=(AutotuneChoice("triton_mm_3", 0.0081, "triton", {"BLOCK_M": "64", "BLOCK_N": "64", "num_warps": "4"}),
+             AutotuneChoice("addmm", 0.0102, "extern"),
+             AutotuneChoice("triton_mm_1", 0.0134, "triton", {"BLOCK_M": "32", "BLOCK_N": "32", "num_warps": "2"}),
+             AutotuneChoice("triton_mm_9", None, "triton", {"BLOCK_M": "256"}, error="out of resource: shared memory")),
+)
+
+
+@pytest.fixture
+def session() -> Session:
+    s = load(FIXTURES / "stages_cpu.json")
+    c = s.compiles[0]
+    outs = list(c.inductor)
+    outs[0] = dataclasses.replace(outs[0], autotune=(GEMM,), cudagraph=CudaGraphInfo(True))
+    outs[1] = dataclasses.replace(outs[1], cudagraph=CudaGraphInfo(
+        False, "skipping cudagraphs due to mutated inputs (1 instances). Found from :\n  File m.py, line 3"))
+    return dataclasses.replace(s, compiles=(dataclasses.replace(c, inductor=tuple(outs)), *s.compiles[1:]))
+
+
+def _show(qtbot, pane, name: str) -> None:  # type: ignore[no-untyped-def]
+    qtbot.addWidget(pane)
+    pane.resize(1000, 420)
+    pane.show()
+    qtbot.waitExposed(pane)
+    image = pane.grab()
+    assert not image.isNull()
+    if SHOTS:
+        Path(SHOTS).mkdir(parents=True, exist_ok=True)
+        image.save(str(Path(SHOTS) / f"{name}.png"))
+
+
+def _state(session: Session) -> tuple[SessionState, SelectionModel]:
+    state, selection = SessionState(), SelectionModel()
+    return state, selection
+
+
+def test_decomposition_pane_rows_and_selection(qtbot, session: Session) -> None:  # type: ignore[no-untyped-def]
+    state, selection = _state(session)
+    pane = DecompositionPane(state, selection)
+    state.set_session(session)
+    _show(qtbot, pane, "decompositions")
+    ops = [r.op for r in pane.rows]
+    assert {"softmax", "layer_norm", "gelu"} <= set(ops)
+    softmax = pane.rows[ops.index("softmax")]
+    cell = pane.table.item(ops.index("softmax"), 3).text()
+    assert cell.startswith("amax, sub, exp, sum, div") and "rewritten" in cell
+    assert "distinct high-level ops in" in pane.summary.text()
+    gelu_row = ops.index("gelu")
+    pane.table.cellClicked.emit(gelu_row, 0)
+    assert Ref(RefKind.DYNAMO_NODE, "0/0", "h", None) in selection.selected
+    assert pane.table.item(gelu_row, 0).font().bold()
+    assert not pane.table.item(ops.index("softmax"), 0).font().bold()
+    assert softmax.kernels and pane.has_content()
+
+
+def test_autotune_pane_sorted_bars_and_failures(qtbot, session: Session) -> None:  # type: ignore[no-untyped-def]
+    state, selection = _state(session)
+    pane = AutotunePane(state, selection)
+    state.set_session(session)
+    _show(qtbot, pane, "autotune")
+    assert pane.ops.count() == 1
+    assert pane.bar_widths == sorted(pane.bar_widths) == [0.0081, 0.0102, 0.0134]
+    assert "triton_mm_9: out of resource: shared memory" in pane.failures.text()
+    assert "winner <b>triton_mm_3</b>" in pane.header.text()
+
+
+def test_cudagraph_pane_reasons(qtbot, session: Session) -> None:  # type: ignore[no-untyped-def]
+    state, selection = _state(session)
+    pane = CudaGraphPane(state, selection)
+    state.set_session(session)
+    _show(qtbot, pane, "cudagraphs")
+    cells = [[pane.table.item(r, c).text() for c in range(5)] for r in range(pane.table.rowCount())]
+    assert cells[0][1:3] == ["forward", "captured"]
+    assert cells[1][2] == "skipped" and cells[1][3].startswith("mutated inputs (1 instances)")
+    assert "1 graph(s) captured, 1 skipped" in pane.note.text()
+
+
+def test_mode_compare_pane(qtbot, session: Session) -> None:  # type: ignore[no-untyped-def]
+    state, selection = _state(session)
+    pane = ModeComparePane(state, selection)
+    state.set_session(session)
+    _show(qtbot, pane, "modes")
+    modes = [pane.table.item(r, 0).text() for r in range(pane.table.rowCount())]
+    assert modes[0] == "eager" and len(modes) == 5
+    best = [r for r in range(len(modes)) if pane.table.item(r, 0).font().bold()]
+    assert len(best) == 1 and pane.rows[best[0]].best
+    assert pane.table.item(0, 4).text() == "1.00×"
+
+
+def test_panes_empty_session(qtbot) -> None:  # type: ignore[no-untyped-def]
+    state, selection = SessionState(), SelectionModel()
+    panes = [cls(state, selection) for cls in (DecompositionPane, AutotunePane, CudaGraphPane, ModeComparePane)]
+    for p in panes:
+        qtbot.addWidget(p)
+    state.set_session(Session())
+    assert not any(p.has_content() for p in panes)
