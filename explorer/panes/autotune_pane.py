@@ -103,6 +103,7 @@ class AutotunePane(Pane):
         self.plot.addItem(bars)
         axis = self.plot.getAxis("left")
         axis.setTicks([[(i, choice_label(c)) for i, c in enumerate(timed)]])
+        axis.setWidth(min(320, 7 * max((len(choice_label(c)) for c in timed), default=10)))
         self.plot.getViewBox().invertY(True)
         self.plot.setYRange(-0.5, max(n - 0.5, 0.5))
         self.bar_widths = widths

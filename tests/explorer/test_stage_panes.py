@@ -22,10 +22,13 @@ SHOTS = os.environ.get("COMPILESCOPE_SHOTS")  # set to a folder to keep the scre
 
 GEMM = AutotuneResult(
     op="addmm", shape="64x64 float16, 64x256 float16", winner="triton_mm_3", tuning_s=2.4,
-    choices=(AutotuneChoice("triton_mm_3", 0.0081, "triton", {"BLOCK_M": "64", "BLOCK_N": "64", "num_warps": "4"}),
-             AutotuneChoice("addmm", 0.0102, "extern"),
-             AutotuneChoice("triton_mm_1", 0.0134, "triton", {"BLOCK_M": "32", "BLOCK_N": "32", "num_warps": "2"}),
-             AutotuneChoice("triton_mm_9", None, "triton", {"BLOCK_M": "256"}, error="out of resource: shared memory")),
+    choices=(
+        AutotuneChoice("triton_mm_3", 0.0081, "triton", {"BLOCK_M": "64", "BLOCK_N": "64", "num_warps": "4"}),
+        AutotuneChoice("addmm", 0.0102, "extern"),
+        AutotuneChoice("triton_mm_1", 0.0134, "triton", {"BLOCK_M": "32", "BLOCK_N": "32", "num_warps": "2"}),
+        AutotuneChoice("triton_mm_9", None, "triton", {"BLOCK_M": "256"},
+                       error="out of resource: shared memory"),
+    ),
 )
 
 
@@ -112,7 +115,8 @@ def test_mode_compare_pane(qtbot, session: Session) -> None:  # type: ignore[no-
 
 def test_panes_empty_session(qtbot) -> None:  # type: ignore[no-untyped-def]
     state, selection = SessionState(), SelectionModel()
-    panes = [cls(state, selection) for cls in (DecompositionPane, AutotunePane, CudaGraphPane, ModeComparePane)]
+    kinds = (DecompositionPane, AutotunePane, CudaGraphPane, ModeComparePane)
+    panes = [cls(state, selection) for cls in kinds]
     for p in panes:
         qtbot.addWidget(p)
     state.set_session(Session())
