@@ -6,23 +6,14 @@ QSettings between runs), the status bar and the menus (built by `explorer.action
 
 from __future__ import annotations
 
-from PySide6.QtCore import QByteArray, QSettings, Qt
+from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QWidget
 
 from compiler_core.session import Session
 from explorer.actions.export_actions import ExportActions
 from explorer.actions.file_actions import FileActions
-from explorer.panes.aot_pane import AotPane
-from explorer.panes.base import Pane
-from explorer.panes.break_summary_pane import BreakSummaryPane
-from explorer.panes.compile_time_pane import CompileTimePane
-from explorer.panes.dynamo_pane import DynamoPane
-from explorer.panes.inductor_pane import InductorPane
-from explorer.panes.kernel_code_pane import KernelCodePane
-from explorer.panes.line_pipeline_pane import LinePipelinePane
-from explorer.panes.source_pane import SourcePane
-from explorer.panes.timeline_dock import make_timeline_pane
+from explorer.pane_registry import PANES, PaneSpec
 from explorer.state import SelectionModel, SessionState
 from explorer.toolbar import NavigationBar
 
@@ -50,6 +41,7 @@ class MainWindow(QMainWindow):
         self.state.sessionChanged.connect(lambda _s: self.selection.set_links(self.state.links))
         self.panes: dict[str, QWidget] = {}
         self.docks: dict[str, QDockWidget] = {}
+        self._pending: list[PaneSpec] = []
         self._build_panes()
         self.navigation = NavigationBar(self.state, self.selection, self)
         self.navigation.stageRequested.connect(self.show_stage)
@@ -66,16 +58,33 @@ class MainWindow(QMainWindow):
 
     # ----- docks -----
     def _build_panes(self) -> None:
-        s, sel = self.state, self.selection
-        panes: list[Pane] = [
-            SourcePane(s, sel), BreakSummaryPane(s, sel), LinePipelinePane(s, sel), DynamoPane(s, sel),
-            AotPane(s, sel), InductorPane(s, sel), KernelCodePane(s, sel), CompileTimePane(s, sel),
-        ]
-        for pane in panes:
-            self._add_dock(pane.objectName(), pane.title, pane, pane.stage)
-        timeline = make_timeline_pane(self.state)
-        self._add_dock("TimelinePane", "Timeline", timeline, "timeline")
+        """Light panes now; canvas and plot panes (pyqtgraph costs ~0.5 s to import) right after
+        the window is shown, one per event-loop turn, so the window comes up at once."""
+        for spec in PANES:
+            placeholder = QLabel(f"{spec.title}: loading…")
+            placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+            self._add_dock(spec.key, spec.title, placeholder, spec.stage)
+            if spec.deferred:
+                self._pending.append(spec)
+            else:
+                self._build_pane(spec)
         self._arrange_default()
+        QTimer.singleShot(0, self._build_next_pending)
+
+    def _build_pane(self, spec: PaneSpec) -> None:
+        widget = spec.build(self.state, self.selection)
+        self.docks[spec.key].setWidget(widget)
+        self.panes[spec.key] = widget
+
+    def _build_next_pending(self) -> None:
+        if self._pending:
+            self._build_pane(self._pending.pop(0))
+            QTimer.singleShot(0, self._build_next_pending)
+
+    def ensure_panes(self) -> None:
+        """Build every deferred pane now (a session is about to be shown)."""
+        while self._pending:
+            self._build_pane(self._pending.pop(0))
 
     def _add_dock(self, key: str, title: str, widget: QWidget, stage: str) -> None:
         dock = QDockWidget(title, self)
@@ -125,6 +134,7 @@ class MainWindow(QMainWindow):
 
     # ----- session -----
     def set_session(self, session: Session, source_path: str = "") -> None:
+        self.ensure_panes()
         self.state.set_session(session, source_path)
         title = source_path or session.meta.origin_path or "session"
         self.setWindowTitle(f"CompileScope — {title}")

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from PySide6.QtCore import Signal
-from PySide6.QtGui import QColor, QIcon, QPixmap
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from compiler_core.session import Graph, Ref
@@ -108,13 +108,6 @@ class GraphView(QWidget):
         refs = self._refs.get(nid)
         if refs:
             self.nodeClicked.emit(refs[0])
-
-
-def color_icon(color: QColor | None) -> QIcon:
-    """A small square swatch (transparent for None) for list rows."""
-    pix = QPixmap(10, 10)
-    pix.fill(color if color is not None else QColor(0, 0, 0, 0))
-    return QIcon(pix)
 
 
 def make_graph_view(parent: QWidget | None = None) -> GraphView:

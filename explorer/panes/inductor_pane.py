@@ -13,12 +13,12 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QLabel, QSplitter, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
-from compiler_core.session import Compile, InductorOutput, Kernel, Ref, RefKind
-from compiler_core.session.refs import graph_key
+from compiler_core.session import Compile, InductorOutput, Kernel, Ref
 from explorer.panes.base import Pane
-from explorer.panes.graph_view import GraphSection, color_icon, make_graph_view
+from explorer.panes.graph_view import GraphSection, make_graph_view
 from explorer.state import SelectionModel, SessionState
-from explorer.state.palette import SELECT_COLOR_HEX, color_for
+from explorer.state.palette import SELECT_COLOR_HEX, color_for, color_icon
+from explorer.state.stage_refs import kernel_ref, post_grad_ref
 
 KERNEL_COLUMNS = ["Kernel", "Kind", "Graph", "Nodes fused", "Lines"]
 
@@ -27,16 +27,8 @@ def _kind(kernel: Kernel) -> str:
     return {"triton": "Triton", "cpp": "C++", "extern": "extern"}.get(kernel.language, kernel.language)
 
 
-def kernel_ref(c: Compile, kernel: Kernel) -> Ref:
-    return Ref(RefKind.KERNEL, c.compile_id, graph_key(kernel.graph, kernel.name), c.rank)
-
-
-def _post_grad_ref(c: Compile, graph: str, name: str) -> Ref:
-    return Ref(RefKind.POST_GRAD_NODE, c.compile_id, graph_key(graph, name), c.rank)
-
-
 def _post_grad_refs(c: Compile, graph: str, name: str) -> tuple[Ref, ...]:
-    return (_post_grad_ref(c, graph, name),)
+    return (post_grad_ref(c, graph, name),)
 
 
 def fusion_counts(out: InductorOutput) -> tuple[int | None, int]:
@@ -86,7 +78,7 @@ class InductorPane(Pane):
         sections, overlay, counts = [], {}, []
         for out in outputs:
             if out.post_grad is not None:
-                make = partial(_post_grad_ref, current, out.graph)
+                make = partial(post_grad_ref, current, out.graph)
                 title = f"Post-grad · {out.graph}"
                 refs = partial(_post_grad_refs, current, out.graph)
                 sections.append(GraphSection(title, out.post_grad, refs))

@@ -14,10 +14,9 @@ from compiler_core.session import Compile, Kernel, Ref, RefKind
 from compiler_core.session.refs import graph_key
 from explorer.panes.base import Pane
 from explorer.panes.code_view import CodeView
-from explorer.panes.graph_view import color_icon
-from explorer.panes.inductor_pane import kernel_ref
 from explorer.state import SelectionModel, SessionState
-from explorer.state.palette import color_for
+from explorer.state.palette import color_for, color_icon
+from explorer.state.stage_refs import kernel_ref
 
 WHOLE = "__output_code__"
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import zlib
 
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QIcon, QPixmap
 
 # Qualitative palette (Tableau 20 light/dark pairs interleaved): distinct on white backgrounds.
 _PALETTE = (
@@ -32,3 +32,10 @@ def color_for(name: str) -> QColor:
 
 def indexed_color(i: int) -> QColor:
     return QColor(_PALETTE[i % len(_PALETTE)])
+
+
+def color_icon(color: QColor | None) -> QIcon:
+    """A small square swatch (transparent for None) for list rows and combo boxes."""
+    pix = QPixmap(10, 10)
+    pix.fill(color if color is not None else QColor(0, 0, 0, 0))
+    return QIcon(pix)
