@@ -51,7 +51,7 @@ class CompileTimePane(Pane):
         pg.setConfigOptions(antialias=True, background="w", foreground="k")
         self.plot = pg.PlotWidget()
         self.plot.setLabel("left", "own time (s)")
-        self.plot.addLegend(offset=(-10, 10))
+        self.plot.addLegend(offset=(-5, 5), colCount=3)
         self.cache = QTreeWidget()
         self.cache.setHeaderLabels(["Compile", "Total (s)", "Cache", "Status"])
         self.cache.setRootIsDecorated(False)
@@ -92,7 +92,8 @@ class CompileTimePane(Pane):
             self.plot.addItem(bar)
             base = [b + h for b, h in zip(base, heights, strict=True)]
         self.plot.getAxis("bottom").setTicks([[(i, label) for i, (label, _) in enumerate(rows)]])
-        self.plot.setXRange(-0.6, len(rows) + 0.9, padding=0)  # room on the right for the legend
+        self.plot.setXRange(-0.6, len(rows) - 0.4, padding=0)
+        self.plot.setYRange(0, max(base, default=1.0) * 1.8, padding=0)  # headroom for the legend
 
     def _clicked(self, item: QTreeWidgetItem) -> None:
         self.selection.select({item.data(0, Qt.ItemDataRole.UserRole)})

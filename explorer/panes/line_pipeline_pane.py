@@ -62,11 +62,16 @@ class LinePipelinePane(Pane):
                 item.setToolTip(5, "\n".join(sorted(set(facts.breaks))))
             self.tree.addTopLevelItem(item)
             self._items[ref] = item
+        if not self._items:
+            note = "No line of your files reached the compiler: the model's code lives in library modules."
+            self.tree.addTopLevelItem(QTreeWidgetItem(["—", note]))
         for col in range(len(COLUMNS)):
             self.tree.resizeColumnToContents(col)
 
     def _clicked(self, item: QTreeWidgetItem) -> None:
-        self.selection.select({item.data(0, Qt.ItemDataRole.UserRole)})
+        ref = item.data(0, Qt.ItemDataRole.UserRole)
+        if ref is not None:
+            self.selection.select({ref})
 
     def on_selection(self, selected: frozenset[Ref], highlighted: frozenset[Ref]) -> None:
         self.tree.blockSignals(True)
