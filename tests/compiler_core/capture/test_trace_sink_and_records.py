@@ -1,0 +1,134 @@
+"""In-process checks of the trace sink and the FX → session graph conversion.
+
+Uses the `aot_eager` path of a real torch.compile (no C++ compiler) for the sink, and real
+FX graphs for the records; the Inductor hooks are covered by the worker captures.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from pathlib import Path
+
+import torch
+
+from compiler_core.capture.graph_records import (
+    graph_record,
+    module_path,
+    normalize_module_fqn,
+    parse_stack_trace,
+)
+from compiler_core.capture.recording_backend import ARTIFACT_NAME, emit_graph
+from compiler_core.capture.trace_sink import TraceLogSink
+from compiler_core.session.codec import from_jsonable
+from compiler_core.session.model import Graph
+
+HEADER = re.compile(r"^V\d{4} \d\d:\d\d:\d\d\.\d{6} \d+ \S+:\d+\] (\{.*\})$")
+
+
+def _records(path: Path) -> list[tuple[dict, str | None]]:
+    out: list[tuple[dict, str | None]] = []
+    for line in path.read_text().splitlines():
+        if line.startswith("\t"):
+            meta, payload = out[-1]
+            out[-1] = (meta, (payload + "\n" if payload is not None else "") + line[1:])
+            continue
+        m = HEADER.match(line)
+        assert m, line
+        out.append((json.loads(m.group(1)), None))
+    return out
+
+
+def test_sink_writes_torch_trace_format_and_restores_logger(tmp_path: Path) -> None:
+    from torch._logging import structured
+    from torch._logging._internal import trace_log
+
+    structured.intern_string("/interned/before/the/sink.py")  # must still reach the log
+    before = (trace_log.level, list(trace_log.handlers), trace_log.propagate)
+
+    def f(x: torch.Tensor) -> torch.Tensor:
+        return torch.sin(x) + 1
+
+    torch._dynamo.reset()
+    seen: list[str] = []
+    with TraceLogSink(tmp_path / "t.log", observer=lambda meta, payload: seen.append(next(iter(meta)))):
+        torch.compile(f, backend="aot_eager")(torch.randn(4))
+    assert (trace_log.level, list(trace_log.handlers), trace_log.propagate) == before
+
+    records = _records(tmp_path / "t.log")
+    strings = {m["str"][1]: m["str"][0] for m, _ in records if "str" in m}
+    assert "/interned/before/the/sink.py" in strings.values()
+    assert sorted(strings) == list(range(len(strings)))  # every id defined, none twice
+    kinds = [next(iter(m)) for m, _ in records]
+    assert {"dynamo_start", "dynamo_output_graph", "compilation_metrics"} <= set(kinds)
+    assert seen == kinds  # the observer saw every record, in order
+    for meta, payload in records:
+        if payload is not None:
+            assert meta["has_payload"]
+        if "dynamo_start" in meta:
+            assert all(frame["filename"] in strings for frame in meta["dynamo_start"]["stack"])
+
+
+def test_emitted_graph_round_trips_with_metadata(tmp_path: Path) -> None:
+    class Net(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.lin = torch.nn.Linear(4, 3)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.relu(self.lin(x))
+
+    graphs: list[torch.fx.GraphModule] = []
+
+    def backend(gm: torch.fx.GraphModule, inputs: list[torch.Tensor]) -> object:
+        graphs.append(gm)
+        emit_graph("dynamo", gm.graph)
+        return gm.forward
+
+    torch._dynamo.reset()
+    with TraceLogSink(tmp_path / "g.log"):
+        torch.compile(Net(), backend=backend, dynamic=True)(torch.randn(5, 4))
+    ((meta, payload),) = [(m, p) for m, p in _records(tmp_path / "g.log")
+                          if m.get("artifact", {}).get("name") == ARTIFACT_NAME]
+    assert "frame_id" in meta and "frame_compile_id" in meta  # logged inside the compile context
+    body = json.loads(payload or "")
+    assert body["stage"] == "dynamo"
+    graph = from_jsonable(Graph, body["graph"])
+    assert graph == graph_record(graphs[0].graph, "dynamo")
+    linear = next(n for n in graph.nodes if n.op == "call_function" and "linear" in n.target)
+    assert linear.module_path == "lin"
+    assert linear.source is not None and linear.source.file == __file__
+    assert linear.source.code == "return torch.relu(self.lin(x))"
+    (out,) = linear.outputs
+    assert out.dtype == "float32" and out.device == "cpu" and out.shape[1] == 3
+    assert isinstance(out.shape[0], str)  # symbolic batch size under dynamic=True
+    assert linear.attrs["source_fn"] == "linear:torch.nn.modules.linear.Linear"
+
+
+def test_stack_trace_parsing_and_module_paths() -> None:
+    text = (
+        '  File "/u/model.py", line 40, in forward\n    x = x + self.attn(self.ln1(x))\n'
+        "            ^^^^^^^^^^\n"
+        '  File "/u/model.py", line 22, in forward\n    q = self.qkv(x)\n'
+    )
+    frames = parse_stack_trace(text)
+    assert [(f.line, f.code) for f in frames] == [(40, "x = x + self.attn(self.ln1(x))"), (22, "q = self.qkv(x)")]
+    assert parse_stack_trace(None) == []
+    assert normalize_module_fqn("L['self'].layers[0].attn") == "layers/0/attn"
+    assert normalize_module_fqn("L['self']._modules['blocks']._modules['3'].mlp") == "blocks/3/mlp"
+    assert module_path({"a": ("L['self'].enc", object), "b": ("L['self'].enc.fc", object)}) == "enc/fc"
+    assert module_path(None) == ""
+
+
+def test_sink_does_not_leak_when_nothing_is_logged(tmp_path: Path) -> None:
+    from torch._logging._internal import trace_log
+
+    handlers = list(trace_log.handlers)
+    sink = TraceLogSink(tmp_path / "empty.log")
+    with sink:
+        assert len(trace_log.handlers) == len(handlers) + 1
+        logging.getLogger("unrelated").warning("not traced")
+    assert list(trace_log.handlers) == handlers
+    kinds = [next(iter(m)) for m, _ in _records(tmp_path / "empty.log")]
+    assert "artifact" in kinds  # the torch_version header tlparse expects
