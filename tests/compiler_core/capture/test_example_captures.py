@@ -79,6 +79,7 @@ def test_graph_stages_come_from_recorded_fx_metadata(captures: Captures) -> None
     assert {"attn/qkv", "ln1", "fc1"} <= {n.module_path for n in compiled.dynamo_graph.nodes}
     for graph in (compiled.aot.joint, compiled.aot.forward, compiled.aot.backward):
         assert graph is not None and graph.nodes
+    assert compiled.aot.forward is not None
     forward_ops = [n for n in compiled.aot.forward.nodes if n.op == "call_function"]
     with_seq = [n for n in forward_ops if n.attrs.get("seq_nr")]
     assert len(with_seq) > len(forward_ops) // 2  # autograd's op order, which pairs fw with bw

@@ -113,7 +113,8 @@ def test_stack_trace_parsing_and_module_paths() -> None:
         '  File "/u/model.py", line 22, in forward\n    q = self.qkv(x)\n'
     )
     frames = parse_stack_trace(text)
-    assert [(f.line, f.code) for f in frames] == [(40, "x = x + self.attn(self.ln1(x))"), (22, "q = self.qkv(x)")]
+    expected = [(40, "x = x + self.attn(self.ln1(x))"), (22, "q = self.qkv(x)")]
+    assert [(f.line, f.code) for f in frames] == expected
     assert parse_stack_trace(None) == []
     assert normalize_module_fqn("L['self'].layers[0].attn") == "layers/0/attn"
     assert normalize_module_fqn("L['self']._modules['blocks']._modules['3'].mlp") == "blocks/3/mlp"
