@@ -133,3 +133,18 @@ def test_sink_does_not_leak_when_nothing_is_logged(tmp_path: Path) -> None:
     assert list(trace_log.handlers) == handlers
     kinds = [next(iter(m)) for m, _ in _records(tmp_path / "empty.log")]
     assert "artifact" in kinds  # the torch_version header tlparse expects
+
+
+def test_modes_become_inductor_config_for_the_recording_backend() -> None:
+    from compiler_core.capture.model_run import compile_options
+    from compiler_core.capture.recording_backend import mode_config
+    from compiler_core.modelfile import ModelSpec
+
+    assert mode_config(None, None, None) == {}
+    assert mode_config("max-autotune-no-cudagraphs", None, None)["max_autotune"] is True
+    assert mode_config("reduce-overhead", {"epilogue_fusion": False}, None) == {
+        "triton.cudagraphs": True, "epilogue_fusion": False}
+    spec = ModelSpec(path="m.py", model=None, example_inputs=tuple,
+                     compile_options={"mode": "max-autotune", "backend": "eager", "fullgraph": True})
+    assert compile_options(spec, None, None) == {"mode": "max-autotune", "fullgraph": True}
+    assert compile_options(spec, "default", True) == {"fullgraph": True, "dynamic": True}

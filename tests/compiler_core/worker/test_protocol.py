@@ -46,3 +46,24 @@ def test_client_and_cli_import_without_torch() -> None:
             "compiler_core.capture.session_build; print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_events_file_channel_for_qprocess(tmp_path: Path) -> None:
+    """The --events-file variant (what a QProcess launcher uses) carries the full sequence."""
+    model = tmp_path / "broken.py"
+    model.write_text("raise KeyError('no weights here')\n")
+    events = tmp_path / "events.jsonl"
+    spec = CaptureSpec(model_path=str(model), out_path=str(tmp_path / "s.json"))
+    env = worker_env(cache_dir=tmp_path / "cache")
+    env["PYTHONPATH"] = str(ROOT)
+    done = subprocess.run(worker_argv(spec, events_file=str(events)), env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    got = [Event.from_json(line) for line in events.read_text().splitlines()]
+    assert [e.kind for e in got] == ["hello", "stage", "stage", "error", "stage", "stage", "stage", "stage",
+                                    "session", "done"]
+    stages = [(e.stage, e.state) for e in got if e.kind == "stage"]
+    assert stages[:2] == [("load", "started"), ("load", "failed")]
+    error = next(e for e in got if e.kind == "error")
+    assert error.stage == "load" and error.message == "KeyError: 'no weights here'"
+    assert got[-2].data["partial"] is True and got[-1].exit_code == 1
