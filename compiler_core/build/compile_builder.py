@@ -8,11 +8,13 @@ else by whether the post-grad graph takes `tangents_*` (backward), else by the A
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
 from compiler_core.build.compile_records import CompileRecords, Partition
 from compiler_core.build.graph_breaks import parse_break, restart_breaks
+from compiler_core.build.parse_memo import ParseMemo
 from compiler_core.build.saved_tensors import saved_tensors
 from compiler_core.session.codec import from_jsonable
 from compiler_core.session.model import (
@@ -23,6 +25,7 @@ from compiler_core.session.model import (
     Guard,
     InductorOutput,
     Kernel,
+    SavedTensor,
     SourceLoc,
 )
 from compiler_core.trace.fx_text import parse_graph
@@ -33,10 +36,12 @@ _GUARD_KIND = re.compile(r"^\|?[\s|]*\+- ([A-Z_]+): (.*)$")
 _GUARD_LOC = re.compile(r"#\s*(.*?)\s*#\s*([^\s#]+\.py):(\d+) in (\w+)\s*$")
 
 
-def build_compile(acc: CompileRecords) -> Compile:
-    dynamo = _graph(acc, "dynamo", "dynamo")
-    aot = _aot(acc)
-    inductor = tuple(_partition(acc, p, aot) for p in _named_partitions(acc))
+def build_compile(acc: CompileRecords, memo: ParseMemo | None = None) -> Compile:
+    """Freeze one compile; `memo` shares parses of payloads that earlier compiles logged too."""
+    memo = ParseMemo() if memo is None else memo
+    dynamo = _graph(acc, memo, "dynamo", "dynamo")
+    aot = _aot(acc, memo)
+    inductor = tuple(_partition(acc, memo, p) for p in _named_partitions(acc))
     metrics = _metrics(acc)
     breaks = tuple(parse_break(text) for text in acc.breaks) or restart_breaks(acc.metrics)
     status, failure = _status(acc, metrics, dynamo)
@@ -49,7 +54,9 @@ def build_compile(acc: CompileRecords) -> Compile:
         code=_code_loc(acc.metrics),
         dynamo_graph=dynamo,
         graph_breaks=breaks,
-        guards=_guards(acc),
+        guards=memo.get(("guards", acc.guards_text), lambda: _guards(acc))
+        if acc.guards_text
+        else _guards(acc),
         recompile_reasons=tuple(acc.recompile_reasons),
         metrics=metrics,
         aot=aot,
@@ -60,14 +67,18 @@ def build_compile(acc: CompileRecords) -> Compile:
     )
 
 
-def _graph(acc: CompileRecords, stage: str, kind: str, name: str = "") -> Graph | None:
+def _graph(acc: CompileRecords, memo: ParseMemo, stage: str, kind: str, name: str = "") -> Graph | None:
     text = acc.graphs.get(stage, "")
     rich = acc.enriched.get(stage)
     if rich is not None:
         return _from_enriched(rich, kind, name, text)
     if not text:
         return None
-    return parse_graph(text, kind, name)
+    return _parsed(memo, text, kind, name)
+
+
+def _parsed(memo: ParseMemo, text: str, kind: str, name: str) -> Graph:
+    return memo.get((text, kind, name), lambda: parse_graph(text, kind, name))
 
 
 def _from_enriched(data: Any, kind: str, name: str, text: str) -> Graph:
@@ -75,15 +86,21 @@ def _from_enriched(data: Any, kind: str, name: str, text: str) -> Graph:
     return Graph(kind=kind, nodes=g.nodes, text=text or g.text, name=name or g.name)
 
 
-def _aot(acc: CompileRecords) -> AotInfo | None:
-    joint = _graph(acc, "aot_joint", "aot_joint", "joint")
-    fw = _graph(acc, "aot_forward", "aot_forward", "forward")
-    bw = _graph(acc, "aot_backward", "aot_backward", "backward")
-    inf = _graph(acc, "aot_inference", "aot_inference", "inference")
+def _aot(acc: CompileRecords, memo: ParseMemo) -> AotInfo | None:
+    joint = _graph(acc, memo, "aot_joint", "aot_joint", "joint")
+    fw = _graph(acc, memo, "aot_forward", "aot_forward", "forward")
+    bw = _graph(acc, memo, "aot_backward", "aot_backward", "backward")
+    inf = _graph(acc, memo, "aot_inference", "aot_inference", "inference")
     if not any((joint, fw, bw, inf)):
         return None
-    saved = saved_tensors(fw, bw) if bw is not None else ()
+    saved = _saved(memo, fw, bw) if bw is not None else ()
     return AotInfo(joint=joint, forward=fw, backward=bw, inference=inf, saved_tensors=saved)
+
+
+def _saved(memo: ParseMemo, fw: Graph | None, bw: Graph) -> tuple[SavedTensor, ...]:
+    """Keyed by graph identity (memoised graphs are shared); the value keeps both graphs alive so
+    an id is never reused for another graph during the build."""
+    return memo.get(("saved", id(fw), id(bw)), lambda: (fw, bw, saved_tensors(fw, bw)))[2]
 
 
 def _named_partitions(acc: CompileRecords) -> list[Partition]:
@@ -105,20 +122,27 @@ def _named_partitions(acc: CompileRecords) -> list[Partition]:
     return acc.partitions
 
 
-def _partition(acc: CompileRecords, part: Partition, aot: AotInfo | None) -> InductorOutput:
+def _partition(acc: CompileRecords, memo: ParseMemo, part: Partition) -> InductorOutput:
     if part.enriched is not None:
         post = _from_enriched(part.enriched, "post_grad", part.name, part.post_grad_text)
     elif part.post_grad_text:
-        post = parse_graph(part.post_grad_text, "post_grad", part.name)
+        post = _parsed(memo, part.post_grad_text, "post_grad", part.name)
     else:
         post = None
-    pre = parse_graph(acc.pre_grad_text, "pre_grad", part.name) if acc.pre_grad_text else None
+    pre = _parsed(memo, acc.pre_grad_text, "pre_grad", part.name) if acc.pre_grad_text else None
     if part.name == "backward":
         pre = None
-    kernels = tuple(_kernels(part, post))
+    kernels = memo.get(_kernels_key(part, post), lambda: (post, tuple(_kernels(part, post))))[1]
     return InductorOutput(
         graph=part.name, post_grad=post, pre_grad=pre, kernels=kernels, output_code=part.output_code
     )
+
+
+def _kernels_key(part: Partition, post: Graph | None) -> tuple[object, ...]:
+    """Kernels depend on the output code, the post-grad node names and the provenance maps."""
+    prov = json.dumps([part.provenance, part.kernel_to_post], sort_keys=True) if part.provenance or \
+        part.kernel_to_post else ""  # fmt: skip
+    return ("kernels", part.output_code, part.name, id(post), prov)
 
 
 def _kernels(part: Partition, post: Graph | None) -> list[Kernel]:

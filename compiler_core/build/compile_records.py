@@ -10,6 +10,7 @@ record for an id that already finished (its compilation_metrics arrived) after a
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +43,7 @@ STAGE_EVENTS = {
     "code_gen": "codegen",
     "bytecode_tracing": "dynamo",
 }
+_STAGE_EVENT_NAME = re.compile(rb'"name": ?"(?:' + "|".join(STAGE_EVENTS).encode() + rb')"')
 # Records whose payload the builder reads; everything else is skipped while reading.
 PAYLOAD_KINDS = frozenset(
     [*GRAPH_KINDS, "inductor_post_grad_graph", "inductor_pre_grad_graph", "inductor_output_code",
@@ -271,8 +273,8 @@ def _intern(rr: RankRecords, rec: Record) -> None:
 
 def _chromium(rr: RankRecords, rec: Record) -> None:
     """Sum begin/end durations of the stage events per compile id."""
-    if not rec.raw_payload:
-        return
+    if not rec.raw_payload or not _STAGE_EVENT_NAME.search(rec.raw_payload):
+        return  # most events are other spans: skip their JSON
     ev = _json(rr, rec, default=None)
     if not isinstance(ev, dict) or ev.get("name") not in STAGE_EVENTS:
         return

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from compiler_core.build.compile_builder import build_compile
 from compiler_core.build.compile_records import PAYLOAD_KINDS, RankRecords, route
 from compiler_core.build.linking import link_compile
+from compiler_core.build.parse_memo import ParseMemo
 from compiler_core.build.user_sources import collect_sources
 from compiler_core.session.links import LinkBuilder
 from compiler_core.session.model import Compile, Diagnostic, Session, SessionMeta
@@ -61,13 +62,14 @@ def build_session(streams: Iterable[tuple[str, int | None, Iterable[Record]]], *
     compiles: list[Compile] = []
     diagnostics: list[Diagnostic] = []
     pre_to_post: dict[tuple[int | None, str], dict[str, list[str]]] = {}
+    memo = ParseMemo()
     for rr in ranks:
         diagnostics.extend(rr.diagnostics)
         for kind, count in sorted(rr.unknown_kinds.items()):
             diagnostics.append(Diagnostic("info", f"{count} '{kind}' records kept unread", path=rr.path))
         for key in rr.order:
             acc = rr.compiles[key]
-            compiles.append(build_compile(acc))
+            compiles.append(build_compile(acc, memo))
             merged: dict[str, list[str]] = {}
             for part in acc.partitions:
                 merged.update(part.provenance.get("preToPost") or {})

