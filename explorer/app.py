@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QSettings, QTimer
@@ -38,10 +39,18 @@ def application() -> QApplication:
 
 def screenshot(window: MainWindow, out: str | Path) -> None:
     """Render the whole window offscreen to a PNG."""
+    window.ensure_panes()
     window.show()
-    for _ in range(3):
-        QApplication.processEvents()
+    settle(window)
     window.grab().save(str(out))
+
+
+def settle(window: MainWindow, ms: int = 300) -> None:
+    """Let docks, tab bars and deferred layouts take their final geometry before a grab."""
+    deadline = time.monotonic() + ms / 1000
+    while time.monotonic() < deadline:
+        QApplication.processEvents()
+        time.sleep(0.01)
 
 
 def run_app(args: argparse.Namespace) -> int:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
-from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QWidget
+from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QTabBar, QWidget
 
 from compiler_core.session import Session
 from explorer.actions.export_actions import ExportActions
@@ -19,6 +19,7 @@ from explorer.toolbar import NavigationBar
 
 LAYOUT_VERSION = 1
 DEFAULT_SIZE = (1600, 1000)
+MIN_PANE_SIZE = (120, 80)
 
 
 def session_counts(session: Session) -> tuple[int, int, int]:
@@ -60,7 +61,7 @@ class MainWindow(QMainWindow):
     def _build_panes(self) -> None:
         """Light panes now; canvas and plot panes (pyqtgraph costs ~0.5 s to import) right after
         the window is shown, one per event-loop turn, so the window comes up at once."""
-        for spec in PANES:
+        for spec in (p for p in PANES if p.available()):
             placeholder = QLabel(f"{spec.title}: loading…")
             placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
             self._add_dock(spec.key, spec.title, placeholder, spec.stage)
@@ -69,17 +70,20 @@ class MainWindow(QMainWindow):
             else:
                 self._build_pane(spec)
         self._arrange_default()
-        QTimer.singleShot(0, self._build_next_pending)
+        QTimer.singleShot(0, self, self._build_next_pending)  # dies with the window
 
     def _build_pane(self, spec: PaneSpec) -> None:
         widget = spec.build(self.state, self.selection)
+        # An explicit minimum overrides a pane's minimumSizeHint: one wide toolbar in one pane must
+        # not push the whole window past 1600 px (the pane clips instead).
+        widget.setMinimumSize(MIN_PANE_SIZE[0], MIN_PANE_SIZE[1])
         self.docks[spec.key].setWidget(widget)
         self.panes[spec.key] = widget
 
     def _build_next_pending(self) -> None:
         if self._pending:
             self._build_pane(self._pending.pop(0))
-            QTimer.singleShot(0, self._build_next_pending)
+            QTimer.singleShot(0, self, self._build_next_pending)  # dies with the window
 
     def ensure_panes(self) -> None:
         """Build every deferred pane now (a session is about to be shown)."""
@@ -95,7 +99,11 @@ class MainWindow(QMainWindow):
         self.docks[key] = dock
 
     def _arrange_default(self) -> None:
-        """Three columns at 1600×1000: source | Dynamo over AOT | Inductor over kernel code."""
+        """At 1600×1000: source | Dynamo over AOT | Inductor over kernel code, timeline below.
+
+        Each tab group is formed right after its first dock is placed: tabifying into a dock
+        after further splits leaves a stale second tab bar drawn on screen (Qt 6.11).
+        """
         d = self.docks
         left, bottom = Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.BottomDockWidgetArea
         horizontal, vertical = Qt.Orientation.Horizontal, Qt.Orientation.Vertical
@@ -103,17 +111,39 @@ class MainWindow(QMainWindow):
         self.splitDockWidget(d["SourcePane"], d["DynamoPane"], horizontal)
         self.splitDockWidget(d["DynamoPane"], d["InductorPane"], horizontal)
         self.splitDockWidget(d["SourcePane"], d["BreakSummaryPane"], vertical)
-        self.tabifyDockWidget(d["BreakSummaryPane"], d["LinePipelinePane"])
+        self._tab_group("BreakSummaryPane", "LinePipelinePane", "CompileTimePane")
         self.splitDockWidget(d["DynamoPane"], d["AotPane"], vertical)
+        self._tab_group("AotPane")
         self.splitDockWidget(d["InductorPane"], d["KernelCodePane"], vertical)
-        self.addDockWidget(bottom, d["CompileTimePane"])
-        self.splitDockWidget(d["CompileTimePane"], d["TimelinePane"], horizontal)
-        self.resizeDocks([d["SourcePane"], d["DynamoPane"], d["InductorPane"]], [520, 540, 540], horizontal)
-        self.resizeDocks([d["SourcePane"], d["BreakSummaryPane"]], [480, 220], vertical)
+        self._tab_group("KernelCodePane")
+        self.addDockWidget(bottom, d["TimelinePane"])
+        self._tab_group("TimelinePane")
+        self.resizeDocks([d["SourcePane"], d["DynamoPane"], d["InductorPane"]], [500, 550, 550], horizontal)
+        self.resizeDocks([d["SourcePane"], d["BreakSummaryPane"]], [420, 280], vertical)
         self.resizeDocks([d["DynamoPane"], d["AotPane"]], [350, 350], vertical)
         self.resizeDocks([d["InductorPane"], d["KernelCodePane"]], [330, 370], vertical)
-        self.resizeDocks([d["CompileTimePane"]], [200], vertical)
-        d["BreakSummaryPane"].raise_()
+        self.resizeDocks([d["TimelinePane"]], [230], vertical)
+        for key in ("BreakSummaryPane", "AotPane", "KernelCodePane", "TimelinePane"):
+            d[key].raise_()
+        self._hide_stale_tab_bars()
+
+    def _hide_stale_tab_bars(self) -> None:
+        """Qt 6.11 workaround: every tab group after the first gets a second, stale tab bar that
+        never moves again and shows as a ghost strip. The live bar is created later and holds all
+        the stale one's tabs (and any added since); the layout re-shows a bar it reuses."""
+        bars = self.findChildren(QTabBar)  # creation order
+        tabs = [{bar.tabText(i) for i in range(bar.count())} for bar in bars]
+        for i, bar in enumerate(bars):
+            if tabs[i] and any(tabs[i] <= later for later in tabs[i + 1:]):
+                bar.hide()
+
+    def _tab_group(self, anchor: str, *keys: str) -> None:
+        """Tab `keys` and every installed pane registered with `tab_with=anchor` behind `anchor`."""
+        extra = [spec.key for spec in PANES if spec.tab_with == anchor and spec.key in self.docks]
+        previous = self.docks[anchor]
+        for key in (*keys, *extra):
+            self.tabifyDockWidget(previous, self.docks[key])
+            previous = self.docks[key]
 
     def _build_view_menu(self) -> None:
         menu = self.menuBar().addMenu("&View")
@@ -158,6 +188,7 @@ class MainWindow(QMainWindow):
             self.restoreGeometry(geometry)
         if isinstance(state, QByteArray):
             self.restoreState(state, LAYOUT_VERSION)
+            self._hide_stale_tab_bars()
 
     def save_layout(self) -> None:
         self.settings.setValue("window/geometry", self.saveGeometry())
@@ -168,6 +199,7 @@ class MainWindow(QMainWindow):
         self.restoreState(self._default_state, LAYOUT_VERSION)
         for dock in self.docks.values():
             dock.show()
+        self._hide_stale_tab_bars()
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         if event.mimeData().hasUrls():

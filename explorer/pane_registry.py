@@ -7,6 +7,7 @@ pyqtgraph, which the window must not wait for before it first appears (bench/gui
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -22,6 +23,11 @@ class PaneSpec:
     stage: str  # navigator stage that brings it forward
     target: str  # "module:Class" of a Pane in explorer.panes, or "module:function(state) -> QWidget"
     deferred: bool = False
+    tab_with: str = ""  # key of the pane this one shares a tab group with in the default layout
+
+    def available(self) -> bool:
+        """Panes owned by other work may not be installed yet; the window simply leaves them out."""
+        return importlib.util.find_spec(f"explorer.panes.{self.target.partition(':')[0]}") is not None
 
     def build(self, state: SessionState, selection: SelectionModel) -> QWidget:
         module, _, name = self.target.partition(":")
@@ -41,4 +47,12 @@ PANES: tuple[PaneSpec, ...] = (
     PaneSpec("KernelCodePane", "Kernel code", "kernels", "kernel_code_pane:KernelCodePane"),
     PaneSpec("CompileTimePane", "Compile time", "timeline", "compile_time_pane:CompileTimePane", True),
     PaneSpec("TimelinePane", "Timeline", "timeline", "timeline_dock:make_timeline_pane", deferred=True),
+    # Stage-detail panes, tabbed behind the main pane of their stage.
+    PaneSpec("DecompositionPane", "Decompositions", "aot", "decomposition_pane:DecompositionPane",
+             True, tab_with="AotPane"),
+    PaneSpec("AutotunePane", "Autotuning", "inductor", "autotune_pane:AutotunePane", True, "KernelCodePane"),
+    PaneSpec("CudaGraphPane", "CUDA graphs", "inductor", "cudagraph_pane:CudaGraphPane", True,
+             "KernelCodePane"),
+    PaneSpec("ModeComparePane", "Modes", "timeline", "mode_compare_pane:ModeComparePane", True,
+             "TimelinePane"),
 )

@@ -82,6 +82,7 @@ class AotPane(Pane):
         self.table.setRootIsDecorated(False)
         self.table.itemClicked.connect(self._tensor_clicked)
         self.totals = QLabel()
+        self.totals.setWordWrap(True)
         lower = QWidget()
         lower_layout = QVBoxLayout(lower)
         lower_layout.setContentsMargins(0, 0, 0, 0)

@@ -33,6 +33,7 @@ class SourcePane(Pane):
         self.view.lineClicked.connect(self._clicked)
         self.legend = QLabel("green: captured · stripes: fused into kernel · ▶ red: graph break")
         self.legend.setStyleSheet("color: #666")
+        self.legend.setWordWrap(True)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.files)

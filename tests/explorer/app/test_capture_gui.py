@@ -48,7 +48,9 @@ def _capture(qtbot: QtBot, window: MainWindow, model: Path, timeout_ms: int = 24
 
 
 @pytest.mark.slow
-def test_capture_shows_progress_keeps_the_loop_responsive_and_autosaves(qtbot: QtBot, window: MainWindow) -> None:
+def test_capture_shows_progress_keeps_the_loop_responsive_and_autosaves(
+    qtbot: QtBot, window: MainWindow
+) -> None:
     stages: list[str] = []
     window.files.worker.stageChanged.connect(stages.append)
     meter = GapMeter()

@@ -10,13 +10,20 @@ from explorer.actions.kernel_export import export_kernels
 from explorer.main_window import MainWindow
 
 
-def test_kernel_export_writes_one_file_per_kernel_with_provenance(tmp_path: Path, transformer: Session) -> None:
+def test_kernel_export_writes_one_file_per_kernel_with_provenance(
+    tmp_path: Path, transformer: Session
+) -> None:
     c = transformer.compiles[0]
     kernels = [k for o in c.inductor for k in o.kernels]
     files = export_kernels(transformer, c, tmp_path)
     index = json.loads((tmp_path / "index.json").read_text())
     assert len(index["kernels"]) == len(kernels)
-    assert {p.name for p in files} >= {"index.json", "INDEX.md", "output_code_forward.py", "output_code_backward.py"}
+    assert {p.name for p in files} >= {
+        "index.json",
+        "INDEX.md",
+        "output_code_forward.py",
+        "output_code_backward.py",
+    }
     gelu = next(e for e in index["kernels"] if "gelu" in e["kernel"] and e["graph"] == "forward")
     text = (tmp_path / gelu["file"]).read_text()
     assert text.startswith("// Kernel ") or text.startswith("# Kernel ")

@@ -84,7 +84,8 @@ def test_selecting_a_saved_tensor_highlights_producer_and_consumers(
     assert compile_ is not None and compile_.aot is not None
     tensor = next(t for t in compile_.aot.saved_tensors if t.producer and t.consumers)
     item = next(
-        aot.table.topLevelItem(i) for i in range(aot.table.topLevelItemCount())
+        aot.table.topLevelItem(i)
+        for i in range(aot.table.topLevelItemCount())
         if aot.table.topLevelItem(i).text(0) == tensor.name
     )
     rect = aot.table.visualItemRect(item)

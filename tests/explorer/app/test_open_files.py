@@ -40,14 +40,18 @@ def test_open_session_shows_it_and_remembers_it(qtbot: QtBot, window: MainWindow
     assert window.files.recent()[0] == str(path.resolve())
 
 
-def test_open_trace_log_imports_it_in_the_background(qtbot: QtBot, window: MainWindow, shared_traces: Path) -> None:
+def test_open_trace_log_imports_it_in_the_background(
+    qtbot: QtBot, window: MainWindow, shared_traces: Path
+) -> None:
     _open_and_wait(qtbot, window, shared_traces / "inputs" / "inductor_provenance_jit_log.txt")
     c = window.state.current
     assert c is not None and c.inductor and c.inductor[0].kernels
     assert window.panes["KernelCodePane"].has_content()  # type: ignore[attr-defined]
 
 
-def test_open_trace_directory_offers_a_rank_selector(qtbot: QtBot, window: MainWindow, shared_traces: Path) -> None:
+def test_open_trace_directory_offers_a_rank_selector(
+    qtbot: QtBot, window: MainWindow, shared_traces: Path
+) -> None:
     _open_and_wait(qtbot, window, shared_traces / "inputs" / "multi_rank_logs")
     ranks = {c.rank for c in window.state.session.compiles}
     assert len(ranks) > 1
@@ -111,3 +115,16 @@ def test_layout_is_remembered_between_runs(qtbot: QtBot, settings: QSettings) ->
     assert second.docks["SourcePane"].isVisible()
     second.reset_layout()
     assert second.docks["CompileTimePane"].isVisible()
+
+
+def test_no_ghost_tab_bars_in_the_default_layout(qtbot: QtBot, window: MainWindow) -> None:
+    """Qt 6.11 leaves a stale second tab bar per tab group; the window hides them."""
+    from PySide6.QtWidgets import QTabBar
+
+    from explorer.app import settle
+
+    settle(window)
+    visible = [b for b in window.findChildren(QTabBar) if b.isVisible()]
+    titles = [frozenset(b.tabText(i) for i in range(b.count())) for b in visible]
+    assert len(titles) == len(set(titles)), titles
+    assert all(b.geometry().bottom() <= window.height() - window.statusBar().height() for b in visible)
