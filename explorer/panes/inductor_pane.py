@@ -111,10 +111,14 @@ class InductorPane(Pane):
 
     def on_selection(self, selected: frozenset[Ref], highlighted: frozenset[Ref]) -> None:
         self.graphs.set_highlight(set(highlighted), set(selected))
+        first = None
         for ref, item in self._kernel_items.items():
             on = ref in highlighted
             for col in range(len(KERNEL_COLUMNS)):
                 item.setBackground(col, QColor(SELECT_COLOR_HEX) if on else QColor(0, 0, 0, 0))
+            first = first or (item if on else None)
+        if first is not None:
+            self.kernels.scrollToItem(first)
 
     def highlighted_kernels(self) -> set[Ref]:
         return {r for r, item in self._kernel_items.items() if item.background(0).color().alpha() > 0}

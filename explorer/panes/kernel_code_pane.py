@@ -94,21 +94,34 @@ class KernelCodePane(Pane):
         if current is None:
             return
         if switch and not self._shows_any(current, highlighted):
-            for item in self._kernels:
-                if isinstance(item, Kernel) and kernel_ref(current, item) in highlighted:
-                    self.select_kernel(item.name)  # re-enters on_selection through _show
-                    return
+            best = self._best_kernel(current, highlighted)
+            if best is not None:
+                self.select_kernel(best.name)  # re-enters on_selection through _show
+                return
         kernel = self.kernel
         if kernel is None:
             return
-        self.view.set_line_colors(self._node_colors(kernel, current, highlighted))
+        colors = self._node_colors(kernel, current, highlighted)
+        self.view.set_line_colors(colors)
+        # The outline marks kernel lines the user picked; lines reached through nodes carry the
+        # nodes' colours instead (every line links to its kernel, so "related" would be all).
         prefix = f"{graph_key(kernel.graph, kernel.name)}:"
-        lines = {
-            int(r.key[len(prefix):]) for r in highlighted
+        picked = {
+            int(r.key[len(prefix):]) for r in selected
             if r.kind is RefKind.KERNEL_LINE and r.compile_id == current.compile_id
             and r.key.startswith(prefix)
         }
-        self.view.set_selected_lines(lines)
+        self.view.set_selected_lines(picked, scroll=False)
+        first = min(picked or colors, default=0)
+        if first:
+            self.view.scroll_to_line(first)
+
+    def _best_kernel(self, current: Compile, highlighted: frozenset[Ref]) -> Kernel | None:
+        """The related kernel with the most lines marked for the related nodes."""
+        candidates = [
+            k for k in self._kernels if isinstance(k, Kernel) and kernel_ref(current, k) in highlighted
+        ]
+        return max(candidates, key=lambda k: len(self._node_colors(k, current, highlighted)), default=None)
 
     def _shows_any(self, current: Compile, highlighted: frozenset[Ref]) -> bool:
         kernel = self.kernel

@@ -56,7 +56,13 @@ def test_clicking_a_source_line_highlights_nodes_kernels_and_kernel_lines(
     code: KernelCodePane = window.panes["KernelCodePane"]  # type: ignore[assignment]
     assert code.kernel is not None
     assert any(code.kernel.name in r.key for r in kernels), "kernel code pane switched to a linked kernel"
-    assert code.view.selected_lines(), "the lines the gelu produced are marked"
+    marked = code.view.line_colors()
+    assert marked, "the lines the gelu produced carry their nodes' colours"
+    assert len(marked) < len(code.kernel.source.splitlines()), "only those lines, not the whole kernel"
+    lit_nodes = {
+        r.key.partition(":")[2] for r in window.selection.highlighted if r.kind is RefKind.POST_GRAD_NODE
+    }
+    assert all(set(code.kernel.line_nodes[str(line)]) & lit_nodes for line in marked)
 
 
 def test_clicking_a_kernel_line_selects_it_and_leads_back_to_source(
