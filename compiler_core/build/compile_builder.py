@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from typing import Any
 
 from compiler_core.build.compile_records import CompileRecords, Partition
 from compiler_core.build.graph_breaks import parse_break, restart_breaks
+from compiler_core.build.kernel_lines import buffer_producers, kernel_line_nodes
 from compiler_core.build.parse_memo import ParseMemo
 from compiler_core.build.saved_tensors import saved_tensors
 from compiler_core.session.codec import from_jsonable
@@ -163,7 +165,15 @@ def _kernels(part: Partition, post: Graph | None) -> list[Kernel]:
             fused_nodes=tuple(fused), original_aten=tuple(pk.original_aten),
             line_nodes=_line_nodes(pk.source, fused), output_code_line=pk.line,
         ))  # fmt: skip
-    return out
+    if post is None:
+        return out
+    producers = buffer_producers(part.output_code, out, post)
+    return [
+        k
+        if k.language == "extern"
+        else replace(k, line_nodes=kernel_line_nodes(k, part.output_code, post, producers))
+        for k in out
+    ]
 
 
 def _provenance_by_kernel(part: Partition) -> dict[str, list[str]]:

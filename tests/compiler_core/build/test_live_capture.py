@@ -92,3 +92,22 @@ def test_enriched_graph_matches_text(tmp_path: Path) -> None:
         assert [n.name for n in enriched.nodes] == [n.name for n in parsed.nodes]
         assert [set(n.inputs) for n in enriched.nodes] == [set(n.inputs) for n in parsed.nodes]
         assert any(n.attrs.get("seq_nr") is not None for n in enriched.nodes)
+
+
+@pytest.mark.slow
+def test_cpp_kernel_lines_trace_loads_ops_and_stores(transformer_trace: Path) -> None:
+    """Live CPU capture: C++ kernel lines reach the inputs they load and the ops they compute."""
+    (c,) = import_trace(transformer_trace).compiles
+    fw = c.inductor[0]
+    assert fw.post_grad is not None
+    nodes = {n.name: n for n in fw.post_grad.nodes}
+    norm = next(k for k in fw.kernels if k.language == "cpp" and "layer_norm" in k.name)
+    lines = norm.source.split("\n")
+    linked = {lines[int(i) - 1].strip(): v for i, v in norm.line_nodes.items()}
+    assert all(n in nodes for v in linked.values() for n in v)
+    loads = [v for text, v in linked.items() if "loadu(in_ptr0" in text]
+    assert loads and all(nodes[v[0]].op == "placeholder" for v in loads)  # the block's input
+    rsqrt = [v for text, v in linked.items() if ".rsqrt()" in text and text.startswith("auto")]
+    assert rsqrt and all("rsqrt" in nodes[v[0]].target for v in rsqrt)
+    stores = [v for text, v in linked.items() if ".store(" in text]
+    assert stores and all(set(v) <= set(norm.fused_nodes) for v in stores)

@@ -1,0 +1,203 @@
+"""Kernel source line → post-grad nodes, traced through Inductor's generated code.
+
+Inductor emits a fused kernel as loads, one assignment per fused op in the nodes' order, then
+stores. Where its code allows, we follow that shape (Triton `tmpN = tl.load(in_ptr0 + ...)`, C++
+`auto tmpN = in_ptr0[...]` / `Vectorized<float>::loadu(in_ptr0 + ...)`):
+
+1. Parameters → buffers: the kernel's parameters (`in_ptr0`, `in_out_ptr0`, `out_ptr1`, ...) pair
+   positionally with the arguments of its call in the output code's `call()`
+   (`kernel.run(buf1, arg1_1, 128, ...)` / `cpp_fused_x(buf0, primals_1, ...)`).
+2. Buffers → nodes: an argument that is a post-grad node name (`primals_1`, `arg1_1`) is that
+   node; a `bufN` is the node of the call that wrote it first (an extern call's `out=bufN` or
+   `bufN = extern_kernels...`, a kernel's `out_ptr`/`in_out_ptr` argument), following
+   `bufB = bufA; del bufA  # reuse`.
+3. A load line links to the node that produced the buffer it reads.
+4. An op line `tmpN = <expr>` links to the next not-yet-used fused node whose ATen op the expr
+   spells (`aten.add` → ` + `, `aten.relu` → `maximum`, `aten.sigmoid` → `sigmoid`...); the use
+   pointer restarts with each loop body (a load after a store), since C++ repeats the body for its
+   vectorised and scalar tails.
+5. A store line links to the node whose op made the `tmp` it stores (a `tmp` no op matched
+   inherits the latest such node among the `tmp`s it reads), else to the kernel's last fused node.
+6. As before, any line naming a fused node as a whole word links to it.
+Anything unmatched stays unlinked rather than guessed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from compiler_core.session.model import Graph, Kernel
+
+_PARAMS = re.compile(r"^\s*(?:def \w+|extern \"C\"[^(]*\w+)\s*\(([^)]*)\)", re.M)
+_PTR = re.compile(r"\b((?:in_out|in|out)_ptr\d+)\b")
+_ASSIGN = re.compile(r"^\s*(?:auto |[\w:<>]+ )?(tmp\d+)\s*=\s*(.*?);?\s*$")
+_TMP = re.compile(r"\btmp\d+\b")
+_LOAD = re.compile(r"tl\.load\(|loadu\(|\b(?:in_out|in)_ptr\d+\s*\[")
+_STORE = re.compile(r"tl\.store\(|\.store\(|\b(?:in_out|out)_ptr\d+\s*\[[^\]]*\]\s*=")
+_CALL_ARGS = re.compile(r"^\s*([\w.]+?)(?:\.run)?\((.*)\)\s*$")
+_OUT_ARG = re.compile(r"\bout=(buf\d+)")
+_ASSIGNED = re.compile(r"^\s*(buf\d+)\s*=\s*(\w[\w.]*)\(")
+_REUSE = re.compile(r"^\s*(buf\d+)\s*=\s*(buf\d+)\s*;\s*del\s+buf\d+")
+# How generated code spells an ATen op when it is not the op's own name.
+_SPELLINGS = {
+    "add": (" + ",), "sub": (" - ",), "rsub": (" - ",), "mul": (" * ",), "div": (" / ",),
+    "relu": ("maximum", "relu"), "neg": ("-",), "clamp_min": ("maximum",), "clamp_max": ("minimum",),
+    "where": ("where",), "pow": ("pow", " * "), "gelu": ("erf", "tanh"), "abs": ("abs",),
+    "sum": ("sum", "reduction"), "amax": ("max",), "mean": ("sum",), "convert_element_type": ("to(",),
+}  # fmt: skip
+
+
+def kernel_line_nodes(kernel: Kernel, output_code: str, post: Graph | None,
+                      producers: dict[str, list[str]]) -> dict[str, tuple[str, ...]]:  # fmt: skip
+    """`line_nodes` for a generated kernel (1-based line → post-grad nodes)."""
+    if not kernel.source or post is None:
+        return {}
+    order = {n.name: i for i, n in enumerate(post.nodes)}
+    fused = sorted((n for n in kernel.fused_nodes if n in order), key=order.__getitem__)
+    ops = {n.name: _op(n.target) for n in post.nodes}
+    args = _param_args(kernel, output_code)
+    out: dict[str, list[str]] = {}
+    made: dict[str, list[str]] = {}  # tmp -> fused nodes whose op produced it (through plain copies)
+    used: set[str] = set()
+    stored = False
+    for i, line in enumerate(kernel.source.split("\n"), start=1):
+        hits = _name_hits(line, fused)
+        m = _ASSIGN.match(line)
+        if _STORE.search(line):
+            stored = True
+            hits += [n for t in _TMP.findall(line) for n in made.get(t, [])] or fused[-1:]
+        elif _LOAD.search(line):
+            used, stored = (set(), False) if stored else (used, stored)
+            hits += [n for p in _PTR.findall(line) for n in _buffer_nodes(args.get(p, ""), order, producers)]
+        elif m:
+            node = _op_match(m.group(2), fused, ops, used)
+            if node is not None:
+                used.add(node)
+                hits.append(node)
+                made[m.group(1)] = [node]
+            else:
+                made[m.group(1)] = [n for t in _TMP.findall(m.group(2)) for n in made.get(t, [])][-1:]
+        if hits:
+            out[str(i)] = list(dict.fromkeys(hits))
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def buffer_producers(output_code: str, kernels: Iterable[Kernel], post: Graph) -> dict[str, list[str]]:
+    """`bufN` → post-grad nodes of the call in `call()` that first wrote it."""
+    kernels = list(kernels)
+    by_op: dict[str, list[str]] = {}
+    for n in post.nodes:
+        by_op.setdefault(_op(n.target), []).append(n.name)
+    by_name = {k.name: k for k in kernels if k.language != "extern"}
+    extern_seen: dict[str, int] = {}
+    out: dict[str, list[str]] = {}
+    for line in output_code.split("\n"):
+        reuse = _REUSE.match(line)
+        if reuse:
+            out.setdefault(reuse.group(1), out.get(reuse.group(2), []))
+            continue
+        call = _CALL_ARGS.match(line)
+        assigned = _ASSIGNED.match(line)
+        callee = assigned.group(2) if assigned else call.group(1) if call else ""
+        kernel = by_name.get(callee)
+        if kernel is None and callee.startswith(("extern_kernels.", "aten.", "torch.ops.")):
+            extern_seen[callee] = extern_seen.get(callee, 0) + 1
+            kernel = _extern(kernels, f"{callee}:{extern_seen[callee]}")
+        if kernel is None:
+            continue
+        written = [assigned.group(1)] if assigned else _OUT_ARG.findall(line)
+        if kernel.language != "extern" and call:
+            params = _params(kernel.source)
+            values = _split_args(call.group(2))
+            written = [v for p, v in zip(params, values, strict=False) if p.startswith(("out_", "in_out_"))]
+        nodes = _extern_nodes(kernel, by_op) if kernel.language == "extern" else list(kernel.fused_nodes[-1:])
+        for buf in written:
+            out.setdefault(buf, nodes)
+    return out
+
+
+def _extern(kernels: Iterable[Kernel], name: str) -> Kernel | None:
+    return next((k for k in kernels if k.name == name), None)
+
+
+def _extern_nodes(kernel: Kernel, by_op: dict[str, list[str]]) -> list[str]:
+    """An extern call's own node: the n-th post-grad node with the callee's op for the n-th call
+    (`extern_kernels.mm:2` → the second `aten.mm` node; externs run in graph order)."""
+    callee, _, nth = kernel.name.partition(":")
+    same_op = by_op.get(callee.rsplit(".", 1)[-1], [])
+    index = int(nth) - 1 if nth.isdigit() else 0
+    return same_op[index : index + 1] or list(kernel.fused_nodes[:1])
+
+
+def _op(target: str) -> str:
+    """`aten.add.Tensor` / `torch.ops.aten.add.Tensor` → `add`."""
+    parts = target.replace("torch.ops.", "").split(".")
+    return parts[1] if len(parts) >= 2 and parts[0] in ("aten", "prims") else parts[-1]
+
+
+def _op_match(expr: str, fused: list[str], ops: dict[str, str], used: set[str]) -> str | None:
+    for name in fused:
+        if name in used:
+            continue
+        op = ops.get(name, "").rstrip("_")
+        if op and (
+            re.search(rf"\b{re.escape(op)}\b", expr) or any(s in expr for s in _SPELLINGS.get(op, ()))
+        ):
+            return name
+    return None
+
+
+def _name_hits(line: str, fused: list[str]) -> list[str]:
+    return [n for n in fused if n in line and re.search(rf"\b{re.escape(n)}\b", line)]
+
+
+def _buffer_nodes(arg: str, order: dict[str, int], producers: dict[str, list[str]]) -> list[str]:
+    if arg in order:
+        return [arg]
+    return [n for n in producers.get(arg, []) if n in order]
+
+
+def _params(source: str) -> list[str]:
+    m = _PARAMS.search(source)
+    if not m:
+        return []
+    return [_param_name(p) for p in m.group(1).split(",") if p.strip()]
+
+
+def _param_name(decl: str) -> str:
+    """`const float* in_ptr0` / `XBLOCK : tl.constexpr` / `xnumel` → the parameter's name."""
+    ptr = _PTR.search(decl)
+    if ptr:
+        return ptr.group(1)
+    words = re.findall(r"\w+", decl.split(":")[0])
+    return words[-1] if words else ""
+
+
+def _param_args(kernel: Kernel, output_code: str) -> dict[str, str]:
+    """Kernel parameter → the argument its first call in `call()` passes."""
+    params = _params(kernel.source)
+    call = re.search(rf"^\s*{re.escape(kernel.name)}(?:\.run)?\((.*)\)\s*$", output_code, re.M)
+    if not params or not call:
+        return {}
+    return dict(zip(params, _split_args(call.group(1)), strict=False))
+
+
+def _split_args(text: str) -> list[str]:
+    """Top-level comma-separated arguments (nested calls such as `reinterpret_tensor(...)` kept)."""
+    out: list[str] = []
+    cur: list[str] = []
+    depth = 0
+    for ch in text:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    if "".join(cur).strip():
+        out.append("".join(cur).strip())
+    return out
