@@ -50,6 +50,9 @@ PAYLOAD_KINDS = frozenset(
      "dynamo_cpp_guards_str", "dynamo_guards", "artifact", "chromium_event", "dynamo_error",
      "exported_program", "graph_dump"]
 )  # fmt: skip
+STAGE_ARTIFACTS = frozenset(
+    {"compilescope_autotune", "compilescope_cudagraphs", "compilescope_decompositions"}
+)
 KEPT_ARTIFACTS = frozenset({"fx_graph_runnable", "aot_forward_graph_fw_metadata", "torch_version"})
 
 
@@ -103,6 +106,9 @@ class RankRecords:
     open_events: dict[tuple[str, str, Any], list[float]] = field(default_factory=dict)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     unknown_kinds: dict[str, int] = field(default_factory=dict)
+    # compilescope stage artifacts (autotune, CUDA graphs, decompositions) as (name, compile id
+    # or "-", payload): CUDA-graph events are logged at run time, outside any compile.
+    stage_artifacts: list[tuple[str, str, str]] = field(default_factory=list)
 
     def current_key(self, base_id: str) -> str:
         gen = self.generations.get(base_id, 1)
@@ -142,6 +148,9 @@ def route(rr: RankRecords, rec: Record) -> None:
         _chromium(rr, rec)
         return
     base = compile_id_of(meta)
+    if kind == "artifact" and isinstance(rec.value, dict) and rec.value.get("name") in STAGE_ARTIFACTS:
+        rr.stage_artifacts.append((str(rec.value["name"]), base or "-", rec.payload))
+        return
     if base is None and kind == "compilation_metrics" and isinstance(rec.value, dict):
         base = compile_id_from_string(str(rec.value.get("compile_id", "")))
     if base is None:

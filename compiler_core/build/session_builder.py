@@ -84,8 +84,31 @@ def build_session(streams: Iterable[tuple[str, int | None, Iterable[Record]]], *
     base_meta = meta or SessionMeta(origin="trace", origin_path=origin_path, created_unix=time.time())
     if not base_meta.ranks and rank_set:
         base_meta = _replace_meta(base_meta, rank_set)
-    return Session(meta=base_meta, sources=srcs, compiles=tuple(compiles), links=lb.freeze(),
-                   diagnostics=tuple(diagnostics))  # fmt: skip
+    session = Session(meta=base_meta, sources=srcs, compiles=tuple(compiles), links=lb.freeze(),
+                      diagnostics=tuple(diagnostics))  # fmt: skip
+    return _with_stage_artifacts(session, ranks)
+
+
+def _with_stage_artifacts(session: Session, ranks: list[RankRecords]) -> Session:
+    """Autotune / CUDA-graph / decomposition artifacts through the stage readers' own functions
+    (compiler_core/stages), fed from this single pass instead of a second read of the log."""
+    if not any(rr.stage_artifacts for rr in ranks):
+        return session
+    from compiler_core.stages.autotune_records import autotune_from_artifact, autotune_graph
+    from compiler_core.stages.stage_artifacts import StagePayloads, apply_stage_payloads
+
+    payloads = StagePayloads()
+    for rr in ranks:
+        for name, cid, text in rr.stage_artifacts:
+            key = (cid, rr.rank)
+            if name == "compilescope_decompositions":
+                payloads.decompositions.setdefault(key, text)
+            elif name == "compilescope_autotune":
+                graph = autotune_graph(text)
+                payloads.autotune[key].extend((graph, r) for r in autotune_from_artifact(text))
+            else:
+                payloads.cudagraphs.append((rr.rank, text))
+    return apply_stage_payloads(session, payloads)
 
 
 def _replace_meta(meta: SessionMeta, ranks: tuple[int, ...]) -> SessionMeta:

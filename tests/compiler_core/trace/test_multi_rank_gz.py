@@ -83,3 +83,32 @@ def test_concatenated_gzip_members(tmp_path: Path) -> None:
     session = import_trace(path)
     assert not [d for d in session.diagnostics if d.severity != "info"]
     assert summarize(session)["recompiles"] == 1
+
+
+def test_stage_artifacts_fill_autotune_and_cudagraph(tmp_path: Path) -> None:
+    """compilescope_autotune / compilescope_cudagraphs records (here appended to rank 0's real log
+    as another gzip member) reach InductorOutput through the stage readers' parse functions."""
+    import json
+
+    rank0 = next(p for p in TP.iterdir() if "rank_0" in p.name)
+    head = (
+        'V1122 03:41:09.000000 1194 compiler_core/stages/x.py:1] {"artifact": {"name": "%s", '
+        '"encoding": "json"}, "rank": 0%s, "has_payload": "0"}\n\t%s\n'
+    )
+    choices = [{"name": "triton_mm_1", "time_ms": 0.01}, {"name": "extern_mm", "time_ms": 0.02}]
+    tuned = {"graph": "forward", "results": [{"op": "mm", "winner": "triton_mm_1", "choices": choices}]}
+    events = {
+        "events": [{"kind": "skip", "compile_id": "0/0", "graph": "backward", "message": "mutated inputs"}]
+    }
+    extra = head % (
+        "compilescope_autotune",
+        ', "frame_id": 0, "frame_compile_id": 0, "attempt": 0',
+        json.dumps(tuned),
+    )
+    extra += head % ("compilescope_cudagraphs", "", json.dumps(events))
+    path = tmp_path / rank0.name
+    path.write_bytes(rank0.read_bytes() + gzip.compress(extra.encode()))
+    (c,) = import_trace(path).compiles
+    fw, bw = c.inductor
+    assert [r.winner for r in fw.autotune] == ["triton_mm_1"] and not bw.autotune
+    assert bw.cudagraph is not None and not bw.cudagraph.captured and "mutated" in bw.cudagraph.skip_reason
