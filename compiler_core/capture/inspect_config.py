@@ -2,8 +2,9 @@
 
 Measured on torch 2.13 CPU:
 
-- FX graph cache and AOTAutograd cache hits skip Inductor and AOT, so none of our hooks fire and
-  the session would miss its graphs and kernels: both caches off.
+- An AOTAutograd cache hit skips tracing and partitioning, so the joint/forward/backward graphs
+  and saved tensors would be missing: that cache is off. The FX graph cache stays on; on its
+  hits the recording backend replays its stored post-grad records (post_grad_store.py).
 - Backward compiles lazily (at the first `.backward()`), outside the compile, and its kernel
   provenance comes out empty: `force_non_lazy_backward_lowering` compiles it with the forward
   (absent in older torch, hence the guard).
@@ -35,7 +36,7 @@ def inspect_patches() -> tuple[dict[str, Any], dict[str, Any]]:
     from torch._functorch import config as functorch_config
     from torch._inductor import config as inductor_config
 
-    wanted_inductor = {"fx_graph_cache": False, "trace.provenance_tracking_level": 1}
+    wanted_inductor = {"trace.provenance_tracking_level": 1}
     wanted_functorch = {"enable_autograd_cache": False, "force_non_lazy_backward_lowering": True}
     inductor = {k: v for k, v in wanted_inductor.items() if _has(inductor_config, k)}
     functorch = {k: v for k, v in wanted_functorch.items() if _has(functorch_config, k)}

@@ -10,24 +10,29 @@ logs the graph, then calls Inductor's `compile_fx` with
 - `joint_custom_post_pass`: sees the joint forward+backward graph after Inductor's joint passes,
   i.e. the graph the partitioner splits;
 - `post_grad_custom_post_pass`: only marks that post-grad passes ran, so a crash inside
-  Inductor before them is not mistaken for a post-grad graph.
+  Inductor before them is not mistaken for a post-grad graph. On an FX graph cache hit they
+  do not run; the record stored by the compile that filled the cache entry is replayed
+  instead (post_grad_store.py), which keeps warm captures about as fast as plain compiles.
 
 Hooks and the mode's Inductor options travel in `config_patches`, which `compile_fx` also
 re-applies around a lazily compiled backward. Every record is a structured-trace artifact named
 `compilescope_graph` with payload `{"stage": ..., "graph": <session Graph as JSON>}`, logged
-inside the compile context so it carries the right compile id. The payload is built lazily:
-trace_structured only calls `payload_fn` when a trace handler is installed.
+inside the compile context so it carries the right compile id. Both passes subclass
+`CustomGraphPass` because their `uuid` is part of Inductor's FX cache key.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
 import torch.fx
+from torch._inductor.custom_graph_pass import CustomGraphPass
 
+from compiler_core.capture import post_grad_store
 from compiler_core.capture.graph_records import graph_record
 from compiler_core.session.codec import to_jsonable
 
@@ -38,19 +43,30 @@ STAGES = (
 )
 
 
-def emit_graph(stage: str, graph: torch.fx.Graph) -> None:
-    """Log `graph` as a compilescope_graph artifact for `stage` (see STAGES)."""
-    from torch._logging import trace_structured
-
+def graph_payload(stage: str, graph: torch.fx.Graph) -> str:
+    """The artifact payload for `graph` at `stage` (see STAGES)."""
     kind, name = _kind_and_name(stage)
+    return json.dumps({"stage": stage, "graph": to_jsonable(graph_record(graph, kind, name))})
 
-    def payload() -> str:
-        return json.dumps({"stage": stage, "graph": to_jsonable(graph_record(graph, kind, name))})
+
+def emit_payload(payload: str) -> None:
+    from torch._logging import trace_structured
 
     trace_structured(
         "artifact",
         metadata_fn=lambda: {"name": ARTIFACT_NAME, "encoding": "json"},
-        payload_fn=payload,
+        payload_fn=lambda: payload,
+    )
+
+
+def emit_graph(stage: str, graph: torch.fx.Graph) -> None:
+    """Log `graph` as a compilescope_graph artifact (built only if a trace handler listens)."""
+    from torch._logging import trace_structured
+
+    trace_structured(
+        "artifact",
+        metadata_fn=lambda: {"name": ARTIFACT_NAME, "encoding": "json"},
+        payload_fn=lambda: graph_payload(stage, graph),
     )
 
 
@@ -69,23 +85,29 @@ def partition_name(kwargs: dict[str, Any]) -> str:
     return "inference" if kwargs.get("is_inference") else "forward"
 
 
-class _PostGradMarker:
-    """post_grad_custom_post_pass: remembers which graphs reached the end of post-grad passes."""
+class _PostGradMarker(CustomGraphPass):
+    """post_grad_custom_post_pass: marks graphs that reached the end of post-grad passes.
+
+    Its `uuid` enters Inductor's FX cache key: "compilescope" keeps our entries apart from plain
+    runs' (whose hits would have no stored record), and `fingerprint`, a hash of the graph about
+    to be compiled *with* its metadata, makes a moved user line a cache miss (post_grad_store).
+    """
 
     def __init__(self, previous: Any) -> None:
         self.previous = previous
         self.reached: set[int] = set()
+        self.fingerprint = ""
 
     def __call__(self, graph: torch.fx.Graph) -> None:
         if self.previous is not None:
             self.previous(graph)
         self.reached.add(id(graph))
 
-    def uuid(self) -> Any:  # CustomGraphPass protocol; None = never cache (we disable caches)
-        return None
+    def uuid(self) -> Any:
+        return ("compilescope", post_grad_store.RECORD_VERSION, self.fingerprint, _uuid_of(self.previous))
 
 
-class _JointRecorder:
+class _JointRecorder(CustomGraphPass):
     """joint_custom_post_pass: logs the joint graph (the inference graph runs these passes too)."""
 
     def __init__(self, previous: Any) -> None:
@@ -98,7 +120,14 @@ class _JointRecorder:
             emit_graph("aot_joint", graph)
 
     def uuid(self) -> Any:
-        return None
+        return ("compilescope-joint", _uuid_of(self.previous))
+
+
+def _uuid_of(custom_pass: Any) -> Any:
+    """A chained user pass keeps its own cache identity (None, i.e. no caching, if it has none)."""
+    if custom_pass is None:
+        return ""
+    return custom_pass.uuid() if hasattr(custom_pass, "uuid") else None
 
 
 class RecordingBackend:
@@ -129,15 +158,34 @@ class RecordingBackend:
 
         def inner(gm_: torch.fx.GraphModule, inputs: Sequence[Any], **kwargs: Any) -> Any:
             part = partition_name(kwargs)
-            emit_graph(f"aot_{part}", gm_.graph)
+            before = graph_payload(f"aot_{part}", gm_.graph)
+            emit_payload(before)
+            marker.fingerprint = hashlib.sha256(before.encode()).hexdigest()[:32]
+            result = None
             try:
-                return compile_fx_inner(gm_, inputs, **kwargs)
+                result = compile_fx_inner(gm_, inputs, **kwargs)
+                return result
             finally:
-                if id(gm_.graph) in marker.reached:
-                    emit_graph(f"post_grad_{part}", gm_.graph)
+                self._emit_post_grad(part, gm_, marker, result)
 
-        compiled: Callable[..., Any] = compile_fx(gm, example_inputs, inner_compile=inner, config_patches=patches)  # type: ignore[assignment]
+        compiled: Callable[..., Any] = compile_fx(  # type: ignore[assignment]
+            gm, example_inputs, inner_compile=inner, config_patches=patches
+        )
         return compiled
+
+    @staticmethod
+    def _emit_post_grad(part: str, gm: torch.fx.GraphModule, marker: _PostGradMarker, result: Any) -> None:
+        """After Inductor: record the mutated graph (miss) or replay the stored record (FX cache hit)."""
+        key = getattr(result, "_fx_graph_cache_key", None)
+        if id(gm.graph) in marker.reached:
+            payload = graph_payload(f"post_grad_{part}", gm.graph)
+            emit_payload(payload)
+            if key:
+                post_grad_store.put(key, payload)
+        elif key:
+            stored = post_grad_store.get(key)
+            if stored is not None:
+                emit_payload(stored)
 
     def reset(self) -> None:
         """torch._dynamo.reset() calls this; forget cudagraph trees like Inductor's own wrapper."""

@@ -118,7 +118,7 @@ def train_step(model, inputs):
     while True:
         pass
 """)
-    client = _client(path, capture_cache)
+    client = _client(path, capture_cache, timeout=120)  # a safety net; the test cancels
     client.start()
     events = client.events()
     for event in events:
