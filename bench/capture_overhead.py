@@ -8,11 +8,12 @@ its own TORCHINDUCTOR_CACHE_DIR and TMPDIR:
 
 "Same work": the plain run loads the model file, compiles with Inductor and calls `train_step`
 (or a no-grad forward) on the example inputs, then `make_inputs(step)` for the same number of
-steps as the capture. The capture is `python -m compiler_core.worker` end to end (trace log,
-graph records, session build and save). A third variant, plain + inspect config, is plain
-torch.compile with the capture's config (FX graph / AOT caches off, eager backward, provenance
-on): capture vs that isolates the cost of recording from the cost of compiling for real,
-which a warm capture must do because cache hits skip the hooks.
+steps as the capture, and exits with `os._exit` as the worker does (teardown of torch's compile
+workers takes ~1 s otherwise, which would flatter the capture). The capture is
+`python -m compiler_core.worker` end to end (trace log, graph records, session build and save).
+A third variant, plain + inspect config, is plain torch.compile with the capture's config
+(AOTAutograd cache off, eager backward, kernel provenance on): capture vs that isolates the cost
+of recording from the cost of the config an inspect capture needs.
 
 Prints one line per figure; with --json the last line is `{"figures": [...]}`.
 """
@@ -52,6 +53,8 @@ with ctx:
     if spec.make_inputs is not None:
         for step in range(int(sys.argv[3])):
             call_once(spec, compiled, spec.make_inputs(step))
+import os
+os._exit(0)  # the worker skips interpreter teardown too; don't credit the capture with it
 """
 
 
