@@ -2,9 +2,10 @@
 
 Measured on torch 2.13 CPU:
 
-- An AOTAutograd cache hit skips tracing and partitioning, so the joint/forward/backward graphs
-  and saved tensors would be missing: that cache is off. The FX graph cache stays on; on its
-  hits the recording backend replays its stored post-grad records (post_grad_store.py).
+- Cache hits skip the hooks. Both caches stay on anyway: on an FX graph cache hit the recording
+  backend replays its stored post-grad records (post_grad_store.py), on an AOTAutograd hit the
+  AOT-level records (aot_replay.py). Only where backward cannot be lowered eagerly (older torch)
+  is the AOTAutograd cache turned off, since its records would arrive too late to store.
 - Backward compiles lazily (at the first `.backward()`), outside the compile, and its kernel
   provenance comes out empty: `force_non_lazy_backward_lowering` compiles it with the forward
   (absent in older torch, hence the guard).
@@ -37,9 +38,11 @@ def inspect_patches() -> tuple[dict[str, Any], dict[str, Any]]:
     from torch._inductor import config as inductor_config
 
     wanted_inductor = {"trace.provenance_tracking_level": 1}
-    wanted_functorch = {"enable_autograd_cache": False, "force_non_lazy_backward_lowering": True}
+    functorch: dict[str, Any] = {"force_non_lazy_backward_lowering": True}
+    if not _has(functorch_config, "force_non_lazy_backward_lowering"):
+        functorch = {"enable_autograd_cache": False}  # lazy backward: records can't be replayed
     inductor = {k: v for k, v in wanted_inductor.items() if _has(inductor_config, k)}
-    functorch = {k: v for k, v in wanted_functorch.items() if _has(functorch_config, k)}
+    functorch = {k: v for k, v in functorch.items() if _has(functorch_config, k)}
     return inductor, functorch
 
 

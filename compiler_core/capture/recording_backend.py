@@ -12,7 +12,9 @@ logs the graph, then calls Inductor's `compile_fx` with
 - `post_grad_custom_post_pass`: only marks that post-grad passes ran, so a crash inside
   Inductor before them is not mistaken for a post-grad graph. On an FX graph cache hit they
   do not run; the record stored by the compile that filled the cache entry is replayed
-  instead (post_grad_store.py), which keeps warm captures about as fast as plain compiles.
+  instead (post_grad_store.py). On an AOTAutograd cache hit none of the hooks run;
+  `AotRecordWatch` (aot_replay.py) replays that compile's stored records. Both keep warm
+  captures about as fast as plain compiles.
 
 Hooks and the mode's Inductor options travel in `config_patches`, which `compile_fx` also
 re-applies around a lazily compiled backward. Every record is a structured-trace artifact named
@@ -33,6 +35,7 @@ import torch.fx
 from torch._inductor.custom_graph_pass import CustomGraphPass
 
 from compiler_core.capture import post_grad_store
+from compiler_core.capture.aot_replay import AotRecordWatch
 from compiler_core.capture.graph_records import graph_record
 from compiler_core.session.codec import to_jsonable
 
@@ -112,6 +115,7 @@ class _JointRecorder(CustomGraphPass):
 
     def __init__(self, previous: Any) -> None:
         self.previous = previous
+        self.fingerprint = ""  # of the Dynamo graph with metadata: enters the AOTAutograd cache key
 
     def __call__(self, graph: torch.fx.Graph) -> None:
         if self.previous is not None:
@@ -120,7 +124,8 @@ class _JointRecorder(CustomGraphPass):
             emit_graph("aot_joint", graph)
 
     def uuid(self) -> Any:
-        return ("compilescope-joint", _uuid_of(self.previous))
+        version = post_grad_store.RECORD_VERSION
+        return ("compilescope-joint", version, self.fingerprint, _uuid_of(self.previous))
 
 
 def _uuid_of(custom_pass: Any) -> Any:
@@ -147,16 +152,22 @@ class RecordingBackend:
         from torch._inductor.compile_fx import compile_fx, compile_fx_inner
 
         self.graphs_compiled += 1
-        emit_graph("dynamo", gm.graph)
+        dynamo_payload = graph_payload("dynamo", gm.graph)
+        emit_payload(dynamo_payload)
         marker = _PostGradMarker(inductor_config.post_grad_custom_post_pass)
+        joint = _JointRecorder(inductor_config.joint_custom_post_pass)
+        joint.fingerprint = hashlib.sha256(dynamo_payload.encode()).hexdigest()[:32]
         patches = {
             **mode_config(mode, options, self.dynamic),
             **self.extra_patches,
             "post_grad_custom_post_pass": marker,
-            "joint_custom_post_pass": _JointRecorder(inductor_config.joint_custom_post_pass),
+            "joint_custom_post_pass": joint,
         }
 
+        watch = AotRecordWatch()
+
         def inner(gm_: torch.fx.GraphModule, inputs: Sequence[Any], **kwargs: Any) -> Any:
+            watch.inner_called = True
             part = partition_name(kwargs)
             before = graph_payload(f"aot_{part}", gm_.graph)
             emit_payload(before)
@@ -168,9 +179,11 @@ class RecordingBackend:
             finally:
                 self._emit_post_grad(part, gm_, marker, result)
 
-        compiled: Callable[..., Any] = compile_fx(  # type: ignore[assignment]
-            gm, example_inputs, inner_compile=inner, config_patches=patches
-        )
+        with watch:
+            compiled: Callable[..., Any] = compile_fx(  # type: ignore[assignment]
+                gm, example_inputs, inner_compile=inner, config_patches=patches
+            )
+        watch.finish()
         return compiled
 
     @staticmethod
