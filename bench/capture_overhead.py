@@ -12,8 +12,8 @@ steps as the capture, and exits with `os._exit` as the worker does (teardown of 
 workers takes ~1 s otherwise, which would flatter the capture). The capture is
 `python -m compiler_core.worker` end to end (trace log, graph records, session build and save).
 A third variant, plain + inspect config, is plain torch.compile with the capture's config
-(AOTAutograd cache off, eager backward, kernel provenance on): capture vs that isolates the cost
-of recording from the cost of the config an inspect capture needs.
+(eager backward lowering, kernel provenance on; caches stay on since captures replay their
+records on hits): capture vs that isolates the cost of recording from the cost of the config.
 
 Prints one line per figure; with --json the last line is `{"figures": [...]}`.
 """

@@ -51,7 +51,7 @@ EXIT_INTERNAL = 4  # CompileScope itself failed (a bug: please report)
 EXIT_BUILD_FAILED = 5  # the model ran but the session could not be built/saved
 
 STAGES = ("load", "run", "dynamo", "aot", "inductor", "steps", "timeline", "build", "save")
-EVENT_KINDS = ("hello", "stage", "warning", "error", "session", "done")
+EVENT_KINDS = ("hello", "stage", "warning", "error", "timeline", "session", "done")
 STATES = ("started", "finished", "failed")
 MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 
@@ -66,6 +66,8 @@ class Event:
     - warning: `message`, `data` {category, file, line} (graph breaks: category "graph_break")
     - error: `stage`, `message` (exception type and the user's own message), `traceback`
       (frames in user code only, or the last frames if none), `data` {exc_type, full_traceback}
+    - timeline: `data` = one record of compiler_core.timeline's run phase (mode_start, sample,
+      timeline_event, mode_stats; see compiler_core/timeline/records.py), only with --steps > 0
     - session: `path`, `data` {trace, partial, compiles}
     - done: `exit_code`
     """
