@@ -12,6 +12,9 @@ from PySide6.QtWidgets import QWidget
 
 from explorer.canvas.canvas_view import EDGE, GROUP_FILL, CanvasView
 
+MAX_SIZE = (180, 140)
+MIN_SIZE = (72, 54)
+
 
 class Minimap(QWidget):
     def __init__(self, view: CanvasView, parent: QWidget | None = None) -> None:
@@ -19,15 +22,29 @@ class Minimap(QWidget):
         self.view = view
         self._pixmap: QPixmap | None = None
         self._map = QTransform()
-        self.setFixedSize(180, 140)
+        self.setFixedSize(MAX_SIZE[0], MAX_SIZE[1])
         self.setCursor(Qt.CursorShape.PointingHandCursor)
         view.viewChanged.connect(self.update)
         view.installEventFilter(self)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self.view and event.type() == QEvent.Type.Resize:
-            self.move(self.view.width() - self.width() - 8, self.view.height() - self.height() - 8)
+            self._fit_to_view()
         return False
+
+    def _fit_to_view(self) -> None:
+        """Keep the overview a corner inset: a fifth of the view, hidden when the view is small.
+
+        A fixed 180×140 inset covered half of a docked pane and hid the graph it summarises.
+        """
+        vw, vh = self.view.width(), self.view.height()
+        w = int(min(MAX_SIZE[0], max(MIN_SIZE[0], vw * 0.2)))
+        h = int(min(MAX_SIZE[1], max(MIN_SIZE[1], vh * 0.2)))
+        self.setVisible(vw >= 4 * MIN_SIZE[0] and vh >= 4 * MIN_SIZE[1])
+        if (w, h) != (self.width(), self.height()):
+            self.setFixedSize(w, h)
+            self.refresh()
+        self.move(vw - w - 6, vh - h - 6)
 
     def refresh(self) -> None:
         """Re-render the miniature after a new layout, overlay or highlight."""
