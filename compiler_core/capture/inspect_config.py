@@ -4,8 +4,9 @@ Measured on torch 2.13 CPU:
 
 - Cache hits skip the hooks. Both caches stay on anyway: on an FX graph cache hit the recording
   backend replays its stored post-grad records (post_grad_store.py), on an AOTAutograd hit the
-  AOT-level records (aot_replay.py). Only where backward cannot be lowered eagerly (older torch)
-  is the AOTAutograd cache turned off, since its records would arrive too late to store.
+  AOT-level records (aot_replay.py). On torch where that replay is not verified (or backward
+  cannot be lowered eagerly, so its records would arrive too late to store) both caches are
+  turned off instead: slower warm captures, same sessions.
 - Backward compiles lazily (at the first `.backward()`), outside the compile, and its kernel
   provenance comes out empty: `force_non_lazy_backward_lowering` compiles it with the forward
   (absent in older torch, hence the guard).
@@ -32,16 +33,41 @@ def _has(config: Any, dotted: str) -> bool:
     return True
 
 
-def inspect_patches() -> tuple[dict[str, Any], dict[str, Any]]:
-    """(inductor patches, functorch patches) this torch understands."""
+# Cache-hit replay relies on torch's cache artifacts (`aotautograd_cache_*`, the FX key in
+# `fx_graph_cache_hit`) and their order; verified on 2.13 by tests/compiler_core/capture/
+# test_warm_capture.py. Older torch gets the slower, always-correct path: caches off.
+REPLAY_VERIFIED_FROM = (2, 13)
+
+
+def replay_supported() -> bool:
+    """False also when COMPILESCOPE_CACHE_REPLAY=0 (to rule the replay out when debugging)."""
+    import os
+
+    import torch
+    from torch._functorch import config as functorch_config
+
+    if os.environ.get("COMPILESCOPE_CACHE_REPLAY") == "0":
+        return False
+    try:
+        version = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2])
+    except ValueError:
+        return False
+    return version >= REPLAY_VERIFIED_FROM and _has(functorch_config, "force_non_lazy_backward_lowering")
+
+
+def inspect_patches(replay: bool | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(inductor patches, functorch patches) this torch understands. `replay`: keep the caches
+    on and replay records on hits (default: where verified, see REPLAY_VERIFIED_FROM)."""
     from torch._functorch import config as functorch_config
     from torch._inductor import config as inductor_config
 
-    wanted_inductor = {"trace.provenance_tracking_level": 1}
+    replay = replay_supported() if replay is None else replay
+    inductor: dict[str, Any] = {"trace.provenance_tracking_level": 1}
     functorch: dict[str, Any] = {"force_non_lazy_backward_lowering": True}
-    if not _has(functorch_config, "force_non_lazy_backward_lowering"):
-        functorch = {"enable_autograd_cache": False}  # lazy backward: records can't be replayed
-    inductor = {k: v for k, v in wanted_inductor.items() if _has(inductor_config, k)}
+    if not replay:
+        inductor["fx_graph_cache"] = False
+        functorch["enable_autograd_cache"] = False
+    inductor = {k: v for k, v in inductor.items() if _has(inductor_config, k)}
     functorch = {k: v for k, v in functorch.items() if _has(functorch_config, k)}
     return inductor, functorch
 

@@ -148,3 +148,14 @@ def test_modes_become_inductor_config_for_the_recording_backend() -> None:
                      compile_options={"mode": "max-autotune", "backend": "eager", "fullgraph": True})
     assert compile_options(spec, None, None) == {"mode": "max-autotune", "fullgraph": True}
     assert compile_options(spec, "default", True) == {"fullgraph": True, "dynamic": True}
+
+
+def test_inspect_config_turns_caches_off_where_replay_is_unverified() -> None:
+    from compiler_core.capture.inspect_config import inspect_patches, replay_supported
+
+    assert replay_supported()  # torch 2.13 here: the warm-capture test covers the replay
+    inductor, functorch = inspect_patches(replay=True)
+    assert inductor == {"trace.provenance_tracking_level": 1}
+    assert functorch == {"force_non_lazy_backward_lowering": True}
+    inductor, functorch = inspect_patches(replay=False)
+    assert inductor["fx_graph_cache"] is False and functorch["enable_autograd_cache"] is False
