@@ -1,7 +1,8 @@
 """`python -m compiler_core capture MODEL.py -o OUT.json`: capture a model in a worker process.
 
-Progress goes to stderr as one line per stage; the user's own stdout/stderr is shown only when
-the capture fails (its tail), since a model may print megabytes. Exit status is the worker's
+Progress goes to stderr as one line per stage. The model's own stdout/stderr is not echoed (a
+model may print megabytes); when the worker dies without reporting (e.g. a segfault), the tail of
+its stderr (faulthandler's traceback) is shown instead. Exit status is the worker's
 (see compiler_core/worker/protocol.py): 0 only on success. On failure the first line says what
 failed, in which stage, with the user's own message; the user's traceback follows. A partial
 session is still written when anything was traced. Torch is never imported in this process.
@@ -83,7 +84,8 @@ def report(client: WorkerClient) -> int:
         return 0
     stage = (client.error.stage if client.error else "") or client.last_stage or "load"
     if exit_info.timed_out:
-        first = f"error: capture timed out after {client.timeout_s:g} s in stage '{stage}' (process group killed)"
+        first = (f"error: capture timed out after {client.timeout_s:g} s in stage '{stage}' "
+                 "(process group killed)")
     elif exit_info.cancelled:
         first = f"error: capture cancelled in stage '{stage}'"
     elif client.error is not None:
