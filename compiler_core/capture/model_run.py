@@ -60,6 +60,9 @@ def call_once(spec: ModelSpec, compiled: Any, inputs: tuple[Any, ...]) -> Any:
         return compiled(*inputs)
 
 
+CUDAGRAPH_MODES = ("reduce-overhead", "max-autotune")
+
+
 def compile_and_run(
     spec: ModelSpec, device: str, mode: str | None, dynamic: bool | None, input_steps: int, stage: Stage,
     facts: dict[str, Any],
@@ -76,6 +79,10 @@ def compile_and_run(
         compiled = torch.compile(model, backend=backend, **options)
         stage("run", "started")
         call_once(spec, compiled, to_device(spec.example_inputs(), device))
+        # CUDA graphs are recorded on a compiled function's second call and replayed from the
+        # third: without those calls the capture could not say whether graphs were captured.
+        for _ in range(2 if facts["mode"] in CUDAGRAPH_MODES and device.startswith("cuda") else 0):
+            call_once(spec, compiled, to_device(spec.example_inputs(), device))
         stage("run", "finished")
         if spec.make_inputs is not None and input_steps > 0:
             stage("steps", "started")

@@ -37,6 +37,8 @@ def add_parser(subparsers: Any) -> None:
                    help="calls with make_inputs(step) after the first, to expose recompiles")
     p.add_argument("--steps", type=int, default=0, help="timeline run phase: steps per mode (0 = none)")
     p.add_argument("--modes", default="default", help="timeline modes, comma-separated")
+    p.add_argument("--shape-change-step", type=int, default=None,
+                   help="timeline: grow every input's first dimension from this step on (recompile spike)")
     p.add_argument("--trace", default="", help="trace log path (default OUT with suffix .trace.log)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
 
@@ -45,6 +47,7 @@ def spec_from_args(args: argparse.Namespace) -> CaptureSpec:
     return CaptureSpec(
         model_path=args.model, out_path=args.output, device=args.device, mode=args.mode,
         dynamic=args.dynamic, input_steps=args.input_steps, steps=args.steps, modes=args.modes,
+        shape_change_step=args.shape_change_step,
         trace_path=args.trace,
     )
 

@@ -50,12 +50,13 @@ class CaptureJob:
     def run(self) -> int:
         from compiler_core.capture.stage_tracker import StageTracker
         from compiler_core.capture.trace_sink import TraceLogSink
+        from compiler_core.stages.stage_hooks import stage_recorders
 
         trace_path = Path(self.spec.resolved_trace_path)
         tracker = StageTracker(self._emit, self.clock)
         code = protocol.EXIT_OK
         model_spec = None
-        with TraceLogSink(trace_path, observer=tracker):
+        with TraceLogSink(trace_path, observer=tracker), stage_recorders():
             try:
                 model_spec = self._load()
                 self._compile_and_run(model_spec)
@@ -115,6 +116,7 @@ class CaptureJob:
             self.facts["timeline"] = run_phase(
                 model_spec, modes, steps=self.spec.steps, device=self.spec.device,
                 emit=lambda record: self._emit(Event("timeline", t=self.clock(), data=record)),
+                shape_change_step=self.spec.shape_change_step,
             )
         except BaseException as exc:
             return self._fail(exc, "timeline")

@@ -5,7 +5,7 @@ Command line (run from any directory; the package must be importable)::
     python -m compiler_core.worker MODEL.py --out SESSION.json
         (--events-fd N | --events-file PATH)
         [--device cpu|cuda] [--mode default|reduce-overhead|max-autotune|max-autotune-no-cudagraphs]
-        [--dynamic | --no-dynamic] [--input-steps 4] [--steps 0] [--modes default]
+        [--dynamic | --no-dynamic] [--input-steps 4] [--steps 0] [--modes default] [--shape-change-step N]
         [--trace PATH]          # default: SESSION.json with suffix .trace.log
 
 Events channel. Events never travel on stdout/stderr, which belong to the user's code (it may
@@ -113,6 +113,7 @@ class CaptureSpec:
     steps: int = 0  # timeline run phase (compiler_core.timeline), 0 = none
     modes: str = "default"
     trace_path: str = ""
+    shape_change_step: int | None = None  # timeline: feed a grown input shape from this step on
 
     @property
     def resolved_trace_path(self) -> str:
@@ -134,6 +135,8 @@ def worker_argv(spec: CaptureSpec, events_fd: int | None = None, events_file: st
         argv += ["--events-file", events_file]
     if spec.mode is not None:
         argv += ["--mode", spec.mode]
+    if spec.shape_change_step is not None:
+        argv += ["--shape-change-step", str(spec.shape_change_step)]
     if spec.dynamic is not None:
         argv.append("--dynamic" if spec.dynamic else "--no-dynamic")
     return argv
