@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The GPU checks, batched for a lent H100/H200 (torch 2.11, triton 3.6, Python 3.12, no PySide6).
+# Usage from the repo root:  OUT=/tmp/out bench/gpu_checks.sh {capture|timeline|stages|core}
+# Each part fits one 10-minute device call; results land in $OUT.
+set -uo pipefail
+export PYTHONUNBUFFERED=1
+OUT="${OUT:-/tmp/compilescope-gpu}"; mkdir -p "$OUT"
+if ls .whl/*.whl >/dev/null 2>&1; then  # pytest-qt, so pyproject's pytest options parse
+    python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
+fi
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+python3 -c 'import torch, triton; print("torch", torch.__version__, "triton", triton.__version__)'
+pytest_gpu=(python3 -m pytest -q -p no:cacheprovider -o addopts= -W ignore::pytest.PytestConfigWarning)
+case "${1:-capture}" in
+capture)
+    timeout 240 "${pytest_gpu[@]}" -m gpu tests/compiler_core 2>&1 | tail -20
+    for ex in triton_add_relu transformer_block; do
+        timeout 150 python3 -m compiler_core capture "resources/examples/$ex.py" --device cuda -q \
+            -o "$OUT/${ex}_cuda.json" && python3 -m compiler_core summary "$OUT/${ex}_cuda.json"
+    done ;;
+timeline)
+    timeout 560 python3 bench/timeline_accuracy.py --json 2>&1 | tail -30 ;;
+stages)
+    OUT="$OUT" timeout 560 python3 bench/gpu_stages.py 2>&1 | tail -40 ;;
+core)  # the CPU-path core tests on this machine's torch (2.11): private hooks across versions
+    timeout 560 "${pytest_gpu[@]}" tests/compiler_core -x --timeout 300 2>&1 | tail -30 ;;
+esac
