@@ -5,15 +5,13 @@
 set -uo pipefail
 export PYTHONUNBUFFERED=1
 OUT="${OUT:-/tmp/compilescope-gpu}"; mkdir -p "$OUT"
-if ls .whl/*.whl >/dev/null 2>&1; then  # pytest-qt, so pyproject's pytest options parse
-    python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
-fi
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 python3 -c 'import torch, triton; print("torch", torch.__version__, "triton", triton.__version__)'
-pytest_gpu=(python3 -m pytest -q -p no:cacheprovider -o addopts= -W ignore::pytest.PytestConfigWarning)
+# no PySide6 there, so no pytest-qt; its ini option is then unknown, which is only a warning
+pytest_gpu=(python3 -m pytest -q -p no:cacheprovider -p no:pytestqt -o addopts= -W ignore::pytest.PytestConfigWarning)
 case "${1:-capture}" in
 capture)
-    timeout 240 "${pytest_gpu[@]}" -m gpu tests/compiler_core 2>&1 | tail -20
+    timeout 300 "${pytest_gpu[@]}" -m gpu tests/compiler_core 2>&1 | tail -20
     for ex in triton_add_relu transformer_block; do
         timeout 150 python3 -m compiler_core capture "resources/examples/$ex.py" --device cuda -q \
             -o "$OUT/${ex}_cuda.json" && python3 -m compiler_core summary "$OUT/${ex}_cuda.json"
