@@ -77,7 +77,10 @@ class CaptureJob:
         from compiler_core.modelfile import load_model_file
 
         self.stage("load", "started")
+        from compiler_core.capture.model_run import with_train_choice
+
         spec = load_model_file(self.spec.model_path, device=self.spec.device)
+        spec = with_train_choice(spec, self.spec.train)
         self.stage("load", "finished")
         return spec
 

@@ -6,6 +6,7 @@ Command line (run from any directory; the package must be importable)::
         (--events-fd N | --events-file PATH)
         [--device cpu|cuda] [--mode default|reduce-overhead|max-autotune|max-autotune-no-cudagraphs]
         [--dynamic | --no-dynamic] [--input-steps 4] [--steps 0] [--modes default] [--shape-change-step N]
+        [--train | --no-train]  # default: the file decides (train_step present = training)
         [--trace PATH]          # default: SESSION.json with suffix .trace.log
 
 Events channel. Events never travel on stdout/stderr, which belong to the user's code (it may
@@ -114,6 +115,7 @@ class CaptureSpec:
     modes: str = "default"
     trace_path: str = ""
     shape_change_step: int | None = None  # timeline: feed a grown input shape from this step on
+    train: bool | None = None  # None: the file decides; False: forward under no_grad; True: backward too
 
     @property
     def resolved_trace_path(self) -> str:
@@ -139,6 +141,8 @@ def worker_argv(spec: CaptureSpec, events_fd: int | None = None, events_file: st
         argv += ["--shape-change-step", str(spec.shape_change_step)]
     if spec.dynamic is not None:
         argv.append("--dynamic" if spec.dynamic else "--no-dynamic")
+    if spec.train is not None:
+        argv.append("--train" if spec.train else "--no-train")
     return argv
 
 

@@ -63,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--modes", default="default")
     p.add_argument("--shape-change-step", type=int, default=None)
     p.add_argument("--trace", default="")
+    p.add_argument("--train", action=argparse.BooleanOptionalAction, default=None)
     return p
 
 
@@ -71,7 +72,7 @@ def spec_from_args(args: argparse.Namespace) -> CaptureSpec:
         model_path=os.path.abspath(args.model), out_path=os.path.abspath(args.out), device=args.device,
         mode=args.mode, dynamic=args.dynamic, input_steps=args.input_steps, steps=args.steps,
         modes=args.modes, trace_path=os.path.abspath(args.trace) if args.trace else "",
-        shape_change_step=args.shape_change_step,
+        shape_change_step=args.shape_change_step, train=args.train,
     )
 
 
