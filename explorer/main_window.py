@@ -79,6 +79,8 @@ class MainWindow(QMainWindow):
         widget.setMinimumSize(MIN_PANE_SIZE[0], MIN_PANE_SIZE[1])
         self.docks[spec.key].setWidget(widget)
         self.panes[spec.key] = widget
+        if hasattr(self, "files"):  # deferred panes are built after the actions exist
+            self.files.timeline.attach()
 
     def _build_next_pending(self) -> None:
         if self._pending:

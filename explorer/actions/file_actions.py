@@ -19,6 +19,7 @@ from compiler_core.session import Session, save
 from compiler_core.worker.protocol import CaptureSpec, default_cache_dir
 from explorer.actions.capture_dialog import CaptureOptionsDialog, CaptureProgressDialog
 from explorer.actions.loading import MODEL, BackgroundLoader, kind_of, load_any
+from explorer.actions.timeline_runs import TimelineRuns
 from explorer.worker_process import WorkerOutcome, WorkerProcess
 
 if TYPE_CHECKING:
@@ -45,9 +46,11 @@ class FileActions(QObject):
         self.loader.failed.connect(self._load_failed)
         self.last_spec: CaptureSpec | None = None
         self.last_outcome: WorkerOutcome | None = None
+        self.model_path = ""  # the model file behind the shown session; "" for traces and sessions
         self._rerun_button: QPushButton | None = None
         self._rerun_path = ""
         self._build_menu()
+        self.timeline = TimelineRuns(window, self)
 
     def _build_menu(self) -> None:
         menu = self.window.menuBar().addMenu("&File")
@@ -113,6 +116,7 @@ class FileActions(QObject):
             self.loader.start(path)
 
     def _loaded(self, path: str, session: Session) -> None:
+        self.model_path = ""
         self.window.set_session(session, path)
         self.window.statusBar().clearMessage()
         self._remember(path)
@@ -133,10 +137,16 @@ class FileActions(QObject):
         self.start_capture(dialog.spec(str(autosave_path(path))))
         return True
 
+    def default_spec(self, model_path: str) -> CaptureSpec:
+        """Default options, saving into the autosave slot of `model_path`."""
+        return CaptureSpec(model_path, str(autosave_path(model_path)))
+
     def start_capture(self, spec: CaptureSpec, show_progress: bool = True) -> None:
         self.last_spec = spec
         self.last_outcome = None
+        self.model_path = spec.model_path
         self._remember(spec.model_path)
+        self.timeline.run_started(spec)
         if show_progress:
             if self.progress is None:
                 self.progress = CaptureProgressDialog(self.worker, self.window)
@@ -151,7 +161,7 @@ class FileActions(QObject):
 
     def capture_blocking(self, model_path: str) -> bool:
         """Capture with default options and wait (for --screenshot, where nobody can click)."""
-        self.start_capture(CaptureSpec(model_path, str(autosave_path(model_path))), show_progress=False)
+        self.start_capture(self.default_spec(model_path), show_progress=False)
         self.worker.wait()
         while self.last_outcome is None or self.worker.running():
             QApplication.processEvents()
@@ -175,6 +185,7 @@ class FileActions(QObject):
     def offer_rerun(self, model_path: str) -> None:
         """A pre-recorded session is shown; let the user re-run the capture with one click."""
         self._rerun_path = model_path
+        self.model_path = model_path
         if self._rerun_button is None:
             self._rerun_button = QPushButton("Re-run capture")
             self._rerun_button.clicked.connect(lambda: self.ask_and_capture(self._rerun_path))
