@@ -13,10 +13,12 @@ from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QFormLayout,
+    QHBoxLayout,
     QLabel,
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
+    QSpinBox,
     QVBoxLayout,
     QWidget,
 )
@@ -30,8 +32,16 @@ UNTRUSTED_NOTICE = (
 )
 
 
+TRAIN_CHOICES = (
+    ("from the file (train_step: forward + backward)", None),
+    ("training: forward + backward", True),
+    ("inference: forward under no_grad", False),
+)
+
+
 class CaptureOptionsDialog(QDialog):
-    """Device, mode, dynamic; `spec(out_path)` turns the choices into a CaptureSpec."""
+    """Device, mode, shapes, train/inference and the timeline run; `spec(out_path)` turns the
+    choices into a CaptureSpec."""
 
     def __init__(self, model_path: str, first_time: bool, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -54,14 +64,31 @@ class CaptureOptionsDialog(QDialog):
         self.dynamic = QComboBox()
         for label, value in (("from the file", None), ("dynamic", True), ("static", False)):
             self.dynamic.addItem(label, value)
+        self.train = QComboBox()
+        for label, train in TRAIN_CHOICES:
+            self.train.addItem(label, train)
+        self.steps = QSpinBox()
+        self.steps.setRange(0, 100_000)
+        self.steps.setSpecialValueText("none")
+        self.steps.setSuffix(" steps")
+        self.steps.setToolTip("Time this many steps per mode after the capture (0: no timeline run)")
+        self.timeline_modes = _mode_boxes()
+        self.steps.valueChanged.connect(self._enable_modes)
+        self._enable_modes(0)
         self.trust = QCheckBox("Don't show the notice for this file again")
         self.trust.setChecked(True)
         self.trust.setVisible(first_time)
         form.addRow("Device", self.device)
         form.addRow("Mode", self.mode)
         form.addRow("Shapes", self.dynamic)
+        form.addRow("Run", self.train)
+        form.addRow("Timeline", self.steps)
+        modes_row = QHBoxLayout()
+        modes_row.addWidget(QLabel("eager +"))
+        for box in self.timeline_modes.values():
+            modes_row.addWidget(box)
+        form.addRow("Timeline modes", modes_row)
         layout.addLayout(form)
-        layout.addWidget(QLabel("Training vs inference follows the file: train_step runs forward+backward."))
         layout.addWidget(self.trust)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
         self.run_button = buttons.addButton("Run", QDialogButtonBox.ButtonRole.AcceptRole)
@@ -72,8 +99,26 @@ class CaptureOptionsDialog(QDialog):
     def spec(self, out_path: str) -> CaptureSpec:
         return CaptureSpec(
             model_path=self.model_path, out_path=out_path, device=self.device.currentText(),
-            mode=self.mode.currentData(), dynamic=self.dynamic.currentData(),
+            mode=self.mode.currentData(), dynamic=self.dynamic.currentData(), train=self.train.currentData(),
+            steps=self.steps.value(), modes=self.modes(),
         )
+
+    def _enable_modes(self, steps: int) -> None:
+        for box in self.timeline_modes.values():
+            box.setEnabled(steps > 0)
+
+    def modes(self) -> str:
+        """The timeline's modes in the worker's vocabulary: eager (always timed) plus the checked."""
+        return ",".join(["eager", *[m for m, box in self.timeline_modes.items() if box.isChecked()]])
+
+
+def _mode_boxes() -> dict[str, QCheckBox]:
+    boxes = {}
+    for mode in MODES:
+        box = QCheckBox(mode)
+        box.setChecked(mode == "default")
+        boxes[mode] = box
+    return boxes
 
 
 class CaptureProgressDialog(QDialog):
