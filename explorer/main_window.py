@@ -15,6 +15,7 @@ from explorer.actions.export_actions import ExportActions
 from explorer.actions.file_actions import FileActions
 from explorer.pane_registry import PANES, PaneSpec
 from explorer.state import SelectionModel, SessionState
+from explorer.state.compile_status import status_summary
 from explorer.toolbar import NavigationBar
 
 LAYOUT_VERSION = 1
@@ -178,7 +179,7 @@ class MainWindow(QMainWindow):
             f"device: {meta.device or '?'}",
             f"torch {meta.torch_version or '?'}",
             f"mode: {meta.mode or '?'}",
-            f"{len(session.compiles)} compiles", f"{graphs} graphs", f"{breaks} breaks", f"{kernels} kernels",
+            status_summary(session.compiles), f"{graphs} graphs", f"{breaks} breaks", f"{kernels} kernels",
         ]
         self.status_label.setText("  ·  ".join(parts))
 

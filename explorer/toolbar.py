@@ -22,7 +22,7 @@ STAGES = (
 
 def compile_label(c: Compile) -> str:
     name = c.code.function if c.code is not None and c.code.function else ""
-    status = "" if c.status == "ok" else f" ({c.status})"
+    status = "" if c.status == "ok" else f" ({'cached' if c.status == 'cache_hit' else c.status})"
     return f"[{c.compile_id}] {name}{status}".strip()
 
 

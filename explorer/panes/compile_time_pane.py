@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QSplitter, QTreeWidget, QTreeWidgetItem, QVBoxLayo
 from compiler_core.session import Compile, Ref, RefKind, Session
 from explorer.panes.base import Pane
 from explorer.state import SelectionModel, SessionState
+from explorer.state.compile_status import status_text
 from explorer.state.palette import indexed_color
 
 STAGES = ("dynamo", "aot", "inductor", "codegen", "backend")
@@ -72,7 +73,7 @@ class CompileTimePane(Pane):
         for c in compiles:
             cache = ", ".join(f"{k}: {v}" for k, v in sorted(c.metrics.cache.items())) or "—"
             total = f"{c.metrics.total_s:.3f}" if c.metrics.total_s is not None else "—"
-            item = QTreeWidgetItem([c.compile_id, total, cache, c.status])
+            item = QTreeWidgetItem([c.compile_id, total, cache, status_text(c.status)])
             item.setData(0, Qt.ItemDataRole.UserRole, Ref(RefKind.COMPILE, c.compile_id, "", c.rank))
             self.cache.addTopLevelItem(item)
         for col in range(4):

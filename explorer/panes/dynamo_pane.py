@@ -23,6 +23,7 @@ from compiler_core.session import Compile, Ref, RefKind, Session
 from explorer.panes.base import Pane
 from explorer.panes.graph_view import GraphSection, make_graph_view
 from explorer.state import SelectionModel, SessionState
+from explorer.state.compile_status import status_text
 from explorer.state.guard_diff import guard_diff, previous_compile
 
 
@@ -107,7 +108,7 @@ class DynamoPane(Pane):
             lines.append(f"\nguards vs [{before.compile_id}]:")
             lines.extend(guard_diff(before, current) or ["(identical)"])
         if current.status != "ok":
-            lines.append(f"\nstatus: {current.status} {current.failure}")
+            lines.append(f"\nstatus: {status_text(current.status)} {current.failure}".rstrip())
         return "\n".join(lines) if lines else "First compile of this frame: no recompile."
 
     def _guard_clicked(self, item: QTreeWidgetItem) -> None:
