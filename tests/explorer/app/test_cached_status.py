@@ -28,8 +28,8 @@ def test_cache_hits_show_as_ok_cached(window: MainWindow, shared_traces: Path) -
     assert "failed" not in window.status_label.text()
     pane = window.panes["CompileTimePane"]
     assert isinstance(pane, CompileTimePane)
-    rows = {pane.cache.topLevelItem(i).text(0): pane.cache.topLevelItem(i).text(3)
-            for i in range(pane.cache.topLevelItemCount())}
+    items = [pane.cache.topLevelItem(i) for i in range(pane.cache.topLevelItemCount())]
+    rows = {item.text(0): item.text(3) for item in items if item is not None}
     assert all(rows[cid] == "ok (cached)" for cid in hits), rows
     assert "cache_hit" not in rows.values()
     combo = window.navigation.compiles
