@@ -101,6 +101,7 @@ def compile_and_run(
         # CUDA graphs are recorded on a compiled function's second call and replayed from the
         # third: without those calls the capture could not say whether graphs were captured.
         for _ in range(2 if facts["mode"] in CUDAGRAPH_MODES and device.startswith("cuda") else 0):
+            torch.compiler.cudagraph_mark_step_begin()  # new step: last outputs may be reused
             call_once(spec, compiled, to_device(spec.example_inputs(), device))
         stage("run", "finished")
         if spec.make_inputs is not None and input_steps > 0:
