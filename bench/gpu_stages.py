@@ -141,7 +141,8 @@ def main() -> int:
     skip = session.__class__()
     if device == "cuda":
         try:
-            graphs = capture(EXAMPLES / "transformer_block.py", "reduce-overhead", out / "ro.trace.log", device)
+            ro_trace = out / "ro.trace.log"
+            graphs = capture(EXAMPLES / "transformer_block.py", "reduce-overhead", ro_trace, device)
             save(slim(graphs), out / "gpu_stages_ro.json")
             print("[gpu_stages] transformer under reduce-overhead:",
                   [(c.compile_id, i.graph, i.cudagraph) for c in graphs.compiles for i in c.inductor])
