@@ -92,6 +92,7 @@ class TimelineRuns(QObject):
         pane = self.pane()
         if spec.steps > 0 and pane is not None:
             pane.clear()  # type: ignore[attr-defined]
+            _show_options(pane, spec)
 
     def _on_event(self, event: Event) -> None:
         if event.kind == "timeline" and event.data:
@@ -111,3 +112,15 @@ class TimelineRuns(QObject):
             self._quiet = False
             text = "Timeline run finished." if outcome.ok else outcome.describe().replace("\n", " ")
             self.window.statusBar().showMessage(text, 0 if not outcome.ok else 10_000)
+
+
+def _show_options(pane: QWidget, spec: CaptureSpec) -> None:
+    """The pane's controls show the run in progress (it may come from the options dialog)."""
+    controls = pane.controls  # type: ignore[attr-defined]
+    modes = spec.modes.split(",")
+    controls.steps.setValue(spec.steps)
+    for mode, box in controls.mode_boxes.items():
+        box.setChecked(mode in modes)
+    controls.shape_change.setChecked(spec.shape_change_step is not None)
+    if spec.shape_change_step is not None:
+        controls.shape_step.setValue(spec.shape_change_step)

@@ -124,11 +124,23 @@ class ModeLayer:
             self.labels.append(label)
 
 
+class StepTimeAxis(pg.AxisItem):
+    """Over one to two decades pyqtgraph labels every 1..9 tick of a log axis and the labels
+    pile on top of each other; with more than a handful, only 1, 2 and 5 keep theirs."""
+
+    def logTickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:
+        strings: list[str] = super().logTickStrings(values, scale, spacing)
+        if len(values) <= 6:
+            return strings
+        leading = [round(10 ** (v % 1)) for v in values]
+        return [s if d in (1, 2, 5) else "" for s, d in zip(strings, leading, strict=True)]
+
+
 class TimelinePlot(pg.PlotWidget):
     """Step time (ms) against step index, all modes overlaid."""
 
     def __init__(self) -> None:
-        super().__init__(background="w")
+        super().__init__(background="w", axisItems={"left": StepTimeAxis("left")})
         self.item: pg.PlotItem = self.getPlotItem()
         self.item.setLabel("bottom", "step")
         self.item.setLabel("left", "step time (ms)")

@@ -3,6 +3,7 @@ and the saved session's mode statistics fill the Modes pane."""
 
 from __future__ import annotations
 
+import math
 import time
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from explorer.actions.timeline_runs import timeline_spec
 from explorer.main_window import MainWindow
 from explorer.panes.mode_compare_pane import ModeComparePane
 from explorer.panes.timeline_pane import TimelinePane
+from explorer.panes.timeline_plot import StepTimeAxis
 
 TINY = """
 import torch
@@ -70,8 +72,27 @@ def test_pane_run_starts_the_worker_with_its_options(window: MainWindow, tiny: P
     assert spec is not None and (spec.model_path, spec.steps, spec.modes) == (str(tiny), 3, "eager,default")
     assert not pane.has_content(), "a run starts from an empty plot"
     assert window.files.timeline.cancel_button.isVisibleTo(window)
-    pane.controls.run_button.click()  # a second run while one is going is refused, not queued
-    assert "already running" in window.statusBar().currentMessage()
+    assert window.files.timeline.run_requested(pane.controls.request()) is False
+    assert "already running" in window.statusBar().currentMessage(), "a second run is refused, not queued"
+
+
+def test_a_timeline_run_from_the_options_dialog_shows_in_the_controls(window: MainWindow, tiny: Path) -> None:
+    pane = _timeline(window)
+    spec = CaptureSpec(str(tiny), str(tiny.with_suffix(".json")), steps=9, modes="eager,max-autotune",
+                       shape_change_step=4)
+    window.files.start_capture(spec, show_progress=False)
+    request = pane.controls.request()
+    assert request == {"steps": 9, "modes": ["eager", "max-autotune"], "shape_change_step": 4}
+
+
+def test_log_axis_labels_only_1_2_5_when_crowded(qtbot: QtBot) -> None:
+    axis = StepTimeAxis("left")
+    axis.setLogMode(False, True)
+    values = [d + math.log10(m) for d in (-1, 0) for m in range(1, 10)] + [1.0]
+    labels = [s for s in axis.logTickStrings(values, 1.0, 1.0) if s]
+    assert len(labels) == 7, labels  # 0.1 0.2 0.5 1 2 5 10
+    few = [0.0, 1.0]
+    assert all(axis.logTickStrings(few, 1.0, 1.0))
 
 
 @pytest.mark.slow
