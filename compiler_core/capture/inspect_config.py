@@ -55,6 +55,13 @@ def replay_supported() -> bool:
     return version >= REPLAY_VERIFIED_FROM and _has(functorch_config, "force_non_lazy_backward_lowering")
 
 
+def eager_backward_wanted() -> bool:
+    """COMPILESCOPE_EAGER_BACKWARD=0 keeps torch's lazy backward (a switch for diagnosing)."""
+    import os
+
+    return os.environ.get("COMPILESCOPE_EAGER_BACKWARD") != "0"
+
+
 def inspect_patches(replay: bool | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
     """(inductor patches, functorch patches) this torch understands. `replay`: keep the caches
     on and replay records on hits (default: where verified, see REPLAY_VERIFIED_FROM)."""
@@ -63,7 +70,7 @@ def inspect_patches(replay: bool | None = None) -> tuple[dict[str, Any], dict[st
 
     replay = replay_supported() if replay is None else replay
     inductor: dict[str, Any] = {"trace.provenance_tracking_level": 1}
-    functorch: dict[str, Any] = {"force_non_lazy_backward_lowering": True}
+    functorch: dict[str, Any] = {"force_non_lazy_backward_lowering": eager_backward_wanted()}
     if not replay:
         inductor["fx_graph_cache"] = False
         functorch["enable_autograd_cache"] = False
