@@ -157,10 +157,12 @@ class CaptureJob:
         return read_sources([self.spec.model_path, *user_files(structured.INTERN_TABLE)])
 
     def _diagnostics(self) -> list[Diagnostic]:
-        if self.failure is None:
-            return []
-        return [Diagnostic("error", self.failure.message + "\n" + self.failure.user_traceback,
-                           self.spec.model_path, stage=self.failed_stage)]
+        found = [Diagnostic("warning", text, self.spec.model_path, stage="run")
+                 for text in self.facts.get("warnings", ())]
+        if self.failure is not None:
+            found.append(Diagnostic("error", self.failure.message + "\n" + self.failure.user_traceback,
+                                    self.spec.model_path, stage=self.failed_stage))
+        return found
 
 
 def capture_meta(spec: CaptureSpec, facts: dict[str, Any]) -> SessionMeta:
