@@ -37,6 +37,8 @@ def add_parser(subparsers: Any) -> None:
                    help="calls with make_inputs(step) after the first, to expose recompiles")
     p.add_argument("--steps", type=int, default=0, help="timeline run phase: steps per mode (0 = none)")
     p.add_argument("--modes", default="default", help="timeline modes, comma-separated")
+    p.add_argument("--max-memory-mb", type=int, default=None,
+                   help="cap on the worker's memory in MiB (0 = none; default: 75%% of RAM on CPU)")
     p.add_argument("--shape-change-step", type=int, default=None,
                    help="timeline: grow every input's first dimension from this step on (recompile spike)")
     p.add_argument("--trace", default="", help="trace log path (default OUT with suffix .trace.log)")
@@ -47,7 +49,7 @@ def spec_from_args(args: argparse.Namespace) -> CaptureSpec:
     return CaptureSpec(
         model_path=args.model, out_path=args.output, device=args.device, mode=args.mode,
         dynamic=args.dynamic, input_steps=args.input_steps, steps=args.steps, modes=args.modes,
-        shape_change_step=args.shape_change_step,
+        shape_change_step=args.shape_change_step, max_memory_mb=args.max_memory_mb,
         trace_path=args.trace,
     )
 

@@ -115,6 +115,7 @@ class CaptureSpec:
     modes: str = "default"
     trace_path: str = ""
     shape_change_step: int | None = None  # timeline: feed a grown input shape from this step on
+    max_memory_mb: int | None = None  # worker memory cap (0 = none; None: default, see memory_limit)
     train: bool | None = None  # None: the file decides; False: forward under no_grad; True: backward too
 
     @property
@@ -137,6 +138,8 @@ def worker_argv(spec: CaptureSpec, events_fd: int | None = None, events_file: st
         argv += ["--events-file", events_file]
     if spec.mode is not None:
         argv += ["--mode", spec.mode]
+    if spec.max_memory_mb is not None:
+        argv += ["--max-memory-mb", str(spec.max_memory_mb)]
     if spec.shape_change_step is not None:
         argv += ["--shape-change-step", str(spec.shape_change_step)]
     if spec.dynamic is not None:

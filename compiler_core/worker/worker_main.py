@@ -62,6 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--steps", type=int, default=0)
     p.add_argument("--modes", default="default")
     p.add_argument("--shape-change-step", type=int, default=None)
+    p.add_argument("--max-memory-mb", type=int, default=None,
+                   help="cap on the worker's memory (0 = none; default: 75%% of RAM on CPU)")
     p.add_argument("--trace", default="")
     p.add_argument("--train", action=argparse.BooleanOptionalAction, default=None)
     return p
@@ -95,6 +97,9 @@ def main(argv: list[str] | None = None) -> int:
     channel.send(Event("hello", pid=os.getpid(),
                        data={"python": sys.version.split()[0], "protocol": protocol.PROTOCOL_VERSION}))
     faulthandler.enable(file=sys.stderr, all_threads=False)
+    from compiler_core.worker.memory_limit import apply_memory_limit
+
+    apply_memory_limit(args.device, args.max_memory_mb)
     _forward_warnings(channel, lambda: round(time.monotonic() - t0, 4))
     from compiler_core.worker.capture_job import CaptureJob
 

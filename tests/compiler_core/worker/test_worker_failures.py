@@ -220,3 +220,25 @@ def test_worker_is_started_in_its_own_process_group(model_file: ModelFile, captu
     assert client.proc is not None
     assert os.getpgid(client.proc.pid) == client.proc.pid != os.getpgid(0)
     assert client.run().ok
+
+
+def test_allocating_past_the_memory_cap_is_a_clear_out_of_memory_error(
+    model_file: ModelFile, capture_cache: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """8 GiB of ones under a 3 GiB cap: the allocation fails inside the worker, the machine
+    never swaps, and the user's line is named."""
+    monkeypatch.setenv("COMPILESCOPE_CACHE_DIR", str(capture_cache))
+    path = model_file("oom", TINY + """
+def train_step(model, inputs):
+    big = torch.ones(2 * 2**30)  # 8 GiB of float32, in eager so the compiler cannot elide it
+    return model(*inputs) * big[0]
+""")
+    out = str(path.with_suffix(".json"))
+    code = cli_main(["capture", str(path), "-o", out, "--max-memory-mb", "3072", "-q"])
+    assert code == protocol.EXIT_USER_ERROR
+    err = capsys.readouterr().err
+    first = err.splitlines()[0]
+    assert first.startswith("error: capture failed in stage"), first
+    assert "alloc" in first.lower() or "memory" in first.lower(), first
+    assert "big = torch.ones" in err  # the user's own line, from their traceback
