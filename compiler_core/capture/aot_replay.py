@@ -25,7 +25,7 @@ from compiler_core.capture import post_grad_store
 
 ARTIFACT_NAME = "compilescope_graph"
 # torch re-logs its own aot_*_graph texts on a hit, but not the pre-grad graph
-_REPLAYED_ARTIFACTS = {ARTIFACT_NAME, "after_pre_grad_graph"}
+_REPLAYED_ARTIFACTS = {ARTIFACT_NAME, "after_pre_grad_graph", "compilescope_decompositions"}
 _CONTEXT_KEYS = {"frame_id", "frame_compile_id", "attempt", "compiled_autograd_id", "rank",
                  "has_payload", "stack", "subgraph_name"}
 

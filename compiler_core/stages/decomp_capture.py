@@ -22,6 +22,7 @@ from typing import Any
 
 import torch
 import torch.fx
+from torch._inductor.custom_graph_pass import CustomGraphPass
 
 from compiler_core.capture.graph_records import from_node_chain, target_name
 
@@ -62,7 +63,7 @@ def graph_payload(graph: torch.fx.Graph) -> dict[str, Any]:
     return {"graph": kind, "nodes": nodes}
 
 
-class PreJointPass:
+class PreJointPass(CustomGraphPass):
     """`joint_custom_pre_pass` that logs the graph, then runs whatever pass was there before."""
 
     def __init__(self, previous: Any) -> None:
@@ -83,5 +84,8 @@ class PreJointPass:
         """torch.compile deep-copies the Inductor config; a pass shares its recorder, never a copy."""
         return self
 
-    def uuid(self) -> Any:  # CustomGraphPass protocol; None disables the FX graph cache entry
-        return None
+    def uuid(self) -> Any:
+        """CustomGraphPass protocol: part of the cache key. None would bypass Inductor's and
+        AOTAutograd's caches for every capture; on a hit the capture's AOT replay re-logs this
+        pass's artifact (compiler_core/capture/aot_replay.py)."""
+        return ("compilescope-decompositions", 1, getattr(self.previous, "uuid", lambda: None)())

@@ -21,12 +21,14 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from torch._inductor.custom_graph_pass import CustomGraphPass
+
 from compiler_core.stages.autotune_capture import AutotuneRecorder
 from compiler_core.stages.cudagraph_capture import CudaGraphRecorder, PartitionTracker
 from compiler_core.stages.decomp_capture import PreJointPass
 
 
-class _GraphStartMark:
+class _GraphStartMark(CustomGraphPass):
     """`post_grad_custom_pre_pass`: a partition is about to be optimised and lowered."""
 
     def __init__(self, previous: Any, partitions: PartitionTracker, autotune: AutotuneRecorder) -> None:
@@ -43,7 +45,9 @@ class _GraphStartMark:
         return self
 
     def uuid(self) -> Any:
-        return None
+        """Part of the cache key (None would bypass the caches). On a hit nothing is lowered or
+        autotuned, so there is nothing for this mark to record."""
+        return ("compilescope-stage-mark", 1, getattr(self.previous, "uuid", lambda: None)())
 
 
 @dataclass
