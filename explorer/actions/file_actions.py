@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QApplication, QFileDialog, QMenu, QMessageBox, QPu
 from compiler_core.session import Session, save
 from compiler_core.worker.protocol import CaptureSpec, default_cache_dir
 from explorer.actions.capture_dialog import CaptureOptionsDialog, CaptureProgressDialog
-from explorer.actions.loading import MODEL, BackgroundLoader, kind_of, load_any
+from explorer.actions.loading import MODEL, BackgroundLoader, kind_of
 from explorer.actions.timeline_runs import TimelineRuns
 from explorer.worker_process import WorkerOutcome, WorkerProcess
 
@@ -44,6 +44,11 @@ class FileActions(QObject):
         self.loader = BackgroundLoader(self)
         self.loader.loaded.connect(self._loaded)
         self.loader.failed.connect(self._load_failed)
+        # A capture's session (1 MB for the transformer) decodes off the GUI thread too.
+        self.capture_loader = BackgroundLoader(self)
+        self.capture_loader.loaded.connect(self._capture_loaded)
+        self.capture_loader.failed.connect(self._capture_load_failed)
+        self.loading_capture = False
         self.last_spec: CaptureSpec | None = None
         self.last_outcome: WorkerOutcome | None = None
         self.model_path = ""  # the model file behind the shown session; "" for traces and sessions
@@ -163,7 +168,7 @@ class FileActions(QObject):
         """Capture with default options and wait (for --screenshot, where nobody can click)."""
         self.start_capture(self.default_spec(model_path), show_progress=False)
         self.worker.wait()
-        while self.last_outcome is None or self.worker.running():
+        while self.last_outcome is None or self.worker.running() or self.loading_capture:
             QApplication.processEvents()
         return self.last_outcome.ok
 
@@ -175,12 +180,17 @@ class FileActions(QObject):
             path = outcome.trace_path
         if not path:
             return
-        try:
-            session = load_any(path)
-        except Exception as exc:  # a partial trace may not import; the dialog already shows the fate
-            self.window.statusBar().showMessage(f"Nothing usable recorded: {exc}")
-            return
+        self.loading_capture = True
+        self.capture_loader.start(path)
+
+    def _capture_loaded(self, path: str, session: Session) -> None:
+        self.loading_capture = False
         self.window.set_session(session, self.last_spec.model_path if self.last_spec else path)
+
+    def _capture_load_failed(self, path: str, message: str) -> None:
+        # a partial trace may not import; the progress dialog already shows the fate
+        self.loading_capture = False
+        self.window.statusBar().showMessage(f"Nothing usable recorded: {message}")
 
     def offer_rerun(self, model_path: str) -> None:
         """A pre-recorded session is shown; let the user re-run the capture with one click."""

@@ -11,7 +11,6 @@ Signals: `nodeClicked(str)`, `nodeHovered(str)` ("" when leaving a node), `layou
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -130,10 +129,6 @@ class GraphCanvas(QWidget):
             self._install(self.runner.generation, full_layout(make_arrays, limit), sync=True)
         else:
             self.status.setText(f"laying out {n} nodes…")
-            # A full GC pass over a 50k-node session, triggered by the worker's allocations,
-            # holds the GIL ~200 ms and freezes the window. Freezing moves today's objects (the
-            # session, mostly acyclic and long-lived) out of the collector's reach.
-            gc.freeze()
             self.runner.submit(lambda: full_layout(make_arrays, limit))
 
     def _relayout(self, expanded: set[int]) -> None:
@@ -150,7 +145,7 @@ class GraphCanvas(QWidget):
 
     def _install(self, gen: int, res: object, sync: bool = False) -> None:
         if not sync:
-            self.runner.pending -= 1
+            self.runner.settle()
         if gen != self.runner.generation:
             return
         if isinstance(res, BaseException):

@@ -39,7 +39,9 @@ def test_minimal_file_is_valid(tmp_path: Path) -> None:
         ("model = abs\nexample_inputs = ()\ncompile_options = [1]\n", "`compile_options` must be a dict"),
     ],
 )
-def test_invalid_files_name_the_problem_and_show_a_valid_file(tmp_path: Path, text: str, message: str) -> None:
+def test_invalid_files_name_the_problem_and_show_a_valid_file(
+    tmp_path: Path, text: str, message: str
+) -> None:
     with pytest.raises(ModelFileError) as info:
         load_model_file(_write(tmp_path, text))
     assert message in str(info.value)

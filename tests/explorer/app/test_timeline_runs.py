@@ -112,6 +112,7 @@ def test_samples_reach_the_plot_live_and_mode_stats_fill_the_modes_pane(
         assert window.files.timeline.run_requested({"steps": 5, "modes": ["eager", "default"]})
     finished_at = time.monotonic()
     assert blocker.args[0].ok, blocker.args[0].describe()
+    qtbot.waitUntil(lambda: not window.files.loading_capture, timeout=30_000)
     assert len(live) == 10 and [n for _, n in live] == list(range(1, 11)), live
     assert live[0][0] < finished_at, "samples arrived only after the worker finished"
     assert window.files.timeline.records >= 10 + 2 + 2  # samples, mode_start and mode_stats

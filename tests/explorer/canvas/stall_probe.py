@@ -1,0 +1,63 @@
+"""Run in its own interpreter (as the app is): lay a 50k-node graph out in the Dynamo pane of the
+real main window and print, as JSON, the longest gap between ticks of a 5 ms timer.
+
+A clean process matters: a pytest process that has built and closed dozens of windows makes the
+GUI thread take the GIL far more often per event-loop turn than the app ever does, and measures
+pytest, not CompileScope.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+from PySide6.QtCore import QElapsedTimer, QEventLoop, QTimer
+from PySide6.QtWidgets import QApplication
+
+
+def main() -> None:
+    app = QApplication(sys.argv[:1])
+    from explorer.layout.synthetic_graphs import transformer_graph
+    from explorer.main_window import MainWindow
+
+    window = MainWindow()
+    window.resize(1600, 1000)
+    window.show()
+    window.ensure_panes()
+    for _ in range(40):  # startup finishes: fonts, deferred panes, lexer warm-up
+        app.processEvents()
+        time.sleep(0.01)
+    canvas = window.panes["DynamoPane"].graphs.canvas  # type: ignore[attr-defined]
+    graph = transformer_graph(int(sys.argv[1]) if len(sys.argv) > 1 else 50_000)
+    gaps: list[int] = []
+    clock = QElapsedTimer()
+    clock.start()
+    last = [0]
+
+    def tick() -> None:
+        now = clock.elapsed()
+        gaps.append(now - last[0])
+        last[0] = now
+
+    timer = QTimer()
+    timer.setInterval(5)
+    timer.timeout.connect(tick)
+    timer.start()
+    loop = QEventLoop()
+    canvas.layoutFinished.connect(loop.quit)
+    started = time.perf_counter()
+    canvas.set_graph(graph)
+    last[0] = clock.elapsed()
+    loop.exec()
+    seconds = time.perf_counter() - started
+    for _ in range(10):  # the installed result's first paints
+        app.processEvents()
+        time.sleep(0.005)
+    timer.stop()
+    n = canvas.result.arrays.n if canvas.result is not None else 0
+    print(json.dumps({"nodes": n, "max_gap_ms": max(gaps), "ticks": len(gaps), "layout_s": seconds}))
+
+
+if __name__ == "__main__":
+    main()
