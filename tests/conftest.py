@@ -12,7 +12,10 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "resources" / "examples"
 FIXTURES = ROOT / "tests" / "fixtures"
-SHARED_TRACES = ROOT.parent / "shared" / "traces" / "tlparse-inputs"
+# tlparse's public test logs: ../shared next to the checkout, or wherever this variable points.
+SHARED_TRACES = Path(
+    os.environ.get("COMPILESCOPE_SHARED_TRACES", ROOT.parent / "shared" / "traces" / "tlparse-inputs")
+)
 
 
 def _cuda_available() -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 from pathlib import Path
 
 import pytest
@@ -11,9 +12,13 @@ from hypothesis import strategies as st
 from compiler_core.build import import_trace
 from compiler_core.summary import summarize
 from compiler_core.trace import RecordReader
+from tests.conftest import FIXTURES
 
-SIMPLE = Path(__file__).resolve().parents[3].parent / "shared/traces/tlparse-inputs/inputs/simple.log"
-REAL_LINES = SIMPLE.read_bytes().splitlines(keepends=True)[:400] if SIMPLE.exists() else [b"x\n"]
+# tlparse's simple.log (BSD, tests/fixtures/traces/LICENSE-tlparse), bundled so these essential
+# tests never depend on where ../shared is.
+SIMPLE_GZ = FIXTURES / "traces" / "tlparse_simple.log.gz"
+SIMPLE_TEXT = gzip.decompress(SIMPLE_GZ.read_bytes())
+REAL_LINES = SIMPLE_TEXT.splitlines(keepends=True)[:400]
 
 
 def _read(path: Path) -> int:
@@ -54,7 +59,7 @@ def test_fuzzed_logs_never_crash(tmp_path_factory: pytest.TempPathFactory, data:
 
 def test_fuzzed_logs_build_sessions(tmp_path: Path) -> None:
     """The builder on damaged input: every prefix of a real log still imports."""
-    data = SIMPLE.read_bytes()
+    data = SIMPLE_TEXT
     for cut in range(0, len(data), max(1, len(data) // 60)):
         path = tmp_path / "t.log"
         path.write_bytes(data[:cut])
@@ -62,7 +67,7 @@ def test_fuzzed_logs_build_sessions(tmp_path: Path) -> None:
 
 
 def test_truncated_file_keeps_earlier_records(tmp_path: Path) -> None:
-    data = SIMPLE.read_bytes()
+    data = SIMPLE_TEXT
     path = tmp_path / "trunc.log"
     path.write_bytes(data[: data.index(b'"inductor_output_code"') + 200])
     session = import_trace(path)
@@ -90,7 +95,7 @@ def test_unknown_kinds_and_stray_lines(tmp_path: Path) -> None:
 
 def test_duplicated_compile_ids_stay_apart(tmp_path: Path) -> None:
     path = tmp_path / "twice.log"
-    path.write_bytes(SIMPLE.read_bytes() * 2)
+    path.write_bytes(SIMPLE_TEXT * 2)
     session = import_trace(path)
     assert [c.compile_id for c in session.compiles] == ["0/0", "0/0#2"]
     assert summarize(session)["graphs"] == 2
