@@ -13,6 +13,7 @@ import json
 import os
 import resource
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -83,6 +84,16 @@ def largest_real_graph() -> Graph | None:
     return best
 
 
+def stall_ms() -> float:
+    """Longest gap of a 5 ms timer while the Dynamo pane of a fresh main window lays out 50k nodes
+    (its own process, as the app runs; see canvas_stall_probe.py)."""
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "canvas_stall_probe.py"), "50000"],
+        capture_output=True, text=True, check=True, env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
+    ).stdout
+    return float(json.loads(out.strip().splitlines()[-1])["max_gap_ms"])
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--json", action="store_true")
@@ -122,6 +133,7 @@ def main() -> int:
             canvas.view.center_on_point(float(res.scene.x[500]), float(res.scene.y[500]), 1.0)
             figure("pan/zoom repaint 10k, labels legible, median", repaint_ms(canvas), "ms", 16.0)
     figure("peak RSS after 50k", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "MiB", 1024.0)
+    figure("event-loop stall, 50k layout in the main window", stall_ms(), "ms", 50.0)
     real = largest_real_graph()
     if real is not None:
         t = show(canvas, real, 300, app)

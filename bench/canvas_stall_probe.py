@@ -11,9 +11,12 @@ from __future__ import annotations
 import json
 import sys
 import time
+from pathlib import Path
 
 from PySide6.QtCore import QElapsedTimer, QEventLoop, QTimer
 from PySide6.QtWidgets import QApplication
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
 def main() -> None:
