@@ -22,22 +22,26 @@ from compiler_core.session.model import AotInfo, Compile, Graph, Node, SourceLoc
 from compiler_core.session.refs import Ref, RefKind, graph_key, source_line
 
 _WORD = re.compile(r"[a-z]+")
-MakeRef = Callable[[RefKind, str], Ref]
+MakeRef = Callable[[RefKind, str], str]  # an encoded Ref (see Ref.prefix)
 
 
 def link_compile(lb: LinkBuilder, c: Compile, pre_to_post: dict[str, list[str]],
                  user_files: set[str]) -> None:  # fmt: skip
     cid, rank = c.compile_id, c.rank
+    prefixes = {kind: Ref.prefix(kind, cid, rank) for kind in RefKind}
 
-    def ref(kind: RefKind, key: str) -> Ref:
-        return Ref(kind, cid, key, rank)
+    def ref(kind: RefKind, key: str) -> str:
+        return prefixes[kind] + key
+
+    def src_line(path: str, number: int) -> str:
+        return source_line(path, number, rank).encode()
 
     dyn = c.dynamo_graph
     post_to_pre = _invert(pre_to_post)
     if dyn is not None:
         for n in dyn.nodes:
             if n.source is not None:
-                lb.add(source_line(n.source.file, n.source.line, rank), ref(RefKind.DYNAMO_NODE, n.name))
+                lb.add_encoded(src_line(n.source.file, n.source.line), ref(RefKind.DYNAMO_NODE, n.name))
     if c.aot is not None:
         _link_aot(lb, c.aot, dyn, pre_to_post, ref)
     for out in c.inductor:
@@ -46,28 +50,28 @@ def link_compile(lb: LinkBuilder, c: Compile, pre_to_post: dict[str, list[str]],
             for n in out.post_grad.nodes:
                 pg = ref(RefKind.POST_GRAD_NODE, graph_key(out.graph, n.name))
                 if aot_graph is not None and aot_graph.node(n.name) is not None:
-                    lb.add(ref(RefKind.AOT_NODE, graph_key(out.graph, n.name)), pg)
+                    lb.add_encoded(ref(RefKind.AOT_NODE, graph_key(out.graph, n.name)), pg)
                 if dyn is not None and (aot_graph is None or aot_graph.node(n.name) is None):
                     for d in [*_from_node_names(n), *post_to_pre.get(n.name, [])]:
                         if dyn.node(d) is not None:
-                            lb.add(ref(RefKind.DYNAMO_NODE, d), pg)
+                            lb.add_encoded(ref(RefKind.DYNAMO_NODE, d), pg)
         for k in out.kernels:
             kref = ref(RefKind.KERNEL, graph_key(out.graph, k.name))
             for fused in k.fused_nodes:
-                lb.add(ref(RefKind.POST_GRAD_NODE, graph_key(out.graph, fused)), kref)
+                lb.add_encoded(ref(RefKind.POST_GRAD_NODE, graph_key(out.graph, fused)), kref)
             for i in range(1, k.source.count("\n") + 2 if k.source else 1):
-                lb.add(kref, ref(RefKind.KERNEL_LINE, f"{out.graph}:{k.name}:{i}"))
+                lb.add_encoded(kref, ref(RefKind.KERNEL_LINE, f"{out.graph}:{k.name}:{i}"))
             for line, nodes in k.line_nodes.items():
                 lref = ref(RefKind.KERNEL_LINE, f"{out.graph}:{k.name}:{line}")
                 for name in nodes:
-                    lb.add(lref, ref(RefKind.POST_GRAD_NODE, graph_key(out.graph, name)))
+                    lb.add_encoded(lref, ref(RefKind.POST_GRAD_NODE, graph_key(out.graph, name)))
     for i, gb in enumerate(c.graph_breaks):
         if gb.location is not None:
-            lb.add(ref(RefKind.GRAPH_BREAK, str(i)), source_line(gb.location.file, gb.location.line, rank))
+            lb.add_encoded(ref(RefKind.GRAPH_BREAK, str(i)), src_line(gb.location.file, gb.location.line))
     for i, g in enumerate(c.guards):
         path = _user_path(g.source, user_files)
         if path is not None and g.source is not None:
-            lb.add(ref(RefKind.GUARD, str(i)), source_line(path, g.source.line, rank))
+            lb.add_encoded(ref(RefKind.GUARD, str(i)), src_line(path, g.source.line))
 
 
 def _invert(pre_to_post: dict[str, list[str]]) -> dict[str, list[str]]:
@@ -97,17 +101,17 @@ def _link_aot(lb: LinkBuilder, aot: AotInfo, dyn: Graph | None, pre_to_post: dic
             if gname == "joint":
                 for other, og in (("forward", aot.forward), ("backward", aot.backward)):
                     if og is not None and og.node(n.name) is not None:
-                        lb.add(a, mk(RefKind.AOT_NODE, graph_key(other, n.name)))
+                        lb.add_encoded(a, mk(RefKind.AOT_NODE, graph_key(other, n.name)))
             if dyn is None or n.op in ("placeholder", "output"):
                 continue
             for d in _dynamo_matches(n, dyn, post_to_pre, by_line):
-                lb.add(mk(RefKind.DYNAMO_NODE, d), a)
+                lb.add_encoded(mk(RefKind.DYNAMO_NODE, d), a)
     for st in aot.saved_tensors:
         s = mk(RefKind.SAVED_TENSOR, st.name)
         if st.producer:
-            lb.add(s, mk(RefKind.AOT_NODE, graph_key("forward", st.producer)))
+            lb.add_encoded(s, mk(RefKind.AOT_NODE, graph_key("forward", st.producer)))
         for cons in st.consumers:
-            lb.add(s, mk(RefKind.AOT_NODE, graph_key("backward", cons)))
+            lb.add_encoded(s, mk(RefKind.AOT_NODE, graph_key("backward", cons)))
 
 
 def _from_node_names(n: Node) -> list[str]:

@@ -23,11 +23,12 @@ class LinkBuilder:
         self._adj: dict[str, set[str]] = defaultdict(set)
 
     def add(self, a: Ref, b: Ref) -> None:
-        if a == b:
-            return
-        ea, eb = a.encode(), b.encode()
-        self._adj[ea].add(eb)
-        self._adj[eb].add(ea)
+        self.add_encoded(a.encode(), b.encode())
+
+    def add_encoded(self, ea: str, eb: str) -> None:
+        if ea != eb:
+            self._adj[ea].add(eb)
+            self._adj[eb].add(ea)
 
     def add_many(self, a: Ref, others: Iterable[Ref]) -> None:
         for b in others:
