@@ -237,6 +237,11 @@ def _metrics(acc: CompileRecords) -> CompileMetrics:
         )
         if m.get(k)
     }
+    # Inductor puts its CUDA-graph skip sentence in the metrics of the compile that skipped
+    # (forward, or the lazily compiled backward): a skip record even without our log taps.
+    skip = m.get("cudagraph_skip_reason") or acc.bwd_metrics.get("cudagraph_skip_reason")
+    if skip:
+        extra["cudagraph_skip_reason"] = str(skip)
     return CompileMetrics(
         total_s=total, stage_s=stage, cache=dict(acc.cache), co_name=str(m.get("co_name") or ""),
         co_filename=str(m.get("co_filename") or ""), co_firstlineno=m.get("co_firstlineno"),

@@ -6,7 +6,8 @@ after `import_trace`) calls to put
 - `compilescope_decompositions` into `Compile.artifacts` (verbatim; decompositions.py reads it),
 - `compilescope_autotune` into `InductorOutput.autotune` of the matching partition,
 - `compilescope_cudagraphs` into `InductorOutput.cudagraph` (events carry their compile ids,
-  because recordings happen at run time, outside any compile).
+  because recordings happen at run time, outside any compile); failing that, the
+  `cudagraph_skip_reason` torch wrote into the compile's metrics.
 
 Torch-free; a second pass over the log reads only artifact payloads, which costs little next to
 the main import. Already-filled fields are left alone, so running it on a session whose builder
@@ -81,9 +82,18 @@ def _apply(c: Compile, p: StagePayloads, cuda: dict[tuple[int | None, str, str],
     if key in p.decompositions and DECOMPOSITIONS not in artifacts:
         artifacts[DECOMPOSITIONS] = p.decompositions[key]
     tuned = p.autotune.get(key, [])
-    outputs = tuple(_output(o, tuned, cuda.get((c.rank, c.compile_id, o.graph)), len(c.inductor))
+    skipped = _metrics_skip(c)
+    outputs = tuple(_output(o, tuned, cuda.get((c.rank, c.compile_id, o.graph)) or skipped, len(c.inductor))
                     for o in c.inductor)
     return dataclasses.replace(c, artifacts=artifacts, inductor=outputs)
+
+
+def _metrics_skip(c: Compile) -> CudaGraphInfo | None:
+    """The skip torch itself wrote into compilation_metrics. Used where our own event artifact
+    says nothing of a partition: traces from elsewhere, and torch 2.11, whose skip warning goes
+    to a logger we do not tap. One skip disables CUDA graphs for the whole compiled function."""
+    reason = c.metrics.extra.get("cudagraph_skip_reason", "")
+    return CudaGraphInfo(captured=False, skip_reason=reason) if reason else None
 
 
 def _output(o: InductorOutput, tuned: list[tuple[str, AutotuneResult]], info: CudaGraphInfo | None,

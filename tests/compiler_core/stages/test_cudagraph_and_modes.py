@@ -69,3 +69,27 @@ def test_mode_rows_speedup_and_best() -> None:
     assert rows[2].peak_mib == 3.0
     table = text_table(rows)
     assert 'torch.compile(mode="reduce-overhead")' in table and "4.00×" in table and "—" in table
+
+
+def test_a_skip_reason_in_compilation_metrics_marks_the_compiled_graphs_skipped(tmp_path) -> None:
+    """A trace from elsewhere (or torch 2.11, whose skip warning we do not hear) still shows the
+    skip: torch writes `cudagraph_skip_reason` into the compile's metrics record."""
+    import gzip
+
+    from compiler_core.build import import_trace
+    from tests.conftest import FIXTURES
+
+    text = gzip.decompress((FIXTURES / "traces" / "tlparse_simple.log.gz").read_bytes()).decode()
+    reason = "skipping cudagraphs due to mutated inputs (1 instances). Found from : File model.py, line 9"
+    marked = text.replace('{"compilation_metrics": {', '{"compilation_metrics": {"cudagraph_skip_reason": '
+                          + json.dumps(reason) + ", ", 1)
+    assert marked != text
+    log = tmp_path / "skipped.log"
+    log.write_text(marked)
+    plain = import_trace(str(FIXTURES / "traces" / "tlparse_simple.log.gz"))
+    session = import_trace(str(log))
+    outputs = [o for c in session.compiles for o in c.inductor if o.cudagraph is not None]
+    assert outputs, "the compile whose metrics name the skip has its graphs marked"
+    assert all(not o.cudagraph.captured and o.cudagraph.skip_reason == reason for o in outputs)  # type: ignore[union-attr]
+    assert skip_summary(outputs[0].cudagraph.skip_reason).startswith("mutated inputs")  # type: ignore[union-attr]
+    assert not any(o.cudagraph for c in plain.compiles for o in c.inductor), "no reason, no verdict"
