@@ -109,6 +109,7 @@ class RankRecords:
     # compilescope stage artifacts (autotune, CUDA graphs, decompositions) as (name, compile id
     # or "-", payload): CUDA-graph events are logged at run time, outside any compile.
     stage_artifacts: list[tuple[str, str, str]] = field(default_factory=list)
+    torch_version: str = ""  # payload of the compile-less `torch_version` artifact, if logged
 
     def current_key(self, base_id: str) -> str:
         gen = self.generations.get(base_id, 1)
@@ -154,6 +155,8 @@ def route(rr: RankRecords, rec: Record) -> None:
     if base is None and kind == "compilation_metrics" and isinstance(rec.value, dict):
         base = compile_id_from_string(str(rec.value.get("compile_id", "")))
     if base is None:
+        if kind == "artifact" and isinstance(rec.value, dict) and rec.value.get("name") == "torch_version":
+            rr.torch_version = rec.payload
         if kind not in ("describe_tensor", "describe_storage", "describe_source", "artifact", "link"):
             rr.unknown_kinds[kind] = rr.unknown_kinds.get(kind, 0) + 1
         return

@@ -81,7 +81,8 @@ def build_session(streams: Iterable[tuple[str, int | None, Iterable[Record]]], *
         link_compile(lb, c, pre_to_post.get((c.rank, c.compile_id), {}), user_files)
     rank_set = tuple(sorted({c.rank for c in compiles if c.rank is not None} |
                             {rr.rank for rr in ranks if rr.rank is not None}))  # fmt: skip
-    base_meta = meta or SessionMeta(origin="trace", origin_path=origin_path, created_unix=time.time())
+    base_meta = meta or SessionMeta(origin="trace", origin_path=origin_path, created_unix=time.time(),
+                                    torch_version=_logged_torch_version(ranks))  # fmt: skip
     if not base_meta.ranks and rank_set:
         base_meta = _replace_meta(base_meta, rank_set)
     session = Session(meta=base_meta, sources=srcs, compiles=tuple(compiles), links=lb.freeze(),
@@ -110,6 +111,20 @@ def _with_stage_artifacts(session: Session, ranks: list[RankRecords]) -> Session
             else:
                 payloads.cudagraphs.append((rr.rank, text))
     return apply_stage_payloads(session, payloads)
+
+
+def _logged_torch_version(ranks: list[RankRecords]) -> str:
+    """From the `torch_version` artifact (our captures log one first; torch's own traces may)."""
+    import json
+
+    for rr in ranks:
+        try:
+            value = json.loads(rr.torch_version) if rr.torch_version else None
+        except ValueError:
+            continue
+        if isinstance(value, dict) and value.get("pytorch_version"):
+            return str(value["pytorch_version"])
+    return ""
 
 
 def _replace_meta(meta: SessionMeta, ranks: tuple[int, ...]) -> SessionMeta:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import Any
 
 from compiler_core.session.model import CudaGraphInfo
@@ -47,15 +48,19 @@ def events_from_artifact(payload: str | dict[str, Any]) -> list[CudaGraphEvent]:
 
 
 def cudagraph_from_artifact(
-    payload: str | dict[str, Any], partitions: dict[str, list[str]] | None = None
+    payload: str | dict[str, Any],
+    partitions: dict[str, list[str]] | None = None,
+    owners: Callable[[str], list[str]] | None = None,
 ) -> dict[PartitionKey, CudaGraphInfo]:
     """CudaGraphInfo per (compile id, partition).
 
     `partitions` maps a compile id to its partition names (e.g. `{"0/0": ["forward", "backward"]}`)
     so compile-level skips can be spread over them and a "forward" event of an inference-only
-    compile lands on "inference"; without it, keys are the partitions events name.
+    compile lands on "inference"; without it, keys are the partitions events name. `owners`
+    names the compile(s) an event logged outside any compile belongs to, from its message
+    (torch 2.11 decides some skips at the first run, not in the compile).
     """
-    events = events_from_artifact(payload)
+    events = [_owned(e, owners) for e in events_from_artifact(payload)]
     skips: dict[PartitionKey, list[str]] = defaultdict(list)
     records: set[PartitionKey] = set()
     rerecords: dict[PartitionKey, list[str]] = defaultdict(list)
@@ -74,6 +79,13 @@ def cudagraph_from_artifact(
         again = tuple(rerecords.get(key, ()))
         out[key] = CudaGraphInfo(captured=captured, skip_reason=reason, rerecords=again)
     return out
+
+
+def _owned(e: CudaGraphEvent, owners: Callable[[str], list[str]] | None) -> CudaGraphEvent:
+    if e.compile_id or owners is None:
+        return e
+    found = owners(e.message)
+    return replace(e, compile_id=found[0]) if len(found) == 1 else e
 
 
 def _keys(e: CudaGraphEvent, partitions: dict[str, list[str]]) -> list[PartitionKey]:

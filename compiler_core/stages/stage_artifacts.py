@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from collections import defaultdict
+from collections.abc import Callable
 
 from compiler_core.session.model import AutotuneResult, Compile, CudaGraphInfo, InductorOutput, Session
 from compiler_core.stages.autotune_records import ARTIFACT as AUTOTUNE
@@ -69,8 +71,9 @@ def with_stage_artifacts(session: Session, trace_path: str | os.PathLike[str]) -
 def apply_stage_payloads(session: Session, payloads: StagePayloads) -> Session:
     cuda: dict[tuple[int | None, str, str], CudaGraphInfo] = {}
     for rank, text in payloads.cudagraphs:
-        partitions = {c.compile_id: [o.graph for o in c.inductor] for c in session.compiles if c.rank == rank}
-        for (cid, graph), info in cudagraph_from_artifact(text, partitions).items():
+        mine = [c for c in session.compiles if c.rank == rank]
+        partitions = {c.compile_id: [o.graph for o in c.inductor] for c in mine}
+        for (cid, graph), info in cudagraph_from_artifact(text, partitions, _owners(mine)).items():
             cuda[(rank, cid, graph)] = info
     compiles = tuple(_apply(c, payloads, cuda) for c in session.compiles)
     return dataclasses.replace(session, compiles=compiles)
@@ -86,6 +89,25 @@ def _apply(c: Compile, p: StagePayloads, cuda: dict[tuple[int | None, str, str],
     outputs = tuple(_output(o, tuned, cuda.get((c.rank, c.compile_id, o.graph)) or skipped, len(c.inductor))
                     for o in c.inductor)
     return dataclasses.replace(c, artifacts=artifacts, inductor=outputs)
+
+
+_FOUND_AT = re.compile(r'File "([^"]+)", line (\d+)')
+
+
+def _owners(compiles: list[Compile]) -> Callable[[str], list[str]]:
+    """Which compile a compile-less event means: the one whose Dynamo graph holds a user line
+    the message names ("Found from: File ..., line N"), else the only compile with kernels."""
+    compiled = [c for c in compiles if c.inductor]
+
+    def owners(message: str) -> list[str]:
+        lines = {(path, int(n)) for path, n in _FOUND_AT.findall(message)}
+        hits = [c.compile_id for c in compiled if c.dynamo_graph is not None and any(
+            n.source is not None and (n.source.file, n.source.line) in lines for n in c.dynamo_graph.nodes)]
+        if hits:
+            return hits
+        return [compiled[0].compile_id] if len(compiled) == 1 else []
+
+    return owners
 
 
 def _metrics_skip(c: Compile) -> CudaGraphInfo | None:

@@ -93,3 +93,19 @@ def test_a_skip_reason_in_compilation_metrics_marks_the_compiled_graphs_skipped(
     assert all(not o.cudagraph.captured and o.cudagraph.skip_reason == reason for o in outputs)  # type: ignore[union-attr]
     assert skip_summary(outputs[0].cudagraph.skip_reason).startswith("mutated inputs")  # type: ignore[union-attr]
     assert not any(o.cudagraph for c in plain.compiles for o in c.inductor), "no reason, no verdict"
+
+
+def test_a_skip_torch_211_decides_at_run_time_lands_on_its_compile() -> None:
+    """Real trace: resources/examples/cudagraph_skip.py captured on an H100 with torch 2.11
+    (reduce-overhead). 2.11 decides the mutated-input skip at the first run, outside any compile,
+    so the event has no compile id; the user line it names finds the compile."""
+    from compiler_core.build import import_trace
+    from tests.conftest import FIXTURES
+
+    session = import_trace(str(FIXTURES / "traces" / "cudagraph_skip_h100_torch211.log.gz"))
+    assert session.meta.torch_version.startswith("2.11")
+    [compiled] = [c for c in session.compiles if c.inductor]
+    info = compiled.inductor[0].cudagraph
+    assert info is not None and not info.captured
+    assert skip_summary(info.skip_reason) == "mutated inputs (1 instances). Found from :"
+    assert "cudagraph_skip.py\", line 23" in info.skip_reason
