@@ -242,3 +242,37 @@ def train_step(model, inputs):
     assert first.startswith("error: capture failed in stage"), first
     assert "alloc" in first.lower() or "memory" in first.lower(), first
     assert "big = torch.ones" in err  # the user's own line, from their traceback
+
+
+@pytest.mark.gpu
+def test_a_cuda_out_of_memory_is_a_clear_error_and_keeps_what_was_recorded(
+    model_file: ModelFile, capture_cache: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The model compiles on the GPU, then its training step asks for 4 TiB: torch raises
+    OutOfMemoryError in the worker; the first line names it, the user's line follows, and the
+    compile recorded before it is kept."""
+    monkeypatch.setenv("COMPILESCOPE_CACHE_DIR", str(capture_cache))
+    path = model_file("cuda_oom", """
+import torch
+model = torch.nn.Linear(8, 8).cuda()
+example_inputs = (torch.randn(4, 8, device="cuda"),)
+compile_options = {}
+
+def train_step(model, inputs):
+    out = model(*inputs)
+    huge = torch.empty(2**40, device="cuda")  # 4 TiB of float32: no GPU has it
+    return out.sum() + huge[0]
+""")
+    out = path.with_suffix(".json")
+    code = cli_main(["capture", str(path), "-o", str(out), "--device", "cuda", "-q"])
+    assert code == protocol.EXIT_USER_ERROR
+    err = capsys.readouterr().err
+    first = err.splitlines()[0]
+    assert first.startswith("error: capture failed in stage"), first
+    assert "OutOfMemoryError" in first or "out of memory" in first.lower(), first
+    assert "huge = torch.empty" in err
+    from compiler_core.session import load
+
+    session = load(out)
+    assert any(c.dynamo_graph is not None for c in session.compiles), "the compile before the OOM is kept"
