@@ -10,6 +10,7 @@ that compile, since one skip disables CUDA graphs for the whole compiled functio
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -18,6 +19,7 @@ from typing import Any
 from compiler_core.session.model import CudaGraphInfo
 
 ARTIFACT = "compilescope_cudagraphs"
+_FOUND_AT = re.compile(r'File "([^"]+)", line (\d+)')
 PartitionKey = tuple[str, str]  # (compile_id, forward|backward|inference)
 
 
@@ -98,6 +100,15 @@ def _keys(e: CudaGraphEvent, partitions: dict[str, list[str]]) -> list[Partition
 
 
 def skip_summary(reason: str) -> str:
-    """Inductor's skip sentence without its trailing stack (first line, 'skipping cudagraphs due to ')."""
-    first = reason.strip().splitlines()[0] if reason.strip() else ""
-    return first.replace("skipping cudagraphs due to ", "").strip()
+    """Inductor's skip sentence in one line: 'mutated inputs (1 instances) at model.py:23'.
+
+    Drops the 'skipping cudagraphs due to ' lead and the 'Found from :' stack, keeping the first
+    user location that stack names."""
+    text = reason.strip()
+    first = text.splitlines()[0] if text else ""
+    first = first.replace("skipping cudagraphs due to ", "")
+    first = re.sub(r"\.?\s*Found from\s*:?\s*$", "", first).strip()
+    where = _FOUND_AT.search(text)
+    if where:
+        first += f" at {where[1].rsplit('/', 1)[-1]}:{where[2]}"
+    return first
