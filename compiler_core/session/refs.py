@@ -69,9 +69,7 @@ class Ref:
     rank: int | None = None
 
     def encode(self) -> str:
-        # hot: a 100 MB log encodes ~100k refs; enum attribute access is the slow part
-        rank = "" if self.rank is None else str(self.rank)
-        return f"{_KIND_TEXT[self.kind]}{_SEP}{rank}{_SEP}{self.compile_id}{_SEP}{self.key}"
+        return Ref.prefix(self.kind, self.compile_id, self.rank) + self.key
 
     @staticmethod
     def prefix(kind: RefKind, compile_id: str, rank: int | None) -> str:

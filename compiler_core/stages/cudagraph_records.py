@@ -19,7 +19,7 @@ from typing import Any
 from compiler_core.session.model import CudaGraphInfo
 
 ARTIFACT = "compilescope_cudagraphs"
-_FOUND_AT = re.compile(r'File "([^"]+)", line (\d+)')
+FOUND_AT = re.compile(r'File "([^"]+)", line (\d+)')  # user frames in "Found from :"
 PartitionKey = tuple[str, str]  # (compile_id, forward|backward|inference)
 
 
@@ -108,7 +108,7 @@ def skip_summary(reason: str) -> str:
     first = text.splitlines()[0] if text else ""
     first = first.replace("skipping cudagraphs due to ", "")
     first = re.sub(r"\.?\s*Found from\s*:?\s*$", "", first).strip()
-    where = _FOUND_AT.search(text)
+    where = FOUND_AT.search(text)
     if where:
         first += f" at {where[1].rsplit('/', 1)[-1]}:{where[2]}"
     return first

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 from collections import defaultdict
 from collections.abc import Callable
 
@@ -26,7 +25,7 @@ from compiler_core.session.model import AutotuneResult, Compile, CudaGraphInfo, 
 from compiler_core.stages.autotune_records import ARTIFACT as AUTOTUNE
 from compiler_core.stages.autotune_records import autotune_from_artifact, autotune_graph
 from compiler_core.stages.cudagraph_records import ARTIFACT as CUDAGRAPHS
-from compiler_core.stages.cudagraph_records import PartitionKey, cudagraph_from_artifact
+from compiler_core.stages.cudagraph_records import FOUND_AT, PartitionKey, cudagraph_from_artifact
 from compiler_core.stages.decompositions import ARTIFACT as DECOMPOSITIONS
 
 NAMES = frozenset({AUTOTUNE, CUDAGRAPHS, DECOMPOSITIONS})
@@ -91,16 +90,13 @@ def _apply(c: Compile, p: StagePayloads, cuda: dict[tuple[int | None, str, str],
     return dataclasses.replace(c, artifacts=artifacts, inductor=outputs)
 
 
-_FOUND_AT = re.compile(r'File "([^"]+)", line (\d+)')
-
-
 def _owners(compiles: list[Compile]) -> Callable[[str], list[str]]:
     """Which compile a compile-less event means: the one whose Dynamo graph holds a user line
     the message names ("Found from: File ..., line N"), else the only compile with kernels."""
     compiled = [c for c in compiles if c.inductor]
 
     def owners(message: str) -> list[str]:
-        lines = {(path, int(n)) for path, n in _FOUND_AT.findall(message)}
+        lines = {(path, int(n)) for path, n in FOUND_AT.findall(message)}
         hits = [c.compile_id for c in compiled if c.dynamo_graph is not None and any(
             n.source is not None and (n.source.file, n.source.line) in lines for n in c.dynamo_graph.nodes)]
         if hits:
