@@ -84,11 +84,12 @@ def _initial_paths(args: argparse.Namespace) -> tuple[Path | None, Path | None]:
 
 
 def _screenshot_run(window: MainWindow, path: Path | None, prerecorded: Path | None, out: str) -> int:
-    if prerecorded is not None and prerecorded.is_file():
-        window.set_session(load_any(prerecorded), str(prerecorded))
-    elif path is not None and kind_of(path) == MODEL:
+    if path is not None and kind_of(path) == MODEL:
+        # compiled for real; the pre-recorded session of an example is the fallback
         if not window.files.capture_blocking(str(path)):
             print(f"capture of {path} failed; screenshot shows what was recorded", file=sys.stderr)
+            if prerecorded is not None and prerecorded.is_file():
+                window.set_session(load_any(prerecorded), str(prerecorded))
     elif path is not None:
         window.set_session(load_any(path), str(path))
     screenshot(window, out)

@@ -19,6 +19,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.path is None and args.example is None:
+        args.example = DEFAULT_EXAMPLE  # no arguments: the bundled example, as the README says
     from explorer.app import run_app  # deferred: Qt start-up only when the GUI is really wanted
 
     return run_app(args)
