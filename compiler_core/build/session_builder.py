@@ -92,10 +92,8 @@ def build_session(streams: Iterable[tuple[str, int | None, Iterable[Record]]], *
 
 def _with_stage_artifacts(session: Session, ranks: list[RankRecords]) -> Session:
     """Autotune / CUDA-graph / decomposition artifacts through the stage readers' own functions
-    (compiler_core/stages), fed from this single pass instead of a second read of the log."""
-    skips = any("cudagraph_skip_reason" in c.metrics.extra for c in session.compiles)
-    if not skips and not any(rr.stage_artifacts for rr in ranks):
-        return session
+    (compiler_core/stages), fed from this single pass instead of a second read of the log.
+    Runs even without artifacts: the CUDA-graph skip torch writes into compile metrics applies too."""
     from compiler_core.stages.autotune_records import autotune_from_artifact, autotune_graph
     from compiler_core.stages.stage_artifacts import StagePayloads, apply_stage_payloads
 
