@@ -14,10 +14,10 @@ from compiler_core.session import Session
 from explorer.actions.export_actions import ExportActions
 from explorer.actions.file_actions import FileActions
 from explorer.pane_registry import PANES, PaneSpec
-from explorer.panes.syntax import warm_lexers
 from explorer.state import SelectionModel, SessionState
 from explorer.state.compile_status import status_summary
 from explorer.toolbar import NavigationBar
+from explorer.warmup import warm_up
 
 LAYOUT_VERSION = 1
 DEFAULT_SIZE = (1600, 1000)
@@ -89,7 +89,7 @@ class MainWindow(QMainWindow):
             self._build_pane(self._pending.pop(0))
             QTimer.singleShot(0, self, self._build_next_pending)  # dies with the window
         else:
-            warm_lexers()  # startup is done: the GUI thread has nothing left to compete with
+            warm_up()  # startup is done: the GUI thread has nothing left to compete with
 
     def ensure_panes(self) -> None:
         """Build every deferred pane now (a session is about to be shown)."""

@@ -6,7 +6,6 @@ spans up. Lexing per block would break multi-line strings and costs a lexer call
 
 from __future__ import annotations
 
-import threading
 from functools import cache
 
 from pygments.lexer import Lexer
@@ -46,19 +45,6 @@ def lexer_for(language: str) -> Lexer:
     if language in ("cpp", "c++", "c"):
         return CppLexer(stripnl=False, ensurenl=False)
     return PythonLexer(stripnl=False, ensurenl=False)
-
-
-def warm_lexers() -> threading.Thread:
-    """Compile the lexers' regex tables (~100 ms, once per process) in a thread at startup, so
-    the first session shown does not pay for them on the GUI thread."""
-
-    def run() -> None:
-        lexer_for("python")
-        lexer_for("cpp")
-
-    thread = threading.Thread(target=run, daemon=True, name="lexer-warmup")
-    thread.start()
-    return thread
 
 
 def line_spans(text: str, language: str) -> list[list[Span]]:

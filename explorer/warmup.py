@@ -1,0 +1,38 @@
+"""Pay the GUI's once-per-process costs in a thread while the window is idle after startup.
+
+Two of them would otherwise land on the GUI thread the first time a session is shown, inside one
+event-loop turn: compiling Pygments' regex tables (~100 ms) and the lazy imports the layout's
+numpy calls make (`np.unique` imports `numpy.ma`, ~30 ms). Both are module-level, so doing them
+once anywhere in the process is enough.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from compiler_core.session.model import Graph, Node
+from explorer.canvas.layout_job import full_layout
+from explorer.layout.graph_arrays import from_sections
+from explorer.panes.syntax import lexer_for
+
+_TINY = Graph(
+    "dynamo",
+    (
+        Node("x", "placeholder"),
+        Node("y", "call_function", "torch.relu", ("x",), module_path="a/b"),
+        Node("z", "call_function", "torch.add", ("x", "y"), module_path="a"),
+        Node("output", "output", "output", ("z",)),
+    ),
+)
+
+
+def _warm() -> None:
+    for language in ("python", "cpp"):
+        list(lexer_for(language).get_tokens("def f(x):\n    return x  # c\n"))
+    full_layout(lambda: from_sections([(_TINY, "warm-up")]), 300)
+
+
+def warm_up() -> threading.Thread:
+    thread = threading.Thread(target=_warm, daemon=True, name="gui-warm-up")
+    thread.start()
+    return thread
