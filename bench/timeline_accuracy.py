@@ -6,13 +6,17 @@
 
 A stack of the transformer blocks from resources/examples/transformer_block.py (default: 6 blocks,
 d=1024, bf16, batch 8×512, training step) runs through `run_phase` in eager, default and
-reduce-overhead. In the same process each mode is then compiled again and measured
-independently with `torch.utils.benchmark.Timer` (bulk-timed blocks, synchronised), and:
+reduce-overhead, exactly as the app runs it (each compiled step paired with an eager step, the
+speedup taken against those). In the same process each mode is then compiled again and measured
+independently with `torch.utils.benchmark.Timer`, and:
 
-- speedup agreement: the app's speedup (eager median / mode median) vs Timer's, within ±5%;
+- speedup agreement: the app's speedup vs Timer's, within ±5%. Timer times blocks of eager and
+  of the mode alternately (synchronised at both ends of each block) and divides the median
+  blocks: on a host whose speed drifts by 10-30 % a minute, figures taken one after the other
+  measure the drift, not the compiler (the previous version of this bench did, and missed);
 - timing overhead: the app's instrumented step loop (`ModeRun.step`: CUDA events, compile
   watch, memory probe, lazy event resolution) timed in bulk against a plain loop of the same
-  steps, both synchronised at the ends; ≤ 1% of step time.
+  steps, alternating blocks, least disturbed block of each; ≤ 1% of step time.
 
 Last line with --json: `{"figures": [{"name", "value", "unit", "target", "ok"}, ...]}`.
 """
@@ -61,32 +65,60 @@ def sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
-def independent(spec: Any, mode: str, args: argparse.Namespace) -> dict[str, float]:
-    """Timer median and the overhead ratio for one mode, on a freshly compiled model."""
-    from torch.utils.benchmark import Timer
-
+def compiled_step(spec: Any, mode: str, args: argparse.Namespace) -> Any:
+    """A fresh `ModeRun` for `mode`, prepared and warmed (its compile and CUDA graphs done)."""
     from compiler_core.timeline.run_phase import ModeRun
 
     run = ModeRun(spec, mode, args.overhead_steps, args.device, lambda r: None, None)
     run.prepare()
-    fn, mark, inputs = run._step_fn, run._mark_step, run.inputs(0)
+    step = plain(run)
     for _ in range(args.warmup):
-        mark()
-        fn(inputs)
+        step()
     sync(args.device)
+    return run
 
-    def plain_step() -> None:
+
+def plain(run: Any) -> Any:
+    """The step as a user's loop would run it: no clock, no probes."""
+    fn, mark, inputs = run._step_fn, run._mark_step, run.inputs(0)
+
+    def step() -> None:
         mark()
         fn(inputs)
 
-    timer = Timer(stmt="step()", globals={"step": plain_step})
-    timer_ms = timer.blocked_autorange(min_run_time=args.timer_s).median * 1000.0
-    plain, instrumented = [], []
-    for rep in range(args.repeats):  # alternate so drift (clocks, thermals) hits both alike
-        plain.append(_bulk(lambda i: plain_step(), args.overhead_steps, args.device))
-        instrumented.append(_bulk(run.step, args.overhead_steps, args.device, offset=rep))
-    run.finish()
-    return {"timer_ms": timer_ms, "plain_ms": min(plain), "instrumented_ms": min(instrumented)}
+    return step
+
+
+def timer_pair(eager: Any, run: Any, args: argparse.Namespace) -> dict[str, float]:
+    """Timer's speedup for one mode: blocks of eager and of the mode, alternating, so both see
+    the same host; median block of each."""
+    from torch.utils.benchmark import Timer
+
+    timers = {name: Timer(stmt="step()", globals={"step": plain(r)}) for name, r in
+              (("eager", eager), ("mode", run))}
+    blocks: dict[str, list[float]] = {"eager": [], "mode": []}
+    for _ in range(args.timer_rounds):
+        for name, timer in timers.items():
+            blocks[name].append(timer.timeit(args.timer_block).median * 1000.0)
+    eager_ms, mode_ms = median(blocks["eager"]), median(blocks["mode"])
+    return {"eager_ms": eager_ms, "mode_ms": mode_ms, "speedup": eager_ms / mode_ms}
+
+
+def overhead(run: Any, args: argparse.Namespace) -> dict[str, float]:
+    """The app's instrumented step (`ModeRun.step`: clock, compile watch, memory probe) against
+    the plain step, in alternating bulk-timed blocks; min of each (the least disturbed)."""
+    plain_ms, instrumented_ms = [], []
+    step = plain(run)
+    for rep in range(args.repeats):
+        plain_ms.append(_bulk(lambda i: step(), args.overhead_steps, args.device))
+        instrumented_ms.append(_bulk(run.step, args.overhead_steps, args.device, offset=rep))
+    return {"plain_ms": min(plain_ms), "instrumented_ms": min(instrumented_ms)}
+
+
+def median(values: list[float]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
 
 
 def _bulk(step: Any, n: int, device: str, offset: int = 0) -> float:
@@ -97,6 +129,12 @@ def _bulk(step: Any, n: int, device: str, offset: int = 0) -> float:
         step(offset * n + i)
     sync(device)
     return (time.perf_counter() - t0) * 1000.0 / n
+
+
+def overhead_figures(mode: str, over: dict[str, float]) -> list[dict[str, Any]]:
+    pct = (over["instrumented_ms"] / over["plain_ms"] - 1) * 100
+    return [figure(f"{mode}: plain step (bulk)", over["plain_ms"], "ms"),
+            figure(f"{mode}: timing overhead", pct, "%", "<= 1", pct <= 1.0)]
 
 
 def figure(name: str, value: float | None, unit: str, target: str = "",
@@ -115,10 +153,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seq", type=int, default=512)
     p.add_argument("--dtype", default="bfloat16")
     p.add_argument("--steps", type=int, default=200, help="run_phase steps per mode")
-    p.add_argument("--overhead-steps", type=int, default=100, help="steps per bulk-timed block")
-    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--overhead-steps", type=int, default=50, help="steps per bulk-timed block")
+    p.add_argument("--repeats", type=int, default=4, help="bulk blocks per overhead figure")
     p.add_argument("--warmup", type=int, default=5)
-    p.add_argument("--timer-s", type=float, default=2.0, help="Timer.blocked_autorange min_run_time")
+    p.add_argument("--timer-rounds", type=int, default=15, help="eager/mode Timer block pairs")
+    p.add_argument("--timer-block", type=int, default=10, help="steps per Timer block")
     p.add_argument("--modes", default=",".join(MODES[1:]))
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)
@@ -128,42 +167,40 @@ def main(argv: list[str] | None = None) -> int:
 
     modes = [m for m in args.modes.split(",") if m]
     spec = build_spec(args)
-    # This host's speed drifts by tens of percent over minutes (seen on an H100: eager's plain
-    # loop read 13.5 ms in one run, 14.5 ms in the next), so each mode's app figures and Timer
-    # figures are taken back to back with their own eager baseline: Timer(eager), the app's
-    # run over eager + mode, Timer(mode).
-    app, app_speed, measured, timer_speed, events = {}, {}, {}, {}, []
-    for m in modes:
-        base = independent(spec, "eager", args)
-        _, ev, stats = run_phase(spec, [m], args.steps, args.device)
-        events += ev
-        app.update({s.mode: s for s in stats})
-        app_speed[m] = speedups(stats)[m]
-        measured["eager"], measured[m] = base, independent(spec, m, args)
-        timer_speed[m] = base["timer_ms"] / measured[m]["timer_ms"]
+    # The app's own run, as a user gets it: eager, then each mode with its paired eager steps.
+    _, events, stats = run_phase(spec, modes, args.steps, args.device)
+    app = {s.mode: s for s in stats}
+    app_speed = speedups(stats)
     device_name = torch.cuda.get_device_name() if args.device.startswith("cuda") else "cpu"
     figures = []
-    for m in ["eager", *modes]:
-        s = app[m]
-        mm = measured[m]
-        print(f"{m:16s} app median {s.median_ms:8.3f} ms  p99 {s.p99_ms:8.3f}  Timer {mm['timer_ms']:8.3f}"
-              f"  plain {mm['plain_ms']:8.3f}  instrumented {mm['instrumented_ms']:8.3f}"
-              f"  compile {s.compile_s or 0:.1f} s  launches/step {s.kernel_launches_per_step}"
-              f"  kernels {s.kernels}  cudagraphs {s.cudagraph_graphs}", file=sys.stderr)
+    eager = compiled_step(spec, "eager", args)
+    eager_over = overhead(eager, args)
+    figures += overhead_figures("eager", eager_over)
+    for m in modes:
+        run = compiled_step(spec, m, args)
+        pair = timer_pair(eager, run, args)
+        over = overhead(run, args)
+        run.finish()
+        s, a, t = app[m], app_speed[m], pair["speedup"]
+        print(f"{m:16s} app median {s.median_ms:8.3f} ms (paired eager {s.baseline_ms:8.3f}, eager run "
+              f"{app['eager'].median_ms:8.3f})  Timer {pair['mode_ms']:8.3f} (eager {pair['eager_ms']:8.3f})"
+              f"  speedup app {a:.3f} Timer {t:.3f}  compile {s.compile_s or 0:.1f} s"
+              f"  launches/step {s.kernel_launches_per_step}", file=sys.stderr)
         figures.append(figure(f"{m}: app median step", s.median_ms, "ms"))
-        figures.append(figure(f"{m}: Timer median step", measured[m]["timer_ms"], "ms"))
-        overhead = (measured[m]["instrumented_ms"] / measured[m]["plain_ms"] - 1) * 100
-        figures.append(figure(f"{m}: timing overhead", overhead, "%", "<= 1", overhead <= 1.0))
+        figures.append(figure(f"{m}: app paired eager median", s.baseline_ms, "ms"))
+        figures.append(figure(f"{m}: Timer median block", pair["mode_ms"], "ms"))
+        figures.append(figure(f"{m}: speedup vs eager (app)", a, "x"))
+        figures.append(figure(f"{m}: speedup vs eager (Timer)", t, "x"))
+        err = abs(a / t - 1) * 100 if a and t else None
+        figures.append(figure(f"{m}: speedup disagreement", err, "%", "<= 5",
+                              None if err is None else err <= 5.0))
+        figures += overhead_figures(m, over)
         figures.append(figure(f"{m}: kernel launches per step", s.kernel_launches_per_step, "launches"))
-        if m != "eager":
-            a, t = app_speed[m], timer_speed[m]
-            figures.append(figure(f"{m}: speedup vs eager (app)", a, "x"))
-            figures.append(figure(f"{m}: speedup vs eager (Timer)", t, "x"))
-            err = abs(a / t - 1) * 100 if a and t else None
-            figures.append(figure(f"{m}: speedup disagreement", err, "%", "<= 5",
-                                  None if err is None else err <= 5.0))
-            figures.append(figure(f"{m}: compile time", s.compile_s, "s"))
-            figures.append(figure(f"{m}: recompiles", s.recompiles, "count", "0", s.recompiles == 0))
+        figures.append(figure(f"{m}: compile time", s.compile_s, "s"))
+        figures.append(figure(f"{m}: recompiles", s.recompiles, "count", "0", s.recompiles == 0))
+        print(json.dumps(figures[-9:]), file=sys.stderr, flush=True)  # survives a cut-off run
+    eager.finish()
+    figures.append(figure("eager: app median step (own run)", app["eager"].median_ms, "ms"))
     errors = [e for e in events if e.kind == "error"]
     figures.append(figure("modes that failed", len(errors), "count", "0", not errors))
     print(f"device: {device_name}, torch {torch.__version__}; "

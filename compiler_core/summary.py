@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from compiler_core.session.model import Compile, Session
+from compiler_core.timeline.stats import speedups
 
 
 def summarize(session: Session) -> dict[str, Any]:
@@ -35,6 +36,7 @@ def summarize(session: Session) -> dict[str, Any]:
         "ranks": list(session.meta.ranks),
     }
     if session.mode_stats:
+        speed = speedups(session.mode_stats)
         out["timeline"] = {
             m.mode: {
                 "samples": m.samples,
@@ -43,6 +45,8 @@ def summarize(session: Session) -> dict[str, Any]:
                 "compile_s": m.compile_s,
                 "recompiles": m.recompiles,
                 "peak_mem_bytes": m.peak_mem_bytes,
+                "speedup": speed.get(m.mode),
+                "baseline_ms": m.baseline_ms,
             }
             for m in session.mode_stats
         }

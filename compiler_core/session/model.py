@@ -216,6 +216,9 @@ class StepSample:
     ms: float
     warmup: bool = False  # a step that included compilation
     peak_mem_bytes: int | None = None
+    # set on an eager step run right after step `step` of this compiled mode: the speedup's
+    # baseline is measured under the same host conditions as the mode (see run_phase)
+    baseline_for: str = ""
 
 
 @dataclass(frozen=True)
@@ -240,6 +243,7 @@ class ModeStats:
     kernel_launches_per_step: int | None = None
     kernels: int | None = None
     cudagraph_graphs: int | None = None
+    baseline_ms: float | None = None  # median of the eager steps paired with this mode's steps
 
 
 @dataclass(frozen=True)

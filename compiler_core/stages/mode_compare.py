@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from compiler_core.session.model import ModeStats, Session
+from compiler_core.timeline.stats import mode_speedup
 
 MODE_ORDER = ("eager", "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 COLUMNS = ("Mode", "Compile (s)", "Step (ms)", "p99 (ms)", "Speedup", "Peak mem (MiB)", "Kernels",
@@ -55,7 +56,7 @@ def mode_rows(stats: Sequence[ModeStats]) -> list[ModeRow]:
         s = by_mode[mode]
         rows.append(ModeRow(
             mode=mode, compile_s=s.compile_s, step_ms=s.median_ms, p99_ms=s.p99_ms,
-            speedup=(base / s.median_ms) if base and s.median_ms else None,
+            speedup=mode_speedup(s, base),
             peak_mib=s.peak_mem_bytes / 2**20 if s.peak_mem_bytes is not None else None,
             kernels=s.kernels, launches_per_step=s.kernel_launches_per_step,
             cudagraph_graphs=s.cudagraph_graphs, recompiles=s.recompiles,

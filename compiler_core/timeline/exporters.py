@@ -3,7 +3,8 @@
 In the trace every mode is a thread (`tid`) of one process, steps are laid end to end as
 complete events (`ph: "X"`) in the order they ran, and compiles, recompiles and shape changes
 are instant events (`ph: "i"`) on the same thread, so a recompile spike sits right under the
-marker that explains it. Times are microseconds, as the format requires.
+marker that explains it. Eager steps paired with a compiled mode's (the speedup's baseline) get
+a thread of their own. Times are microseconds, as the format requires.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 
 from compiler_core.session.model import StepSample, TimelineEvent
 
-CSV_COLUMNS = ("mode", "step", "ms", "warmup", "peak_mem_bytes", "events")
+CSV_COLUMNS = ("mode", "step", "ms", "warmup", "peak_mem_bytes", "baseline_for", "events")
 TRACE_PID = 1
 
 
@@ -31,30 +32,31 @@ def samples_csv(samples: Sequence[StepSample], events: Sequence[TimelineEvent] =
     writer.writerow(CSV_COLUMNS)
     for s in samples:
         peak = "" if s.peak_mem_bytes is None else s.peak_mem_bytes
-        note = " | ".join(marks.get((s.mode, s.step), []))
-        writer.writerow([s.mode, s.step, repr(s.ms), int(s.warmup), peak, note])
+        note = "" if s.baseline_for else " | ".join(marks.get((s.mode, s.step), []))
+        writer.writerow([s.mode, s.step, repr(s.ms), int(s.warmup), peak, s.baseline_for, note])
     return out.getvalue()
 
 
 def chrome_trace(samples: Sequence[StepSample], events: Sequence[TimelineEvent] = ()) -> dict[str, Any]:
     """A Chrome trace: one thread per mode, one complete event per step, instants for markers."""
-    modes = list(dict.fromkeys([s.mode for s in samples] + [e.mode for e in events]))
+    modes = list(dict.fromkeys([_track(s) for s in samples] + [e.mode for e in events]))
     tids = {m: i + 1 for i, m in enumerate(modes)}
     trace: list[dict[str, Any]] = [_meta("process_name", 0, "CompileScope step times")]
     trace += [_meta("thread_name", tids[m], m) for m in modes]
     starts: dict[tuple[str, int], float] = {}
     clock: dict[str, float] = dict.fromkeys(modes, 0.0)
     for s in samples:
-        ts = clock[s.mode]
-        starts[(s.mode, s.step)] = ts
+        track = _track(s)
+        ts = clock[track]
+        starts[(track, s.step)] = ts
         dur = s.ms * 1000.0
         args: dict[str, Any] = {"step": s.step, "ms": s.ms, "warmup": s.warmup}
         if s.peak_mem_bytes is not None:
             args["peak_mem_bytes"] = s.peak_mem_bytes
         name = f"step {s.step}" + (" (warm-up)" if s.warmup else "")
         trace.append({"name": name, "ph": "X", "ts": ts, "dur": dur, "pid": TRACE_PID,
-                      "tid": tids[s.mode], "cat": "warmup" if s.warmup else "step", "args": args})
-        clock[s.mode] = ts + dur
+                      "tid": tids[track], "cat": "warmup" if s.warmup else "step", "args": args})
+        clock[track] = ts + dur
     for e in events:
         ts = starts.get((e.mode, e.step), clock[e.mode])
         args = {"step": e.step, "reason": e.reason}
@@ -63,6 +65,10 @@ def chrome_trace(samples: Sequence[StepSample], events: Sequence[TimelineEvent] 
         trace.append({"name": e.kind, "ph": "i", "s": "t", "ts": ts, "pid": TRACE_PID,
                       "tid": tids[e.mode], "cat": e.kind, "args": args})
     return {"traceEvents": trace, "displayTimeUnit": "ms"}
+
+
+def _track(s: StepSample) -> str:
+    return f"eager (paired with {s.baseline_for})" if s.baseline_for else s.mode
 
 
 def _meta(name: str, tid: int, value: str) -> dict[str, Any]:

@@ -5,7 +5,17 @@ mode it resets Dynamo, compiles afresh, and runs `steps` steps of the model file
 (or a forward under `no_grad`), streaming each step's time through `emit` as soon as it is
 known. The compile is not hidden: it happens inside the first step, which is kept and flagged
 `warmup=True`, like any later step that recompiled or recorded a CUDA graph. Eager always runs
-first because every speedup is measured against it.
+first: its own curve, memory and launches.
+
+Speedups are not taken against that first eager run, though. Every block of `PAIR_BLOCK`
+compiled steps is followed by the same steps run eagerly, on the same inputs and the same clock
+(`PairedEager`), and the mode's speedup divides by the median of those (`ModeStats.baseline_ms`).
+A host-bound GPU loop's speed drifts by 10-30 % within a minute on a shared host (seen on an
+H100: one compiled function read 10.2 and 12.8 ms per step a few seconds apart), so figures
+taken minutes apart disagree by more than the speedup being measured; alternating puts both
+under the same conditions. Blocks, not single steps: on CPU, the OpenMP threads of one kind of
+step still spin when the other starts. It costs one eager step per compiled step;
+`paired=False` turns it off.
 """
 
 from __future__ import annotations
@@ -20,9 +30,10 @@ from compiler_core.timeline.compile_watch import WARMUP_KINDS, CompileWatch
 from compiler_core.timeline.probes import MemoryProbe, count_launches
 from compiler_core.timeline.records import MODE_START, to_record
 from compiler_core.timeline.stats import EAGER, mode_stats
-from compiler_core.timeline.step_clock import clock_for
+from compiler_core.timeline.step_clock import StepClock, clock_for
 from compiler_core.timeline.step_inputs import StepInputs
 
+PAIR_BLOCK = 10
 MODES = ("eager", "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 DEFAULT_STEPS = 200
 CUDAGRAPH_MODES = ("reduce-overhead", "max-autotune")
@@ -38,6 +49,7 @@ def run_phase(
     device: str = "cpu",
     emit: Emit | None = None,
     shape_change_step: int | None = None,
+    paired: bool = True,
 ) -> RunResult:
     """Time `steps` steps per mode; returns all samples, markers and per-mode statistics.
 
@@ -55,7 +67,8 @@ def run_phase(
     events: list[TimelineEvent] = []
     stats: list[ModeStats] = []
     for mode in ordered:
-        result = ModeRun(spec, mode, steps, device, send, shape_change_step).run()
+        pair = paired and mode != EAGER
+        result = ModeRun(spec, mode, steps, device, send, shape_change_step, paired=pair).run()
         samples += result[0]
         events += result[1]
         stats.append(result[2])
@@ -95,7 +108,7 @@ class ModeRun:
     """One mode's loop; holds the per-step bookkeeping so the loop body stays readable."""
 
     def __init__(self, spec: ModelSpec, mode: str, steps: int, device: str, emit: Emit,
-                 shape_change_step: int | None) -> None:
+                 shape_change_step: int | None, paired: bool = False) -> None:
         self.spec, self.mode, self.steps, self.device, self.emit = spec, mode, steps, device, emit
         self.inputs = StepInputs(spec, device, shape_change_step)
         self.watch = CompileWatch(mode)
@@ -107,6 +120,8 @@ class ModeRun:
         self._step_fn: Callable[[tuple[Any, ...]], Any] = lambda inputs: None
         self._mark_step: Callable[[], None] = lambda: None
         self._failed = False
+        self.in_order: list[StepSample] = []  # own and paired samples, as they resolved
+        self.baseline = PairedEager(spec, mode, self.clock, self._add) if paired else None
 
     def run(self) -> tuple[list[StepSample], list[TimelineEvent], ModeStats]:
         """prepare, every step, finish; a failing step ends the mode with an `error` marker."""
@@ -139,12 +154,14 @@ class ModeRun:
         self._mark_step()
         self.clock.start()
         self._step_fn(inputs)
-        self.clock.stop(i)
+        self.clock.stop((self, i))
         marks = self.watch.take()
         self._meta[i] = (any(e.kind in WARMUP_KINDS for e in marks), self.memory.peak())
         for e in marks:
             self._record(e)
-        self._publish(self.clock.ready())
+        if self.baseline is not None:
+            self.baseline.follow(i, inputs, last=i + 1 == self.steps)
+        _publish(self.clock.ready())
 
     def fail(self, exc: BaseException) -> None:
         self._record(TimelineEvent(self.mode, len(self.samples), "error", _one_line(exc)))
@@ -154,7 +171,7 @@ class ModeRun:
         """Drain pending step times, count launches, emit and return the mode's figures."""
         launches = kernels = None
         try:
-            self._publish(self.clock.ready(wait=True))
+            _publish(self.clock.ready(wait=True))
             if not self._failed:
                 launches, kernels = self._count_launches()
         except Exception as exc:
@@ -162,23 +179,28 @@ class ModeRun:
         finally:
             self.watch.remove()
         cudagraphs = self.watch.cudagraph_records if self.device.startswith("cuda") else None
-        stats = mode_stats(self.mode, self.samples, self.events, kernel_launches_per_step=launches,
+        samples = self.in_order
+        stats = mode_stats(self.mode, samples, self.events, kernel_launches_per_step=launches,
                            kernels=kernels, cudagraph_graphs=cudagraphs)
         self.emit(to_record(stats))
         self._step_fn = lambda inputs: None  # drop the compiled model before the next mode
         _release_memory(self.device)
-        return self.samples, self.events, stats
+        return samples, self.events, stats
 
     def _record(self, event: TimelineEvent) -> None:
         self.events.append(event)
         self.emit(to_record(event))
 
-    def _publish(self, resolved: list[tuple[int, float]]) -> None:
-        for i, ms in resolved:
-            warmup, peak = self._meta.pop(i)
-            sample = StepSample(self.mode, i, ms, warmup, peak)
-            self.samples.append(sample)
-            self.emit(to_record(sample))
+    def accept(self, i: int, ms: float) -> None:
+        """Step `i`'s time, once the clock has resolved it."""
+        warmup, peak = self._meta.pop(i)
+        sample = StepSample(self.mode, i, ms, warmup, peak)
+        self.samples.append(sample)
+        self._add(sample)
+
+    def _add(self, sample: StepSample) -> None:
+        self.in_order.append(sample)
+        self.emit(to_record(sample))
 
     def _cudagraph_step_marker(self) -> Callable[[], None]:
         """cudagraph trees reuse output memory between replays; marking each step keeps a
@@ -197,6 +219,40 @@ class ModeRun:
             self._step_fn(inputs)
 
         return count_launches(one, self.device)
+
+
+class PairedEager:
+    """The eager steps interleaved with a compiled mode's: the baseline of that mode's speedup.
+
+    Same inputs as the mode's step, same clock, no compile watch and no memory probe (the
+    mode's own figures must not see them); samples carry `baseline_for=mode`.
+    """
+
+    def __init__(self, spec: ModelSpec, mode: str, clock: StepClock,
+                 add: Callable[[StepSample], None]) -> None:
+        self.mode, self.clock, self._add = mode, clock, add
+        self._step_fn = step_function(spec, spec.model)
+        self._block: list[tuple[int, tuple[Any, ...]]] = []
+
+    def follow(self, i: int, inputs: tuple[Any, ...], last: bool = False) -> None:
+        """The mode ran step `i`; after a full block (or its last step) run the block eagerly."""
+        self._block.append((i, inputs))
+        if len(self._block) < PAIR_BLOCK and not last:
+            return
+        for j, block_inputs in self._block:
+            self.clock.start()
+            self._step_fn(block_inputs)
+            self.clock.stop((self, j))
+        self._block = []
+
+    def accept(self, i: int, ms: float) -> None:
+        self._add(StepSample(EAGER, i, ms, baseline_for=self.mode))
+
+
+def _publish(resolved: list[tuple[Any, float]]) -> None:
+    """Hand each resolved step time to the run that stepped it (keys are (run, index))."""
+    for (run, i), ms in resolved:
+        run.accept(i, ms)
 
 
 def _release_memory(device: str) -> None:

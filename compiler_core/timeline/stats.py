@@ -5,6 +5,11 @@ and the worker computes them once at the end; both must agree to the last digit,
 this module. Warm-up steps (those that compiled or recorded a CUDA graph) are kept out of the
 median and p99, which describe the steady state, but counted in the total, which is what the
 user actually waited.
+
+Speedups divide by the *paired* eager median when the run measured one: eager steps run
+alternately with the mode's steps (`StepSample.baseline_for`), so both see the same host. On a
+host-bound GPU loop the host's speed drifts by 10-30 % within a minute (seen on an H100), and
+an eager median taken a minute earlier would carry that drift into the speedup.
 """
 
 from __future__ import annotations
@@ -63,9 +68,10 @@ def mode_stats(
 
     `compile_s` defaults to the summed durations of this mode's compile/recompile events.
     """
-    mine = [s for s in samples if s.mode == mode]
+    mine = [s for s in samples if s.mode == mode and not s.baseline_for]
+    paired = [s.ms for s in samples if s.baseline_for == mode]
     return summarize(mode, [s.ms for s in mine], [s.warmup for s in mine],
-                     [s.peak_mem_bytes for s in mine], events, **measured)
+                     [s.peak_mem_bytes for s in mine], events, baseline=paired, **measured)
 
 
 def summarize(
@@ -74,9 +80,11 @@ def summarize(
     warmup: Sequence[bool],
     peaks: Sequence[int | None] = (),
     events: Sequence[TimelineEvent] = (),
+    baseline: Sequence[float] = (),
     **measured: int | float | None,
 ) -> ModeStats:
-    """`mode_stats` on parallel columns, for callers (the live pane) that store samples so."""
+    """`mode_stats` on parallel columns, for callers (the live pane) that store samples so;
+    `baseline` holds the step times of the eager steps paired with this mode's."""
     marks = [e for e in events if e.mode == mode]
     steady = [v for v, w in zip(ms, warmup, strict=True) if not w] or list(ms)
     compile_durations = [e.duration_s for e in marks if e.kind in COMPILE_KINDS and e.duration_s]
@@ -84,6 +92,7 @@ def summarize(
     fields: dict[str, int | float | None] = {
         "compile_s": sum(compile_durations) if compile_durations else None,
         "peak_mem_bytes": max(known_peaks) if known_peaks else None,
+        "baseline_ms": median(baseline),
     }
     fields.update({k: v for k, v in measured.items() if v is not None})
     return ModeStats(
@@ -99,12 +108,19 @@ def summarize(
 
 def all_mode_stats(samples: Sequence[StepSample], events: Sequence[TimelineEvent] = ()) -> list[ModeStats]:
     """One ModeStats per mode, in order of first appearance."""
-    modes = list(dict.fromkeys(s.mode for s in samples))
+    modes = list(dict.fromkeys(s.mode for s in samples if not s.baseline_for))
     return [mode_stats(m, samples, events) for m in modes]
 
 
 def speedups(stats: Sequence[ModeStats]) -> dict[str, float | None]:
-    """Speedup vs eager for every mode (eager itself is 1.0; None without an eager run)."""
+    """Speedup vs eager for every mode (eager itself is 1.0; None without any eager steps)."""
     eager = next((s for s in stats if s.mode == EAGER), None)
     base = eager.median_ms if eager else None
-    return {s.mode: speedup(base, s.median_ms) for s in stats}
+    return {s.mode: mode_speedup(s, base) for s in stats}
+
+
+def mode_speedup(stats: ModeStats, eager_median_ms: float | None) -> float | None:
+    """Against the paired eager steps when there were any, else against eager's own run."""
+    if stats.mode == EAGER:
+        return speedup(eager_median_ms, stats.median_ms)
+    return speedup(stats.baseline_ms or eager_median_ms, stats.median_ms)

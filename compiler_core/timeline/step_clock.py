@@ -12,16 +12,19 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from collections.abc import Hashable
 from typing import Any, Protocol
+
+Key = Hashable  # names a step: the run loop passes (run, index) so one clock can serve two runs
 
 
 class StepClock(Protocol):
     def start(self) -> None: ...
 
-    def stop(self, step: int) -> None: ...
+    def stop(self, key: Key) -> None: ...
 
-    def ready(self, wait: bool = False) -> list[tuple[int, float]]:
-        """(step, milliseconds) of the steps resolved since the last call, in step order."""
+    def ready(self, wait: bool = False) -> list[tuple[Key, float]]:
+        """(key, milliseconds) of the steps resolved since the last call, in the order run."""
         ...
 
 
@@ -30,15 +33,15 @@ class CpuStepClock:
 
     def __init__(self) -> None:
         self._t0 = 0.0
-        self._done: list[tuple[int, float]] = []
+        self._done: list[tuple[Key, float]] = []
 
     def start(self) -> None:
         self._t0 = time.perf_counter()
 
-    def stop(self, step: int) -> None:
-        self._done.append((step, (time.perf_counter() - self._t0) * 1000.0))
+    def stop(self, key: Key) -> None:
+        self._done.append((key, (time.perf_counter() - self._t0) * 1000.0))
 
-    def ready(self, wait: bool = False) -> list[tuple[int, float]]:
+    def ready(self, wait: bool = False) -> list[tuple[Key, float]]:
         done, self._done = self._done, []
         return done
 
@@ -49,7 +52,9 @@ class CudaStepClock:
     Step i lasts from its own start boundary to step i+1's start boundary, so host work between
     steps counts: bracketing only the step call measured 5.5 ms for a reduce-overhead training
     step whose loop really ran at 14 ms per step (seen on an H100), because the host, not the
-    GPU, was the bottleneck. The last step of a mode ends at its own `stop`.
+    GPU, was the bottleneck. Steps of two runs may alternate on one clock (a mode and its paired
+    eager baseline): each step then ends where the other run's next step starts. The last step
+    ends at its own `stop`.
     """
 
     def __init__(self) -> None:
@@ -57,8 +62,8 @@ class CudaStepClock:
 
         self._torch = torch
         self._begin: Any = None
-        self._open: tuple[int, Any, Any] | None = None  # last stopped step, awaiting next start
-        self._pending: deque[tuple[int, Any, Any]] = deque()
+        self._open: tuple[Key, Any, Any] | None = None  # last stopped step, awaiting next start
+        self._pending: deque[tuple[Key, Any, Any]] = deque()
 
     def _event(self) -> Any:
         event = self._torch.cuda.Event(enable_timing=True)
@@ -68,24 +73,24 @@ class CudaStepClock:
     def start(self) -> None:
         self._begin = self._event()
         if self._open is not None:
-            step, begin, _ = self._open
-            self._pending.append((step, begin, self._begin))
+            key, begin, _ = self._open
+            self._pending.append((key, begin, self._begin))
             self._open = None
 
-    def stop(self, step: int) -> None:
-        self._open = (step, self._begin, self._event())
+    def stop(self, key: Key) -> None:
+        self._open = (key, self._begin, self._event())
 
-    def ready(self, wait: bool = False) -> list[tuple[int, float]]:
+    def ready(self, wait: bool = False) -> list[tuple[Key, float]]:
         if wait and self._open is not None:
             self._pending.append(self._open)
             self._open = None
-        out: list[tuple[int, float]] = []
+        out: list[tuple[Key, float]] = []
         while self._pending:
-            step, begin, end = self._pending[0]
+            key, begin, end = self._pending[0]
             if not wait and not end.query():
                 break
             end.synchronize()
-            out.append((step, float(begin.elapsed_time(end))))
+            out.append((key, float(begin.elapsed_time(end))))
             self._pending.popleft()
         return out
 

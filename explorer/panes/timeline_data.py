@@ -15,7 +15,7 @@ from typing import Any
 
 from compiler_core.session.model import ModeStats, Session, StepSample, TimelineEvent
 from compiler_core.timeline.records import EVENT, MODE_START, SAMPLE, STATS, from_record
-from compiler_core.timeline.stats import EAGER, speedup, summarize
+from compiler_core.timeline.stats import EAGER, mode_speedup, summarize
 
 MODE_ORDER = ("eager", "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 
@@ -29,6 +29,7 @@ class ModeSeries:
     ms: list[float] = field(default_factory=list)
     warmup: list[bool] = field(default_factory=list)
     peak: list[int | None] = field(default_factory=list)
+    baseline: list[tuple[int, float]] = field(default_factory=list)  # paired eager (step, ms)
     events: list[TimelineEvent] = field(default_factory=list)
     measured: ModeStats | None = None  # the worker's final figures, once the mode finished
     revision: int = 0  # grows with every change, so views redo only the modes that changed
@@ -36,14 +37,18 @@ class ModeSeries:
 
     def add(self, s: StepSample) -> None:
         self.revision += 1
+        if s.baseline_for:
+            self.baseline.append((s.step, s.ms))
+            return
         self.steps.append(s.step)
         self.ms.append(s.ms)
         self.warmup.append(s.warmup)
         self.peak.append(s.peak_mem_bytes)
 
     def samples(self) -> list[StepSample]:
-        return [StepSample(self.mode, st, ms, w, p)
-                for st, ms, w, p in zip(self.steps, self.ms, self.warmup, self.peak, strict=True)]
+        own = [StepSample(self.mode, st, ms, w, p)
+               for st, ms, w, p in zip(self.steps, self.ms, self.warmup, self.peak, strict=True)]
+        return own + [StepSample(EAGER, st, ms, baseline_for=self.mode) for st, ms in self.baseline]
 
     def add_event(self, e: TimelineEvent) -> None:
         self.events.append(e)
@@ -57,7 +62,8 @@ class ModeSeries:
         return self._stats[1]
 
     def _compute_stats(self) -> ModeStats:
-        live = summarize(self.mode, self.ms, self.warmup, self.peak, self.events)
+        live = summarize(self.mode, self.ms, self.warmup, self.peak, self.events,
+                         baseline=[ms for _, ms in self.baseline])
         if self.measured is None:
             return live
         m = self.measured
@@ -67,7 +73,7 @@ class ModeSeries:
             compile_s=m.compile_s if m.compile_s is not None else live.compile_s,
             peak_mem_bytes=m.peak_mem_bytes if m.peak_mem_bytes is not None else live.peak_mem_bytes,
             kernel_launches_per_step=m.kernel_launches_per_step, kernels=m.kernels,
-            cudagraph_graphs=m.cudagraph_graphs,
+            cudagraph_graphs=m.cudagraph_graphs, baseline_ms=live.baseline_ms,
         )
 
 
@@ -89,7 +95,7 @@ class TimelineData:
         return self.series[name]
 
     def add_sample(self, sample: StepSample) -> None:
-        self.mode(sample.mode).add(sample)
+        self.mode(sample.baseline_for or sample.mode).add(sample)
         self.revision += 1
 
     def add_event(self, event: TimelineEvent) -> None:
@@ -117,7 +123,7 @@ class TimelineData:
              stats: Iterable[ModeStats]) -> None:
         self.clear()
         for s in samples:
-            self.mode(s.mode).add(s)
+            self.mode(s.baseline_for or s.mode).add(s)
         for e in events:
             self.mode(e.mode).add_event(e)
         for st in stats:
@@ -136,7 +142,7 @@ class TimelineData:
         """(figures, speedup vs eager) per mode, in the canonical mode order."""
         stats = [s.stats() for s in self.series.values()]
         eager = next((s.median_ms for s in stats if s.mode == EAGER), None)
-        return [(s, speedup(eager, s.median_ms)) for s in stats]
+        return [(s, mode_speedup(s, eager)) for s in stats]
 
 
 def _order(mode: str) -> tuple[int, str]:

@@ -37,6 +37,7 @@ PLOT_INTERVAL_MS = 25
 TABLE_INTERVAL_MS = 200
 COLUMNS = ["Mode", "Steps", "Median ms", "p99 ms", "Total s", "Speedup", "Compile s", "Recomp.",
            "Peak mem", "Launch/step"]
+SPEEDUP_COLUMN = COLUMNS.index("Speedup")
 
 
 class TimelinePane(QWidget):
@@ -138,7 +139,11 @@ class TimelinePane(QWidget):
         self.table.setRowCount(len(rows))
         for r, (stats, speed) in enumerate(rows):
             for c, text in enumerate(_row_texts(stats, speed)):
-                self.table.setItem(r, c, self._cell(stats.mode, c, text))
+                item = self._cell(stats.mode, c, text)
+                if c == SPEEDUP_COLUMN and stats.baseline_ms is not None:
+                    item.setToolTip(f"vs {stats.baseline_ms:.3f} ms: the median of the eager steps "
+                                    f"run alternately with {stats.mode}'s, under the same host conditions")
+                self.table.setItem(r, c, item)
         self.table.blockSignals(False)
 
     def _cell(self, mode: str, column: int, text: str) -> QTableWidgetItem:
@@ -185,7 +190,9 @@ def _make_table() -> QTableWidget:
     table.verticalHeader().setVisible(False)
     table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
     table.setToolTip("Median and p99 leave out warm-up steps (compiles, recompiles, CUDA graph "
-                     "recording); Total includes them. Speedup = eager median / mode median.")
+                     "recording); Total includes them. Speedup = eager median / mode median, "
+                     "where eager is measured in steps alternating with the mode's own (hover "
+                     "a speedup for that paired median).")
     return table
 
 

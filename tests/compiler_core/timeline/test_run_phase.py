@@ -15,7 +15,8 @@ from compiler_core.modelfile import load_model_file
 from compiler_core.session.model import ModeStats, StepSample, TimelineEvent
 from compiler_core.timeline import run_phase, speedups
 from compiler_core.timeline.records import sample_from_record
-from compiler_core.timeline.stats import mode_stats
+from compiler_core.timeline.run_phase import PAIR_BLOCK
+from compiler_core.timeline.stats import median, mode_stats
 from tests.conftest import EXAMPLES
 
 STEPS = 30
@@ -50,11 +51,33 @@ def test_every_step_of_every_mode_is_sampled(train_run: Run) -> None:
     samples, _, stats, _ = train_run
     assert [s.mode for s in stats] == ["eager", "default"]  # eager always runs, first
     for mode in ("eager", "default"):
-        mine = [s for s in samples if s.mode == mode]
+        mine = [s for s in samples if s.mode == mode and not s.baseline_for]
         assert [s.step for s in mine] == list(range(STEPS))
         assert all(s.ms > 0 for s in mine)
         assert all(s.peak_mem_bytes and s.peak_mem_bytes > 0 for s in mine)
     assert not any(s.warmup for s in samples if s.mode == "eager")
+
+
+@pytest.mark.slow
+def test_each_compiled_step_is_paired_with_an_eager_step_that_is_its_speedup_baseline(
+    train_run: Run,
+) -> None:
+    samples, _, stats, records = train_run
+    paired = [s for s in samples if s.baseline_for]
+    assert [(s.mode, s.baseline_for, s.step) for s in paired] == [
+        ("eager", "default", i) for i in range(STEPS)
+    ]
+    assert all(s.ms > 0 and not s.warmup and s.peak_mem_bytes is None for s in paired)
+    eager, default = stats
+    assert eager.samples == STEPS and eager.baseline_ms is None  # its own run only
+    assert default.baseline_ms == median([s.ms for s in paired])
+    assert speedups(stats)["default"] == pytest.approx(default.baseline_ms / default.median_ms)  # type: ignore[operator]
+    # streamed as they resolve: blocks of default steps, each followed by the same steps in eager
+    order = [(r["mode"], r.get("baseline_for", ""), r["step"]) for r in records if r["event"] == "sample"]
+    first = order.index(("default", "", 0))
+    blocks = [order[first + k] for k in range(0, 2 * STEPS, PAIR_BLOCK)]
+    assert blocks == [("default", "", i) if n % 2 == 0 else ("eager", "default", i)
+                      for n, i in enumerate(i for i in range(0, STEPS, PAIR_BLOCK) for _ in (0, 1))]
 
 
 @pytest.mark.slow
@@ -81,16 +104,18 @@ def test_summary_figures_are_consistent_with_samples(train_run: Run) -> None:
     samples, events, stats, _ = train_run
     eager, default = stats
     for st in stats:
-        steady = [s.ms for s in samples if s.mode == st.mode and not s.warmup]
+        own = [s for s in samples if s.mode == st.mode and not s.baseline_for]
+        steady = [s.ms for s in own if not s.warmup]
         assert st.samples == STEPS
         assert min(steady) <= st.median_ms <= max(steady)  # type: ignore[operator]
         assert st.median_ms <= st.p99_ms <= max(steady)  # type: ignore[operator]
-        assert st.total_ms == pytest.approx(sum(s.ms for s in samples if s.mode == st.mode))
+        assert st.total_ms == pytest.approx(sum(s.ms for s in own))
         assert st.peak_mem_bytes and st.peak_mem_bytes > 0
         assert st == mode_stats(st.mode, samples, events, kernel_launches_per_step=None)
     assert eager.compile_s is None and eager.recompiles == 0
     assert default.recompiles == 1 and default.compile_s and default.compile_s > 0
-    assert speedups(stats)["default"] == pytest.approx(eager.median_ms / default.median_ms)  # type: ignore[operator]
+    # speedup = eager / compiled, eager measured alternately with the compiled steps
+    assert speedups(stats)["default"] == pytest.approx(default.baseline_ms / default.median_ms)  # type: ignore[operator]
     assert default.kernel_launches_per_step is None  # not measurable on CPU
 
 
