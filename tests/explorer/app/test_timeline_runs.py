@@ -113,14 +113,19 @@ def test_samples_reach_the_plot_live_and_mode_stats_fill_the_modes_pane(
     finished_at = time.monotonic()
     assert blocker.args[0].ok, blocker.args[0].describe()
     qtbot.waitUntil(lambda: not window.files.loading_capture, timeout=30_000)
-    assert len(live) == 10 and [n for _, n in live] == list(range(1, 11)), live
+    # 5 eager, 5 default, and the 5 eager steps paired with default's (its speedup's baseline)
+    assert len(live) == 15 and [n for _, n in live] == list(range(1, 16)), live
     assert live[0][0] < finished_at, "samples arrived only after the worker finished"
-    assert window.files.timeline.records >= 10 + 2 + 2  # samples, mode_start and mode_stats
+    assert window.files.timeline.records >= 15 + 2 + 2  # samples, mode_start and mode_stats
     session = window.state.session
     assert [s.mode for s in session.mode_stats] == ["eager", "default"]
     modes = window.panes["ModeComparePane"]
     assert isinstance(modes, ModeComparePane) and [r.mode for r in modes.rows] == ["eager", "default"]
     assert modes.table.rowCount() == 2
-    assert len(pane.data.all_samples()) == 10 and set(pane.data.series) == {"eager", "default"}
+    assert len(pane.data.all_samples()) == 15 and set(pane.data.series) == {"eager", "default"}
+    assert len(pane.data.series["default"].baseline) == 5 and len(pane.data.series["eager"].ms) == 5
+    default = next(s for s in session.mode_stats if s.mode == "default")
+    assert default.baseline_ms is not None and modes.rows[1].speedup == pytest.approx(
+        default.baseline_ms / default.median_ms)  # type: ignore[operator]
     assert "Timeline run finished" in window.statusBar().currentMessage()
     assert not window.files.timeline.cancel_button.isVisibleTo(window)
