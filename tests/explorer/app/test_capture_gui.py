@@ -62,6 +62,22 @@ def _capture(qtbot: QtBot, window: MainWindow, model: Path, timeout_ms: int = 24
     return outcome
 
 
+def _measured_capture(
+    qtbot: QtBot, window: MainWindow, model: Path
+) -> tuple[WorkerOutcome, list[tuple[float, str]]]:
+    """Capture `model` once the window has finished starting; also returns the GapMeter's worst
+    turn and its description as they stood when the worker finished (before the display)."""
+    window.ensure_panes()
+    qtbot.wait(300)  # the window has finished starting (the warm-up thread has run)
+    meter = GapMeter()
+    at_finish: list[tuple[float, str]] = []
+    window.files.worker.finished.connect(lambda _o: at_finish.append((meter.worst, meter.describe())))
+    meter.reset()
+    outcome = _capture(qtbot, window, model)
+    meter.timer.stop()
+    return outcome, at_finish
+
+
 @pytest.mark.slow
 def test_capture_shows_progress_keeps_the_loop_responsive_and_autosaves(
     qtbot: QtBot, window: MainWindow
@@ -70,14 +86,7 @@ def test_capture_shows_progress_keeps_the_loop_responsive_and_autosaves(
     runs); showing the finished session is one `set_session` turn, timed on its own below."""
     stages: list[str] = []
     window.files.worker.stageChanged.connect(stages.append)
-    window.ensure_panes()
-    qtbot.wait(300)  # the window has finished starting (the warm-up thread has run)
-    meter = GapMeter()
-    at_finish: list[tuple[float, str]] = []
-    window.files.worker.finished.connect(lambda _o: at_finish.append((meter.worst, meter.describe())))
-    meter.reset()
-    outcome = _capture(qtbot, window, EXAMPLES / "mlp_graph_break.py")
-    meter.timer.stop()
+    outcome, at_finish = _measured_capture(qtbot, window, EXAMPLES / "mlp_graph_break.py")
     assert outcome.ok, outcome.describe()
     assert any(s.startswith("inductor") for s in stages), stages
     assert window.files.progress is not None and "Capture finished" in window.files.progress.fate.text()
@@ -136,14 +145,7 @@ def test_loop_never_stalls_over_100ms_while_the_largest_example_is_captured(
     """The transformer (training step, the largest bundled CPU example): from the worker's start
     to its end, with every stage event and the live step-time samples arriving. Showing the
     finished session afterwards is one `set_session` call; it is timed separately."""
-    window.ensure_panes()
-    qtbot.wait(300)  # the window has finished starting (lexers warm in their thread)
-    meter = GapMeter()
-    at_finish: list[tuple[float, str]] = []
-    window.files.worker.finished.connect(lambda _o: at_finish.append((meter.worst, meter.describe())))
-    meter.reset()
-    outcome = _capture(qtbot, window, EXAMPLES / "transformer_block.py")
-    meter.timer.stop()
+    outcome, at_finish = _measured_capture(qtbot, window, EXAMPLES / "transformer_block.py")
     assert outcome.ok, outcome.describe()
     assert window.state.session is not None and window.state.session.compiles
     assert at_finish and at_finish[0][0] < 0.100, at_finish
