@@ -114,13 +114,12 @@ class ModeRun:
         self.watch = CompileWatch(mode)
         self.clock = clock_for(device)
         self.memory = MemoryProbe(device)
-        self.samples: list[StepSample] = []
         self.events: list[TimelineEvent] = []
         self._meta: dict[int, tuple[bool, int | None]] = {}
         self._step_fn: Callable[[tuple[Any, ...]], Any] = lambda inputs: None
         self._mark_step: Callable[[], None] = lambda: None
         self._failed = False
-        self.in_order: list[StepSample] = []  # own and paired samples, as they resolved
+        self.samples: list[StepSample] = []  # own and paired samples, as they resolved
         self.baseline = PairedEager(spec, mode, self.clock, self._add) if paired else None
 
     def run(self) -> tuple[list[StepSample], list[TimelineEvent], ModeStats]:
@@ -164,7 +163,8 @@ class ModeRun:
         _publish(self.clock.ready())
 
     def fail(self, exc: BaseException) -> None:
-        self._record(TimelineEvent(self.mode, len(self.samples), "error", _one_line(exc)))
+        done = sum(1 for s in self.samples if not s.baseline_for)
+        self._record(TimelineEvent(self.mode, done, "error", _one_line(exc)))
         self._failed = True
 
     def finish(self) -> tuple[list[StepSample], list[TimelineEvent], ModeStats]:
@@ -179,13 +179,12 @@ class ModeRun:
         finally:
             self.watch.remove()
         cudagraphs = self.watch.cudagraph_records if self.device.startswith("cuda") else None
-        samples = self.in_order
-        stats = mode_stats(self.mode, samples, self.events, kernel_launches_per_step=launches,
+        stats = mode_stats(self.mode, self.samples, self.events, kernel_launches_per_step=launches,
                            kernels=kernels, cudagraph_graphs=cudagraphs)
         self.emit(to_record(stats))
         self._step_fn = lambda inputs: None  # drop the compiled model before the next mode
         _release_memory(self.device)
-        return samples, self.events, stats
+        return self.samples, self.events, stats
 
     def _record(self, event: TimelineEvent) -> None:
         self.events.append(event)
@@ -194,12 +193,10 @@ class ModeRun:
     def accept(self, i: int, ms: float) -> None:
         """Step `i`'s time, once the clock has resolved it."""
         warmup, peak = self._meta.pop(i)
-        sample = StepSample(self.mode, i, ms, warmup, peak)
-        self.samples.append(sample)
-        self._add(sample)
+        self._add(StepSample(self.mode, i, ms, warmup, peak))
 
     def _add(self, sample: StepSample) -> None:
-        self.in_order.append(sample)
+        self.samples.append(sample)
         self.emit(to_record(sample))
 
     def _cudagraph_step_marker(self) -> Callable[[], None]:

@@ -121,6 +121,4 @@ def speedups(stats: Sequence[ModeStats]) -> dict[str, float | None]:
 
 def mode_speedup(stats: ModeStats, eager_median_ms: float | None) -> float | None:
     """Against the paired eager steps when there were any, else against eager's own run."""
-    if stats.mode == EAGER:
-        return speedup(eager_median_ms, stats.median_ms)
     return speedup(stats.baseline_ms or eager_median_ms, stats.median_ms)
