@@ -16,6 +16,7 @@ from typing import Any
 from compiler_core.build.compile_records import CompileRecords, Partition
 from compiler_core.build.graph_breaks import parse_break, restart_breaks
 from compiler_core.build.kernel_lines import buffer_producers, kernel_line_nodes
+from compiler_core.build.module_paths import with_module_paths
 from compiler_core.build.parse_memo import ParseMemo
 from compiler_core.build.saved_tensors import saved_tensors
 from compiler_core.session.codec import from_jsonable
@@ -47,7 +48,7 @@ def build_compile(acc: CompileRecords, memo: ParseMemo | None = None) -> Compile
     metrics = _metrics(acc)
     breaks = tuple(parse_break(text) for text in acc.breaks) or restart_breaks(acc.metrics)
     status, failure = _status(acc, metrics, dynamo)
-    return Compile(
+    compiled = Compile(
         compile_id=acc.compile_id,
         rank=acc.rank,
         frame_id=acc.frame_id,
@@ -67,6 +68,8 @@ def build_compile(acc: CompileRecords, memo: ParseMemo | None = None) -> Compile
         failure=failure,
         artifacts=dict(acc.artifacts),
     )
+    # Module paths last: saved tensors and kernels above are keyed by the parsed graphs' identity.
+    return with_module_paths(compiled)
 
 
 def _graph(acc: CompileRecords, memo: ParseMemo, stage: str, kind: str, name: str = "") -> Graph | None:

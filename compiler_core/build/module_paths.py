@@ -1,0 +1,296 @@
+"""Module paths (`Node.module_path`, `model/layers/3/self_attn`) for every graph of a compile.
+
+Trace logs print graphs as text, and the text has no `nn_module_stack`; live capture records it
+for Dynamo graphs only. Yet grouping by module is what makes a 9k-node graph readable, so the
+builder derives a path for every node, once, in this order of trust:
+
+1. Recorded: a `module_path` the graph already carries (captures: innermost `nn_module_stack`).
+2. Inherited by name: AOT forward/backward nodes from the joint graph, post-grad nodes from their
+   AOT partition, pre-grad nodes from the Dynamo graph (the stages keep FX names).
+3. Parameters: Dynamo lifts `self.model.layers[10].q_proj.weight` into a placeholder named
+   `l_self_modules_model_modules_layers_modules_10_modules_q_proj_parameters_weight_`; AOT's
+   `primals_k` (`PlainAOTInput(idx=k-1)`) and `argK_1` are the Dynamo placeholders in order.
+   A node that reads a parameter (directly or through views of it) is in the parameter's module.
+4. Source lines: the `# File: f.py:254 in forward, code: q = self.q_proj(x)` comment gives each
+   node's innermost user line. A parameter reader's line belongs to its module, or to the parent
+   when the line calls the module (`self.q_proj(`). Other nodes on that line take the nearest
+   such owner in graph order (the line runs once per layer). AOT and post-grad nodes whose line
+   has no parameter reader take the Dynamo modules seen on that line; when several (one per
+   layer), the one sharing most with the surrounding nodes' paths.
+5. Data flow / execution order: what is left sits between two placed nodes; it joins the next
+   (or previous) one when it is in the same function with monotone lines up to it (the lines of
+   an RMSNorm before its weight multiply), else their deepest common module.
+
+Measured on the 32-layer HF Llama training log: every call node of every stage gets a path
+(tests/compiler_core/build/test_module_paths.py); ~40 ms for the 8.8k-node joint graph.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+
+from compiler_core.session.model import AotInfo, Compile, Graph, InductorOutput, Node
+
+_CALL_OPS = ("call_function", "call_method", "call_module")
+_PARAM_SPLIT = re.compile(r"_(?:parameters|buffers)_")
+_AOT_IDX = re.compile(r"AOTInput\(idx=(\d+)\)")
+_AOT_TARGET = re.compile(r"AOTInput\(target='([^']+)'\)")
+_PRIMALS = re.compile(r"^primals_(\d+)$")
+_ARG = re.compile(r"^arg(\d+)_1$")
+# Ops that only re-view or re-type a tensor: a view of a parameter still "is" the parameter.
+_VIEWISH = frozenset(
+    ["t", "permute", "transpose", "view", "reshape", "expand", "unsqueeze", "squeeze", "_to_copy", "to",
+     "float", "convert_element_type", "_unsafe_view", "alias", "contiguous", "clone", "detach", "getitem",
+     "type_as"]
+)  # fmt: skip
+
+
+def with_module_paths(c: Compile) -> Compile:
+    """`c` with a module path on every node it can place (see the module docstring)."""
+    dyn = _derive(c.dynamo_graph, {}, None, None) if c.dynamo_graph is not None else None
+    dyn_loc = _paths_by_line(dyn) if dyn is not None else {}
+    dyn_params = _placeholder_paths(dyn) if dyn is not None else []
+    aot = _aot(c.aot, dyn_loc, dyn_params) if c.aot is not None else None
+    parts = {"forward": aot.forward, "backward": aot.backward, "inference": aot.inference} if aot else {}
+    inductor = tuple(_inductor(out, parts.get(out.graph), dyn, dyn_loc, dyn_params) for out in c.inductor)
+    return replace(c, dynamo_graph=dyn, aot=aot, inductor=inductor)
+
+
+def call_node_coverage(g: Graph) -> float:
+    """Share of call nodes with a module path (1.0 for a graph without calls)."""
+    calls = [n for n in g.nodes if n.op in _CALL_OPS]
+    return sum(1 for n in calls if n.module_path) / len(calls) if calls else 1.0
+
+
+def param_module(placeholder: str) -> str:
+    """`l_self_modules_model_modules_layers_modules_0_modules_mlp_..._parameters_weight_` →
+    `model/layers/0/mlp`; "" for a name that is not a lifted parameter or buffer."""
+    name = placeholder.lstrip("lL_")
+    if not name.startswith("self_modules_") or not _PARAM_SPLIT.search(name):
+        return ""
+    head = _PARAM_SPLIT.split(name)[0] if name.count("_parameters_") + name.count("_buffers_") == 1 \
+        else name[: [m.start() for m in _PARAM_SPLIT.finditer(name)][-1]]  # fmt: skip
+    parts = head[len("self") :].split("_modules_")
+    return "/".join(p for p in parts if p)
+
+
+def _aot(aot: AotInfo, dyn_loc: dict[tuple[str, int], list[tuple[int, str]]],
+         dyn_params: list[str]) -> AotInfo:  # fmt: skip
+    joint = _derive(aot.joint, {}, dyn_loc, dyn_params) if aot.joint is not None else None
+    seeds = _by_name(joint)
+    fw = _derive(aot.forward, seeds, dyn_loc, dyn_params) if aot.forward is not None else None
+    bw_seeds = {**seeds, **_by_name(fw)}
+    bw = _derive(aot.backward, bw_seeds, dyn_loc, dyn_params) if aot.backward is not None else None
+    inf = _derive(aot.inference, {}, dyn_loc, dyn_params) if aot.inference is not None else None
+    return replace(aot, joint=joint, forward=fw, backward=bw, inference=inf)
+
+
+def _inductor(out: InductorOutput, aot_graph: Graph | None, dyn: Graph | None,
+              dyn_loc: dict[tuple[str, int], list[tuple[int, str]]],
+              dyn_params: list[str]) -> InductorOutput:  # fmt: skip
+    post = out.post_grad
+    if post is not None:
+        post = _derive(post, _by_name(aot_graph), dyn_loc, dyn_params)
+    pre = out.pre_grad
+    if pre is not None:
+        pre = _derive(pre, _by_name(dyn), dyn_loc, None)
+    return replace(out, post_grad=post, pre_grad=pre)
+
+
+def _by_name(g: Graph | None) -> dict[str, str]:
+    return {n.name: n.module_path for n in g.nodes if n.module_path} if g is not None else {}
+
+
+def _placeholder_paths(g: Graph) -> list[str]:
+    return [n.module_path for n in g.nodes if n.op == "placeholder"]
+
+
+def _paths_by_line(g: Graph) -> dict[tuple[str, int], list[tuple[int, str]]]:
+    """(file, line) -> [(node index, path)] of the call nodes placed on that line."""
+    out: dict[tuple[str, int], list[tuple[int, str]]] = {}
+    for i, n in enumerate(g.nodes):
+        if n.source is not None and n.module_path and n.op in _CALL_OPS:
+            out.setdefault((n.source.file, n.source.line), []).append((i, n.module_path))
+    return out
+
+
+def _lca(a: str, b: str) -> str:
+    pa, pb = a.split("/"), b.split("/")
+    k = 0
+    while k < min(len(pa), len(pb)) and pa[k] == pb[k]:
+        k += 1
+    return "/".join(pa[:k])
+
+
+def _shared(a: str, b: str) -> int:
+    return len([p for p in _lca(a, b).split("/") if p]) if a and b else 0
+
+
+def _line_owner(node: Node, path: str) -> str:
+    """The module whose code holds `node`'s line: the parent of the module the line calls
+    (`self.q_proj(x)` → the attention), else the node's own module (`self.weight * x`)."""
+    code = node.source.code if node.source is not None else ""
+    if not code or "self." not in code:
+        return path
+    parts = path.split("/")
+    for k in range(len(parts) - 1, -1, -1):
+        if re.search(rf"self\.{re.escape(parts[k])}\s*[\(\[]", code):
+            return "/".join(parts[:k])
+    return path
+
+
+def _derive(g: Graph, seeds: dict[str, str], dyn_loc: dict[tuple[str, int], list[tuple[int, str]]] | None,
+            dyn_params: Sequence[str] | None) -> Graph:  # fmt: skip
+    """Paths for `g`'s nodes. `seeds` are inherited by name; `dyn_loc`/`dyn_params` come from the
+    Dynamo graph (None when `g` is the Dynamo graph itself)."""
+    nodes = g.nodes
+    n = len(nodes)
+    path = [nd.module_path or seeds.get(nd.name, "") for nd in nodes]
+    owner = list(path)
+    index = {nd.name: i for i, nd in enumerate(nodes)}
+    is_param = [False] * n
+    placeholders = 0
+    for i, nd in enumerate(nodes):  # 3. parameters and the nodes that read them
+        if nd.op == "placeholder":
+            if not path[i]:
+                path[i] = _placeholder_module(nd, placeholders, dyn_params)
+            is_param[i] = bool(path[i])
+            owner[i] = path[i]
+            placeholders += 1
+            continue
+        if path[i] or nd.op not in _CALL_OPS:
+            continue
+        ins = [index[s] for s in nd.inputs if s in index and is_param[index[s]]]
+        if not ins:
+            continue
+        p = path[ins[0]]
+        for j in ins[1:]:
+            p = _lca(p, path[j])
+        if not p:
+            continue
+        path[i] = p
+        owner[i] = _line_owner(nd, p)
+        op = nd.target.rsplit(".", 2)
+        is_param[i] = len(nd.inputs) == 1 and (op[-1] in _VIEWISH or op[-2:-1] == [""] or
+                                               (len(op) > 1 and op[-2] in _VIEWISH))  # fmt: skip
+    _by_line(nodes, path, owner, dyn_loc)
+    _fill_between(nodes, path, owner)
+    if all(a == nd.module_path for a, nd in zip(path, nodes, strict=True)):
+        return g
+    new = tuple(nd if nd.module_path == p else replace(nd, module_path=p)
+                for nd, p in zip(nodes, path, strict=True))  # fmt: skip
+    return Graph(kind=g.kind, nodes=new, text=g.text, name=g.name)
+
+
+def _placeholder_module(nd: Node, position: int, dyn_params: Sequence[str] | None) -> str:
+    direct = param_module(nd.name) or param_module(nd.target)
+    if direct or dyn_params is None:
+        return direct
+    comment = nd.attrs.get("aot_input", "")
+    m = _AOT_TARGET.search(comment)
+    if m:
+        return "/".join(m.group(1).split(".")[:-1])
+    m = _AOT_IDX.search(comment)
+    k: int | None = int(m.group(1)) if m else None
+    if k is None:
+        pm = _PRIMALS.match(nd.name) or _ARG.match(nd.name)
+        if pm:
+            k = int(pm.group(1)) - (1 if nd.name.startswith("primals_") else 0)
+    return dyn_params[k] if k is not None and 0 <= k < len(dyn_params) else ""
+
+
+def _by_line(nodes: Sequence[Node], path: list[str], owner: list[str],
+             dyn_loc: dict[tuple[str, int], list[tuple[int, str]]] | None) -> None:  # fmt: skip
+    """4. Nodes on a line that a placed node of this graph also sits on take the nearest owner;
+    then (AOT, post-grad) lines the Dynamo graph placed."""
+    own_lines: dict[tuple[str, int], tuple[list[int], list[str]]] = {}
+    for i, nd in enumerate(nodes):
+        if owner[i] and nd.source is not None and nd.op in _CALL_OPS:
+            pos, owners = own_lines.setdefault((nd.source.file, nd.source.line), ([], []))
+            pos.append(i)
+            owners.append(owner[i])
+    pending: list[tuple[int, list[str]]] = []
+    for i, nd in enumerate(nodes):
+        if path[i] or nd.source is None or nd.op not in _CALL_OPS:
+            continue
+        key = (nd.source.file, nd.source.line)
+        hit = own_lines.get(key)
+        if hit is not None:
+            pos, owners = hit
+            k = bisect.bisect_left(pos, i)
+            near = min((c for c in (k - 1, k) if 0 <= c < len(pos)), key=lambda c: abs(pos[c] - i))
+            path[i] = owner[i] = owners[near]
+        elif dyn_loc is not None and key in dyn_loc:
+            cands = list(dict.fromkeys(p for _, p in dyn_loc[key]))
+            if len(cands) == 1:
+                path[i] = owner[i] = cands[0]
+            else:
+                pending.append((i, cands))
+    if not pending:
+        return
+    prev, nxt = _neighbours(path, nodes)
+    for i, cands in pending:
+        before = owner[prev[i]] if prev[i] >= 0 else ""
+        after = owner[nxt[i]] if nxt[i] >= 0 else ""
+        best = max(cands, key=lambda c: _shared(c, before) + _shared(c, after))
+        path[i] = owner[i] = best
+
+
+def _neighbours(path: list[str], nodes: Sequence[Node]) -> tuple[list[int], list[int]]:
+    n = len(path)
+    prev, nxt = [-1] * n, [-1] * n
+    last = -1
+    for i in range(n):
+        prev[i] = last
+        if path[i] and nodes[i].op in _CALL_OPS:
+            last = i
+    last = -1
+    for i in range(n - 1, -1, -1):
+        nxt[i] = last
+        if path[i] and nodes[i].op in _CALL_OPS:
+            last = i
+    return prev, nxt
+
+
+def _fill_between(nodes: Sequence[Node], path: list[str], owner: list[str]) -> None:
+    """5. A node between two placed ones joins the one it shares a straight run of lines of one
+    function with, else their deepest common module."""
+    prev, nxt = _neighbours(path, nodes)
+    for i, nd in enumerate(nodes):
+        if path[i] or nd.op not in _CALL_OPS:
+            continue
+        a, b = prev[i], nxt[i]
+        if b >= 0 and _same_run(nodes, i, b):
+            path[i] = owner[b]
+        elif a >= 0 and _same_run(nodes, a, i):
+            path[i] = owner[a]
+        elif a >= 0 and b >= 0:
+            path[i] = _lca(owner[a], owner[b])
+        else:
+            path[i] = owner[a] if a >= 0 else (owner[b] if b >= 0 else "")
+        owner[i] = path[i]
+
+
+def _same_run(nodes: Sequence[Node], i: int, j: int) -> bool:
+    """Nodes i..j all in one function of one file with lines that only rise (or only fall:
+    backward graphs replay forward lines in reverse)."""
+    if j - i > 64:
+        return False
+    locs = [nodes[k].source for k in range(i, j + 1)]
+    if any(s is None for s in locs):
+        return False
+    first = locs[0]
+    assert first is not None
+    lines = []
+    for s in locs:
+        assert s is not None
+        if s.file != first.file or s.function != first.function:
+            return False
+        lines.append(s.line)
+    rising = all(x <= y for x, y in itertools.pairwise(lines))
+    falling = all(x >= y for x, y in itertools.pairwise(lines))
+    return rising or falling
