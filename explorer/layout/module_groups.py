@@ -32,6 +32,7 @@ class GroupTree:
     members: list[list[int]] = field(default_factory=lambda: [[]])
     node_group: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
     size: list[int] = field(default_factory=list)  # nodes in the whole subtree
+    fold: list[int] = field(default_factory=list)  # groups standing for N identical siblings (repeats.py)
 
     @property
     def count(self) -> int:
@@ -67,12 +68,17 @@ class GroupTree:
         return sorted(out)
 
     def default_expanded(self, limit: int = 300) -> set[int]:
-        """Expand groups breadth-first while the visible item count stays within `limit`."""
+        """Expand groups breadth-first while the visible item count stays within `limit`.
+
+        Folded repeats stay closed: one block `layers.0–31 × 32` says more than 32 boxes."""
+        folds = set(self.fold)
         expanded = {ROOT} | {g for g in range(self.count) if self.is_section[g]}
         visible = sum(len(self.members[g]) + len(self.children[g]) for g in expanded) - (len(expanded) - 1)
         queue = [c for g in sorted(expanded) for c in self.children[g] if not self.is_section[c]]
         while queue:
             g = queue.pop(0)
+            if g in folds:
+                continue
             grow = len(self.members[g]) + len(self.children[g]) - 1
             if visible + grow <= limit:
                 expanded.add(g)
@@ -81,30 +87,35 @@ class GroupTree:
         return expanded
 
 
-def _adopted_paths(arrays: GraphArrays) -> list[str]:
-    """Module path per node, with path-less placeholders moved to their first consumer's path."""
+def _adopted_paths(arrays: GraphArrays) -> tuple[list[str], list[int]]:
+    """Module path per node, with placeholders moved to their first consumer's path, and the
+    order to group nodes in: each adopted placeholder just before that consumer (Dynamo lists
+    all parameters first; grouped in that order they would open every module once up front)."""
     n = arrays.n
     first = np.full(n, n, dtype=np.int64)
     if len(arrays.src):
         np.minimum.at(first, arrays.src, arrays.dst)
     paths = list(arrays.module_paths)
+    at = [float(i) for i in range(n)]
     for i in range(n - 1, -1, -1):  # reverse, so chains of views of a parameter adopt too
-        if not paths[i] and arrays.nodes[i].op in _ADOPTABLE and first[i] < n:
+        if arrays.nodes[i].op in _ADOPTABLE and first[i] < n and (paths[int(first[i])] or not paths[i]):
             paths[i] = paths[int(first[i])]
-    return paths
+            at[i] = at[int(first[i])] - 0.5 / (1 + i)
+    return paths, sorted(range(n), key=at.__getitem__)
 
 
-def build_groups(arrays: GraphArrays) -> GroupTree:
+def build_groups(arrays: GraphArrays, *, fold: bool = True) -> GroupTree:
+    """The module group tree; with `fold`, identical numbered siblings are folded (repeats.py)."""
     tree = GroupTree()
     n = arrays.n
     node_group = np.zeros(n, dtype=np.int64)
     sections = [ROOT] * len(arrays.section_labels)
     if len(arrays.section_labels) > 1:
         sections = [tree.add(ROOT, lab, f"#{s}", True) for s, lab in enumerate(arrays.section_labels)]
-    paths = _adopted_paths(arrays)
+    paths, order = _adopted_paths(arrays)
     seen: dict[tuple[int, str], int] = {}
     prev: dict[int, list[int]] = {}  # section -> group chain of the previous module-path node
-    for i in range(n):
+    for i in order:
         s = int(arrays.section[i])
         top = sections[s]
         parts = [p for p in paths[i].split("/") if p]
@@ -129,6 +140,10 @@ def build_groups(arrays: GraphArrays) -> GroupTree:
         tree.members[g].append(i)
     tree.node_group = node_group
     tree.size = _subtree_sizes(tree)
+    if fold:
+        from explorer.layout.repeats import fold_repeats
+
+        return fold_repeats(tree, arrays)
     return tree
 
 

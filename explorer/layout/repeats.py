@@ -1,0 +1,108 @@
+"""Fold repeated structure: N identical numbered sibling modules become one block.
+
+A 32-layer transformer is 32 copies of one layer; drawn as 32 boxes (or 9k nodes) it is a wall.
+Here, runs of at least two consecutive sibling groups labelled `0`, `1`, ... whose subtrees are
+structurally identical are moved under one new *fold* group labelled `layers.0–31 × 32`. The fold
+collapsed is one box; expanded it is the list of the layers (each still collapsed), any one of
+which expands as usual. ResNet's `layer1` folds its blocks `1–2` (block 0 has the downsample).
+
+Structural signature of a group: its member nodes' ops in order (targets with FX names, digits
+and operands stripped, so `hidden_states_5 + down_proj` and `inputs_embeds + attn_output_3` are
+both `+`) and its children's labels (digits stripped) with their signatures, hashed bottom-up.
+Qt-free; the folded tree keeps `GroupTree`'s invariant that parents have smaller ids.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from explorer.layout.graph_arrays import GraphArrays
+from explorer.layout.module_groups import ROOT, GroupTree
+
+_PLAIN_TARGET = re.compile(r"[\w.]+")
+_DIGITS = re.compile(r"\d+")
+FOLD_MIN = 2
+
+
+def op_token(op: str, target: str) -> str:
+    """A node's op with everything that differs between copies of one layer removed."""
+    if _PLAIN_TARGET.fullmatch(target or ""):
+        return f"{op}:{_DIGITS.sub('', target)}" if op != "call_method" else f"m:{target}"
+    return f"{op}:{_PLAIN_TARGET.sub('', target)}"  # `a + b` -> "+", `x[` -> "["
+
+
+def signatures(tree: GroupTree, arrays: GraphArrays) -> list[int]:
+    """Structural hash per group (children have larger ids, so a reverse sweep is bottom-up)."""
+    tokens = [op_token(n.op, n.target) for n in arrays.nodes]
+    sig = [0] * tree.count
+    for g in range(tree.count - 1, -1, -1):
+        members = tuple(tokens[i] for i in tree.members[g])
+        kids = tuple((_DIGITS.sub("#", tree.label[c]), sig[c]) for c in tree.children[g])
+        sig[g] = hash((members, kids))
+    return sig
+
+
+def _runs(tree: GroupTree, g: int, sig: list[int]) -> list[list[int]]:
+    """Maximal runs of consecutive numbered children of `g` with one signature."""
+    out: list[list[int]] = []
+    run: list[int] = []
+    step = 0
+    for c in tree.children[g]:
+        numbered = tree.label[c].isdigit() and not tree.is_section[c]
+        if run and numbered and sig[c] == sig[run[-1]]:
+            d = int(tree.label[c]) - int(tree.label[run[-1]])
+            if d in (1, -1) and step in (0, d):  # backward graphs run the layers in reverse
+                run.append(c)
+                step = d
+                continue
+        step = 0
+        if len(run) >= FOLD_MIN:
+            out.append(run)
+        run = [c] if numbered else []
+    if len(run) >= FOLD_MIN:
+        out.append(run)
+    return out
+
+
+def fold_repeats(tree: GroupTree, arrays: GraphArrays) -> GroupTree:
+    """A new tree with fold groups inserted (`tree` itself if nothing repeats)."""
+    sig = signatures(tree, arrays)
+    runs = {g: _runs(tree, g, sig) for g in range(tree.count)}
+    if not any(runs.values()):
+        return tree
+    out = GroupTree()
+    new_id = {ROOT: ROOT}
+    out.is_section[ROOT] = tree.is_section[ROOT]
+
+    def copy(g: int, parent: int) -> None:
+        h = out.add(parent, tree.label[g], tree.path[g], tree.is_section[g])
+        new_id[g] = h
+        walk(g)
+
+    def walk(g: int) -> None:
+        first_of = {run[0]: run for run in runs[g]}
+        in_run = {c for run in runs[g] for c in run}
+        for c in tree.children[g]:
+            if c in first_of:
+                run = first_of[c]
+                a, b = sorted((tree.label[run[0]], tree.label[run[-1]]), key=int)
+                name = tree.label[g] if g != ROOT and not tree.is_section[g] else ""
+                label = f"{name}.{a}–{b} × {len(run)}" if name else f"{a}–{b} × {len(run)}"
+                f = out.add(new_id[g], label, f"{tree.path[g]}/{a}–{b}")
+                out.fold.append(f)
+                for r in run:
+                    copy(r, f)
+            elif c not in in_run:
+                copy(c, new_id[g])
+
+    walk(ROOT)
+    for g in range(tree.count):
+        out.members[new_id[g]] = list(tree.members[g])
+    out.node_group = np.asarray([new_id[int(g)] for g in tree.node_group.tolist()], dtype=np.int64)
+    size = [len(m) for m in out.members]
+    for g in range(out.count - 1, 0, -1):
+        size[out.parent[g]] += size[g]
+    out.size = size
+    return out

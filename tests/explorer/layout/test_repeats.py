@@ -1,0 +1,72 @@
+"""Repeated layers fold into one block, on the real 32-layer HF Llama training log."""
+
+from __future__ import annotations
+
+import lzma
+import shutil
+from pathlib import Path
+
+import pytest
+
+from compiler_core.build import import_trace
+from compiler_core.session import Compile, Graph, Node
+from explorer.layout import CompoundLayout, build_groups, from_graph, from_sections
+from explorer.layout.repeats import op_token
+
+DATA = Path(__file__).resolve().parents[3] / "bench" / "data"
+
+
+@pytest.fixture(scope="module")
+def llama(tmp_path_factory: pytest.TempPathFactory) -> Compile:
+    log = tmp_path_factory.mktemp("llama") / "hf_llama_train.log"
+    with lzma.open(DATA / "hf_llama_train.log.xz") as src, log.open("wb") as dst:
+        shutil.copyfileobj(src, dst)
+    return next(c for c in import_trace(log).compiles if c.dynamo_graph is not None)
+
+
+def _fold_labels(tree) -> list[str]:  # type: ignore[no-untyped-def]
+    return [tree.label[f] for f in tree.fold]
+
+
+def test_dynamo_graph_folds_32_layers_into_one_block(llama: Compile) -> None:
+    assert llama.dynamo_graph is not None
+    a = from_graph(llama.dynamo_graph)
+    tree = build_groups(a)
+    assert _fold_labels(tree) == ["layers.0–31 × 32"]
+    fold = tree.fold[0]
+    assert [tree.label[c] for c in tree.children[fold]] == [str(i) for i in range(32)]
+    # first view: the fold is one closed block; the whole graph is a few dozen items
+    expanded = tree.default_expanded(300)
+    scene = CompoundLayout(a, tree).scene(expanded)
+    assert fold not in expanded and scene.visible[a.n + fold]
+    assert 10 <= int(scene.visible.sum()) <= 300
+    # expanding the fold shows the list; expanding one layer shows that layer only
+    listed = CompoundLayout(a, tree).scene(expanded | {fold})
+    assert all(listed.visible[a.n + c] for c in tree.children[fold])
+    layer7 = tree.children[fold][7]
+    one = CompoundLayout(a, tree).scene(expanded | {fold, layer7})
+    assert not one.visible[a.n + layer7] and one.visible[a.n + tree.children[fold][8]]
+
+
+def test_joint_graph_bands_fold_forward_and_backward_layers(llama: Compile) -> None:
+    assert llama.aot is not None and llama.aot.joint is not None and llama.aot.forward is not None
+    fw = {n.name for n in llama.aot.forward.nodes}
+    g = llama.aot.joint
+    band = ["forward" if n.name in fw else "backward" for n in g.nodes]
+    a = from_sections([(g, "joint")], band_of=band)
+    tree = build_groups(a)
+    counts = [int(lab.rsplit("× ", 1)[1]) for lab in _fold_labels(tree)]
+    assert max(counts) >= 30 and sum(c >= 30 for c in counts) >= 2  # forward and backward
+    scene = CompoundLayout(a, tree).scene(tree.default_expanded(300))
+    assert int(scene.visible.sum()) <= 300  # 8.8k nodes, first view a few hundred items
+
+
+def test_different_siblings_do_not_fold() -> None:
+    nodes = [Node("x", "placeholder"), Node("pre", "call_function", "aten.neg", ("x",))]
+    prev = "pre"
+    for i, op in enumerate(["aten.relu", "aten.relu", "aten.tanh", "aten.relu"]):
+        nodes.append(Node(f"n{i}", "call_function", op, (prev,), module_path=f"blocks/{i}"))
+        prev = f"n{i}"
+    tree = build_groups(from_graph(Graph("dynamo", tuple(nodes))))
+    assert _fold_labels(tree) == ["blocks.0–1 × 2"]
+    assert op_token("call_function", "hidden_states_5 + down_proj") == op_token("call_function", "a_1 + b")
