@@ -78,6 +78,13 @@ def param_module(placeholder: str) -> str:
     return "/".join(p for p in parts if p)
 
 
+def param_short_name(placeholder: str) -> str:
+    """`..._modules_bn1_buffers_running_mean_` → `running_mean`; "" when not a lifted parameter."""
+    if not param_module(placeholder):
+        return ""
+    return _PARAM_SPLIT.split(placeholder)[-1].strip("_")
+
+
 def _aot(aot: AotInfo, dyn_loc: dict[tuple[str, int], list[tuple[int, str]]],
          dyn_params: list[str]) -> AotInfo:  # fmt: skip
     joint = _derive(aot.joint, {}, dyn_loc, dyn_params) if aot.joint is not None else None

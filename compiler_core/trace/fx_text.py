@@ -32,6 +32,13 @@ _IDENT = re.compile(r"(?<![\w.'\"])([A-Za-z_]\w*)\b(?!\s*=[^=])")
 _CALL = re.compile(r"^([A-Za-z_][\w.]*)\((.*)\)$", re.S)
 _GETITEM = re.compile(r"^([A-Za-z_]\w*)\[(-?\d+)\]$")
 _DEAD_TAIL = re.compile(r";\s+[\w\s=]*= None$")
+# `out_27 += out_19;  out_28: "f32[...]" = out_27;  out_27 = out_19 = None`: FX prints an in-place
+# operator node as the augmented assignment, then binds the node's own name to the result.
+_AUG = re.compile(r'^([A-Za-z_]\w*)\s*(\*\*|//|<<|>>|[-+*/@%&|^])=\s*(.+?);\s+([A-Za-z_]\w*)(?:\s*:\s*"([^"]*)")?'
+                  r"\s*=\s*\1\s*$")
+_AUG_OPS = {"+": "iadd", "-": "isub", "*": "imul", "/": "itruediv", "//": "ifloordiv", "**": "ipow",
+            "@": "imatmul", "%": "imod", "&": "iand", "|": "ior", "^": "ixor", "<<": "ilshift",
+            ">>": "irshift"}  # fmt: skip
 
 
 def parse_annotation(text: str) -> TensorMeta | None:
@@ -179,6 +186,15 @@ def _statement(st: _State, stmt: str) -> None:
         st.nodes.append(Node("output", "output", "output", inputs=_refs(st, expr)))
         return
     stmt = _DEAD_TAIL.sub("", stmt)
+    aug = _AUG.match(stmt)
+    if aug:
+        lhs, op, rhs, name, annot = aug.groups()
+        meta = parse_annotation(annot) if annot else None
+        inputs = tuple(dict.fromkeys((*_refs(st, lhs), *_refs(st, rhs))))
+        st.nodes.append(Node(name, "call_function", f"operator.{_AUG_OPS[op]}", inputs,
+                             (meta,) if meta else (), st.source))  # fmt: skip
+        st.names.add(name)
+        return
     m = _STMT.match(stmt)
     if not m:
         return

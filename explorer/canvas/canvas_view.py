@@ -40,7 +40,9 @@ GROUP_FILL = QColor("#fdf1d8")
 GROUP_LINE = QColor("#c8a35a")
 HIGHLIGHT = QColor("#ff9f1c")
 PRIMARY = QColor("#e4572e")
-LABEL_MIN_PX = 16.0
+LABEL_MIN_PX = 16.0  # node boxes (30 scene units tall) show their label from this screen height
+LABEL_PT = 9.0  # label font size: readable, and it does not grow or shrink with the zoom
+FIRST_VIEW_SCALE = 0.75  # the first view of a graph too big to fit legibly starts at this zoom
 
 
 @dataclass
@@ -84,7 +86,7 @@ class CanvasView(QWidget):
         self.setMinimumSize(200, 150)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self._font = QFont()
-        self._font.setPointSizeF(8.5)
+        self._font.setPointSizeF(LABEL_PT)
 
     # -- view transform -------------------------------------------------------------------
     def transform(self) -> QTransform:
@@ -111,14 +113,30 @@ class CanvasView(QWidget):
         self.update()
 
     def show_top(self) -> None:
-        """First view: fit, unless that makes labels illegible; then fit the width at the top."""
+        """First view: fit, unless that makes labels illegible; then a legible zoom at the top,
+        centred on the topmost items (not on the middle of a wide drawing, which may be empty)."""
         self.fit()
         if self.state is None or self.scale * 30.0 >= LABEL_MIN_PX:
             return
         s = self.state.scene
-        self.scale = max(self.scale, min(1.0, (self.width() - 40.0) / max(s.width, 1.0)))
-        self.tx = (self.width() - s.width * self.scale) / 2
+        self.scale = max(FIRST_VIEW_SCALE, min(1.0, (self.width() - 40.0) / max(s.width, 1.0)))
+        if s.width * self.scale <= self.width() - 40.0:
+            self.tx = (self.width() - s.width * self.scale) / 2
+        else:
+            vis = np.flatnonzero(s.visible)
+            top = vis[np.argsort(s.y[vis] - s.h[vis] / 2, kind="stable")[:5]] if len(vis) else vis
+            x0 = float(np.mean(s.x[top])) if len(top) else s.width / 2
+            half = (self.width() / 2 - 20.0) / self.scale
+            x0 = min(max(x0, half), s.width - half)
+            self.tx = self.width() / 2 - x0 * self.scale
         self.ty = 20.0
+        self.viewChanged.emit()
+        self.update()
+
+    def keep_at(self, x: float, y: float, screen: QPointF) -> None:
+        """Pan so scene point (x, y) sits at `screen` (after a re-layout moved it)."""
+        self.tx = screen.x() - x * self.scale
+        self.ty = screen.y() - y * self.scale
         self.viewChanged.emit()
         self.update()
 
@@ -226,7 +244,7 @@ class CanvasView(QWidget):
         items = np.flatnonzero(on & s.visible)[:3000]
         for it in items.tolist():
             if it < s.n:
-                text = st.arrays.ids[it]
+                text = st.arrays.labels[it] if st.arrays.labels is not None else st.arrays.ids[it]
                 if it in st.marks:
                     text = f"{st.marks[it]} {text}"
             else:
@@ -252,13 +270,23 @@ class CanvasView(QWidget):
                 p.drawText(self.transform().map(at) + QPointF(4, 0), style.label)
 
     def _paint_sections(self, p: QPainter, st: RenderState) -> None:
+        """Dashed separators between sections (graphs of one frame, forward/backward). A label
+        that would overlap the previous one is left out (the line stays), and each is elided to
+        the width: three graph-break reasons used to print on top of each other."""
         tree = st.tree
+        p.setFont(self._font)
+        fm = QFontMetrics(self._font)
+        last = -1e9
         for g, y in st.scene.sections:
             sy = y * self.scale + self.ty
             p.setPen(self._pen(QColor("#c0392b"), 1.5, Qt.PenStyle.DashLine))
             p.drawLine(QPointF(0, sy), QPointF(self.width(), sy))
+            if sy - last < fm.height() + 2 or sy < 0 or sy > self.height() + fm.height():
+                continue
+            last = sy
             p.setPen(QColor("#c0392b"))
-            p.drawText(QPointF(8, sy - 4), tree.label[g])
+            text = fm.elidedText(tree.label[g], Qt.TextElideMode.ElideRight, max(40, self.width() - 16))
+            p.drawText(QPointF(8, sy - 4), text)
 
     def _screen_rect(self, s: Scene, it: int) -> QRectF:
         k = self.scale

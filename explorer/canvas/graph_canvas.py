@@ -76,6 +76,7 @@ class GraphCanvas(QWidget):
         self._search_hits: list[str] = []
         self._search_pos = -1
         self._center_after: str | None = None
+        self._anchor: tuple[int, QPointF] | None = None  # group kept in place across expand/collapse
         self._fit_after = True
         self._index: dict[str, int] = {}
 
@@ -161,6 +162,12 @@ class GraphCanvas(QWidget):
         self.status.setText(f"{res.arrays.n} nodes · {n_vis} shown")
         if self._fit_after:
             self.view.show_top()
+        elif self._anchor is not None:
+            g, at = self._anchor
+            s, n = res.scene, res.arrays.n
+            if not np.isnan(s.x[n + g]):
+                self.view.keep_at(float(s.x[n + g] - s.w[n + g] / 2), float(s.y[n + g] - s.h[n + g] / 2), at)
+        self._anchor = None
         if self._center_after is not None:
             name, self._center_after = self._center_after, None
             self.center_on(name)
@@ -195,7 +202,20 @@ class GraphCanvas(QWidget):
             ex |= {g, *self.result.tree.ancestors(g)}
         else:
             ex.discard(g)
+        self._hold(g)
         self._relayout(ex)
+
+    def _hold(self, g: int) -> None:
+        """Keep group `g`'s top-left corner where it is on screen through the next re-layout, so
+        the item the user clicked stays in view (collapsing used to leave an empty view)."""
+        res = self.result
+        if res is None:
+            return
+        s, n = res.scene, res.arrays.n
+        if np.isnan(s.x[n + g]):
+            return
+        r = self.view._screen_rect(s, n + g)
+        self._anchor = (g, r.topLeft())
 
     def expand_all(self) -> None:
         if self.result is not None:
@@ -351,6 +371,7 @@ class GraphCanvas(QWidget):
             ex.discard(g)
         else:
             ex.add(g)
+        self._hold(g)
         self._relayout(ex)
 
     def _hovered(self, item: int) -> None:

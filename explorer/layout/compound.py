@@ -39,10 +39,10 @@ class CompoundLayout:
         n, count = arrays.n, tree.count
         self.n = n
         self.first = np.full(n + count, n, dtype=np.int64)  # order hint: first node in an item
-        self.first[:n] = np.arange(n)
+        self.first[:n] = tree.order_rank if len(tree.order_rank) == n else np.arange(n)
         for g in range(count - 1, -1, -1):
             for c in tree.members[g]:
-                self.first[n + g] = min(self.first[n + g], c)
+                self.first[n + g] = min(self.first[n + g], self.first[c])
             for c in tree.children[g]:
                 self.first[n + g] = min(self.first[n + g], self.first[n + c])
         self._lift_edges()

@@ -7,15 +7,19 @@ by prefixing the section index (`"1:add"`) when more than one graph is given.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
+from compiler_core.build.module_paths import param_short_name
 from compiler_core.session import Graph, Node
 
 NODE_W_MIN, NODE_W_MAX, NODE_H = 64.0, 240.0, 30.0
+_PLAIN = re.compile(r"[A-Za-z_][\w.]*")
+_OVERLOADS = frozenset({"default", "Tensor", "Scalar", "dim_IntList", "int", "self", "out", "dim", "Tensor_Scalar"})
 
 
 @dataclass(frozen=True)
@@ -31,6 +35,7 @@ class GraphArrays:
     module_paths: list[str]
     widths: NDArray[np.float64]
     heights: NDArray[np.float64]
+    labels: list[str] | None = None  # drawn text per node (node_label); ids when None
 
     @property
     def n(self) -> int:
@@ -41,7 +46,14 @@ class GraphArrays:
 
 
 def node_label(node: Node) -> str:
-    """The text drawn in a node box: the FX name, the short op target for calls."""
+    """The text drawn in a node box: the FX name; a lifted parameter by its own short name
+    (`weight`, not `l_self_modules_net_modules_layer1_..._parameters_weight_`, which made every
+    batch-norm five 240-px boxes wide). Its module is the group it sits in."""
+    if node.op == "placeholder":
+        return param_short_name(node.name) or node.name
+    if node.op in ("call_function", "call_method") and _PLAIN.fullmatch(node.target or ""):
+        parts = [p for p in node.target.split(".") if p not in _OVERLOADS]
+        return parts[-1] if parts else node.name  # `torch.ops.aten.mm.default` -> `mm`
     return node.name
 
 
@@ -84,7 +96,8 @@ def from_sections(
     if band_of is not None:
         labels = list(dict.fromkeys(band_of))
         section = np.asarray([labels.index(b) for b in band_of], dtype=np.int64)
-    widths = np.asarray([node_width(node_label(n)) for n in nodes], dtype=np.float64)
+    texts = [node_label(n) for n in nodes]
+    widths = np.asarray([node_width(t) for t in texts], dtype=np.float64)
     return GraphArrays(
         ids=ids,
         nodes=nodes,
@@ -95,4 +108,5 @@ def from_sections(
         module_paths=[n.module_path for n in nodes],
         widths=widths,
         heights=np.full(len(nodes), NODE_H),
+        labels=texts,
     )

@@ -33,6 +33,9 @@ class GroupTree:
     node_group: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
     size: list[int] = field(default_factory=list)  # nodes in the whole subtree
     fold: list[int] = field(default_factory=list)  # groups standing for N identical siblings (repeats.py)
+    # each node's place in grouping order (adopted parameters just before their consumer): the
+    # order hint for layout; raw FX order would put every module with a parameter at the top
+    order_rank: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
 
     @property
     def count(self) -> int:
@@ -140,6 +143,8 @@ def build_groups(arrays: GraphArrays, *, fold: bool = True) -> GroupTree:
         tree.members[g].append(i)
     tree.node_group = node_group
     tree.size = _subtree_sizes(tree)
+    tree.order_rank = np.empty(n, dtype=np.int64)
+    tree.order_rank[np.asarray(order, dtype=np.int64)] = np.arange(n)
     if fold:
         from explorer.layout.repeats import fold_repeats
 

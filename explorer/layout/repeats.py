@@ -105,4 +105,5 @@ def fold_repeats(tree: GroupTree, arrays: GraphArrays) -> GroupTree:
     for g in range(out.count - 1, 0, -1):
         size[out.parent[g]] += size[g]
     out.size = size
+    out.order_rank = tree.order_rank
     return out
