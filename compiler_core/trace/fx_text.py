@@ -34,8 +34,8 @@ _GETITEM = re.compile(r"^([A-Za-z_]\w*)\[(-?\d+)\]$")
 _DEAD_TAIL = re.compile(r";\s+[\w\s=]*= None$")
 # `out_27 += out_19;  out_28: "f32[...]" = out_27;  out_27 = out_19 = None`: FX prints an in-place
 # operator node as the augmented assignment, then binds the node's own name to the result.
-_AUG = re.compile(r'^([A-Za-z_]\w*)\s*(\*\*|//|<<|>>|[-+*/@%&|^])=\s*(.+?);\s+([A-Za-z_]\w*)(?:\s*:\s*"([^"]*)")?'
-                  r"\s*=\s*\1\s*$")
+_AUG = re.compile(r"^([A-Za-z_]\w*)\s*(\*\*|//|<<|>>|[-+*/@%&|^])=\s*(.+?);"
+                  r'\s+([A-Za-z_]\w*)(?:\s*:\s*"([^"]*)")?\s*=\s*\1\s*$')
 _AUG_OPS = {"+": "iadd", "-": "isub", "*": "imul", "/": "itruediv", "//": "ifloordiv", "**": "ipow",
             "@": "imatmul", "%": "imod", "&": "iand", "|": "ior", "^": "ixor", "<<": "ilshift",
             ">>": "irshift"}  # fmt: skip

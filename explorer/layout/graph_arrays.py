@@ -19,7 +19,9 @@ from compiler_core.session import Graph, Node
 
 NODE_W_MIN, NODE_W_MAX, NODE_H = 64.0, 240.0, 30.0
 _PLAIN = re.compile(r"[A-Za-z_][\w.]*")
-_OVERLOADS = frozenset({"default", "Tensor", "Scalar", "dim_IntList", "int", "self", "out", "dim", "Tensor_Scalar"})
+_OVERLOADS = frozenset(
+    {"default", "Tensor", "Scalar", "dim_IntList", "int", "self", "out", "dim", "Tensor_Scalar"}
+)
 
 
 @dataclass(frozen=True)
