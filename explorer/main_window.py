@@ -22,6 +22,11 @@ from explorer.warmup import warm_up
 LAYOUT_VERSION = 1
 DEFAULT_SIZE = (1600, 1000)
 MIN_PANE_SIZE = (120, 80)
+SMALL_SCREEN_H = 850  # below this a loaded session opens in focus mode
+# The pane each navigator stage brings to the front; the stage's other panes are raised first,
+# so a tabbed detail pane (Decompositions, CUDA graphs, Modes) never ends up on top.
+MAIN_PANE = {"source": "SourcePane", "dynamo": "DynamoPane", "aot": "AotPane", "inductor": "InductorPane",
+             "kernels": "KernelCodePane", "timeline": "TimelinePane"}  # fmt: skip
 
 
 def session_counts(session: Session) -> tuple[int, int, int]:
@@ -48,6 +53,9 @@ class MainWindow(QMainWindow):
         self._build_panes()
         self.navigation = NavigationBar(self.state, self.selection, self)
         self.navigation.stageRequested.connect(self.show_stage)
+        self.navigation.focus_action.toggled.connect(self.set_focus_mode)
+        self._stage = "dynamo"
+        self._unfocused: QByteArray | None = None
         self.addToolBar(self.navigation)
         self.status_label = QLabel("No session loaded. File ▸ Open… or drop a file here.")
         self.statusBar().addWidget(self.status_label, 1)
@@ -162,16 +170,49 @@ class MainWindow(QMainWindow):
         go.addAction(self.navigation.forward_action)
 
     def show_stage(self, stage: str) -> None:
-        """Bring every dock of `stage` forward (un-hiding and raising tabbed ones)."""
+        """Bring every dock of `stage` forward, its main pane on top; in focus mode the other
+        stages' docks are hidden so this stage's panes take the window."""
+        self._stage = stage
+        key = MAIN_PANE.get(stage, "")
+        main = self.docks.get(key)
+        mates = {f"dock:{spec.key}" for spec in PANES if spec.tab_with == key}
         for dock in self.docks.values():
-            if dock.property("stage") == stage:
-                dock.show()
-                dock.raise_()
+            mine = dock.property("stage") == stage
+            if self.focused:  # the main pane and the detail tabs behind it take the window
+                mine = dock is main or dock.objectName() in mates
+                dock.setVisible(mine)
+            if mine and dock is not main:
+                dock.show()  # not raised: a detail tab must not cover another stage's pane
+        if main is not None:
+            main.show()
+            main.raise_()
+
+    @property
+    def focused(self) -> bool:
+        return self._unfocused is not None
+
+    def set_focus_mode(self, on: bool) -> None:
+        """Focus mode: the current stage's panes fill the window (what makes 1366x768 usable);
+        turning it off restores the docks exactly as they were."""
+        if on == self.focused:
+            return
+        if on:
+            self._unfocused = self.saveState(LAYOUT_VERSION)
+            self.show_stage(self._stage)
+        else:
+            state, self._unfocused = self._unfocused, None
+            if state is not None:
+                self.restoreState(state, LAYOUT_VERSION)
+                self._hide_stale_tab_bars()
+        if self.navigation.focus_action.isChecked() != on:
+            self.navigation.focus_action.setChecked(on)
 
     # ----- session -----
     def set_session(self, session: Session, source_path: str = "") -> None:
         self.ensure_panes()
         self.state.set_session(session, source_path)
+        if self.height() < SMALL_SCREEN_H and not self.focused:
+            self.set_focus_mode(True)  # at 1366x768 six stages side by side leave each ~250 px
         title = source_path or session.meta.origin_path or "session"
         self.setWindowTitle(f"CompileScope — {title}")
 
@@ -197,6 +238,7 @@ class MainWindow(QMainWindow):
             self._hide_stale_tab_bars()
 
     def save_layout(self) -> None:
+        self.set_focus_mode(False)  # never persist a focused layout as the user's own
         self.settings.setValue("window/geometry", self.saveGeometry())
         self.settings.setValue("window/state", self.saveState(LAYOUT_VERSION))
         self.settings.sync()

@@ -53,8 +53,14 @@ class NavigationBar(QToolBar):
             action.triggered.connect(lambda _=False, k=key: self.stageRequested.emit(k))
             self.addAction(action)
             self.stage_actions[key] = action
+        self.focus_action = QAction("Focus", self)
+        self.focus_action.setCheckable(True)
+        self.focus_action.setShortcut(QKeySequence("Ctrl+Shift+F"))
+        self.focus_action.setToolTip("Give the window to one stage's panes (Ctrl+Shift+F); again to go back")
+        self.addAction(self.focus_action)
         self.addSeparator()
         self.addWidget(QLabel(" Compile "))
+        self._keys: list[tuple[str, int | None]] = []
         self.compiles = QComboBox()
         self.compiles.setMinimumContentsLength(24)
         self.compiles.activated.connect(self._compile_picked)
@@ -85,17 +91,19 @@ class NavigationBar(QToolBar):
     def _on_compile(self, current: Compile | None) -> None:
         rank = current.rank if current is not None else None
         self.ranks.setCurrentIndex(max(0, self.ranks.findData(rank)))
+        # Keys live here, not as item data: Qt hands a stored tuple back as a list, so findData
+        # never matched and the combo showed the first compile whatever was on screen.
         self.compiles.clear()
+        self._keys = [compile_key(c) for c in self.state.compiles() if c.rank == rank]
         for c in self.state.compiles():
             if c.rank == rank:
-                self.compiles.addItem(compile_label(c), compile_key(c))
-        if current is not None:
-            self.compiles.setCurrentIndex(max(0, self.compiles.findData(compile_key(current))))
+                self.compiles.addItem(compile_label(c))
+        if current is not None and compile_key(current) in self._keys:
+            self.compiles.setCurrentIndex(self._keys.index(compile_key(current)))
 
     def _compile_picked(self, index: int) -> None:
-        key = self.compiles.itemData(index)
-        if key is not None:
-            self.state.set_compile(tuple(key))
+        if 0 <= index < len(self._keys):
+            self.state.set_compile(self._keys[index])
 
     def _rank_picked(self, index: int) -> None:
         rank = self.ranks.itemData(index)

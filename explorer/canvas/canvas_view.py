@@ -42,7 +42,7 @@ HIGHLIGHT = QColor("#ff9f1c")
 PRIMARY = QColor("#e4572e")
 LABEL_MIN_PX = 16.0  # node boxes (30 scene units tall) show their label from this screen height
 LABEL_PT = 9.0  # label font size: readable, and it does not grow or shrink with the zoom
-FIRST_VIEW_SCALE = 0.75  # the first view of a graph too big to fit legibly starts at this zoom
+FIRST_VIEW_SCALE = 0.9  # the first view of a graph too big to fit legibly starts at this zoom
 
 
 @dataclass

@@ -77,7 +77,7 @@ class CompoundLayout:
             return self._size[g]
         label = self.tree.label[g]
         text = len(label) + len(str(self.tree.size[g])) + 6  # "▸ label  (count)"
-        return max(90.0, 7.0 * text + 24.0), COLLAPSED_H
+        return max(90.0, 8.0 * text + 24.0), COLLAPSED_H
 
     def _local(self, g: int, expanded: set[int]) -> _Local:
         tree, n = self.tree, self.n

@@ -60,7 +60,7 @@ def node_label(node: Node) -> str:
 
 
 def node_width(label: str) -> float:
-    return float(min(NODE_W_MAX, max(NODE_W_MIN, 7.0 * len(label) + 16.0)))
+    return float(min(NODE_W_MAX, max(NODE_W_MIN, 8.0 * len(label) + 16.0)))  # 9 pt text at 0.9 zoom
 
 
 def from_graph(graph: Graph) -> GraphArrays:

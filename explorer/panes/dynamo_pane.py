@@ -65,7 +65,9 @@ class DynamoPane(Pane):
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(self.graphs)
         split.addWidget(side)
-        split.setSizes([600, 300])
+        split.setSizes([700, 220])
+        split.setStretchFactor(0, 3)  # the graph takes what a wider window adds
+        split.setStretchFactor(1, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(split)

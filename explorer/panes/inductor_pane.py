@@ -62,6 +62,10 @@ class InductorPane(Pane):
         split.addWidget(self.graphs)
         split.addWidget(lower)
         split.setSizes([500, 250])
+        # at 1366x768 the pane is ~300 px tall: keep ~5 rows of the list and the rest for the graph
+        self.kernels.setMinimumHeight(120)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(split)

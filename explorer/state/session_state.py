@@ -25,6 +25,15 @@ def _sort_key(c: Compile) -> tuple[int, int, int, int, str]:
     return (rank, frame, fcid, c.attempt, c.compile_id)
 
 
+def graph_size(c: Compile) -> int:
+    """Nodes of the compile's largest graph at any stage."""
+    graphs = [c.dynamo_graph]
+    if c.aot is not None:
+        graphs += [c.aot.joint, c.aot.forward, c.aot.inference]
+    graphs += [o.post_grad for o in c.inductor]
+    return max((len(g.nodes) for g in graphs if g is not None), default=0)
+
+
 class SessionState(QObject):
     """Signals:
 
@@ -67,12 +76,17 @@ class SessionState(QObject):
         self.compileChanged.emit(self._current)
 
     def default_compile(self) -> Compile | None:
-        """The first compile with something to show, so a fresh window is never empty."""
+        """The compile a user opened the file for: the first failure with something to show,
+        else the largest graph (a graph break's compile on ties), never an empty wrapper such
+        as `[0/0] wrapper (empty)` just because it ran first."""
         ordered = self.compiles()
-        for c in ordered:
-            if c.inductor or c.aot or c.dynamo_graph:
-                return c
-        return ordered[0] if ordered else None
+        shown = [c for c in ordered if c.inductor or c.aot or c.dynamo_graph]
+        if not shown:
+            return ordered[0] if ordered else None
+        failed = [c for c in shown if c.status == "failed"]
+        if failed:
+            return failed[0]
+        return max(shown, key=lambda c: (graph_size(c), bool(c.graph_breaks)))  # first of equals
 
     def set_compile(self, key: CompileKey) -> None:
         found = self._session.compile(*key)
