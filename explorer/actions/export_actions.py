@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject
-from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
+from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox
 
 from compiler_core.session import Compile, Graph, save
-from explorer.actions.graph_export import save_dot, save_widget_image
+from explorer.actions.graph_export import canvas_fill, save_dot, save_scene
 from explorer.actions.kernel_export import export_kernels
 
 if TYPE_CHECKING:
@@ -61,22 +61,32 @@ class ExportActions(QObject):
         if c is None:
             return
         path, _ = QFileDialog.getSaveFileName(self.window, "Export graph", f"graph.{fmt}", f"*.{fmt}")
+        scale = 1.0
+        if path and fmt == "png":
+            scale, ok = QInputDialog.getDouble(
+                self.window, "PNG scale", "Pixels per layout unit:", 2.0, 0.1, 16.0, 2
+            )
+            if not ok:
+                return
         if path:
-            self.export_graph(path)
+            try:
+                self.export_graph(path, scale)
+            except (OSError, ValueError) as exc:
+                QMessageBox.warning(self.window, "Export failed", str(exc))
 
-    def export_graph(self, path: str) -> None:
+    def export_graph(self, path: str, scale: float = 1.0) -> None:
+        """DOT from the session graph; SVG/PNG render the pane's whole scene (not the viewport)."""
         c = self.window.state.current
         if c is None:
             return
+        canvas = self.window.panes[GRAPH_PANES[self.graph_stage]].graphs.canvas  # type: ignore[attr-defined]
         if path.lower().endswith(".dot"):
             graph = stage_graph(c, self.graph_stage)
             if graph is not None:
-                save_dot(graph, path, f"{self.graph_stage} [{c.compile_id}]")
+                save_dot(graph, path, f"{self.graph_stage} [{c.compile_id}]", canvas_fill(canvas))
             return
-        pane = self.window.panes[GRAPH_PANES[self.graph_stage]]
-        view = getattr(pane, "graphs", pane)
-        assert isinstance(view, QWidget)
-        save_widget_image(view, path)
+        w, h = save_scene(canvas, path, scale)
+        self.window.statusBar().showMessage(f"Exported {w}x{h} px to {path}", 5000)
 
     def session_dialog(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self.window, "Export session", "session.json", "*.json")

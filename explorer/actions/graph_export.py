@@ -1,28 +1,49 @@
-"""Export ▸ Graph as DOT/SVG/PNG. DOT comes from the session; SVG and PNG render the pane's view."""
+"""Export ▸ Graph as DOT/SVG/PNG.
+
+SVG and PNG render the canvas's whole scene, not the viewport: every visible node and group box
+with the colours, labels and section lines on screen, at scale 1 (SVG, vector, through
+QSvgGenerator) or at any scale (PNG). DOT comes from the session graph: one cluster per module
+(nested as the modules are), node fill colours as on screen, labels with real line breaks.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
-from PySide6.QtCore import QSize
+from PySide6.QtCore import QRectF, QSize
+from PySide6.QtGui import QImage
 from PySide6.QtSvg import QSvgGenerator
-from PySide6.QtWidgets import QWidget
 
 from compiler_core.session import Graph
 from compiler_core.session.codec import atomic_write_text
+from explorer.canvas import GraphCanvas
+from explorer.canvas.graph_canvas import OP_COLORS
+
+MAX_PNG_SIDE = 32000  # pixels: QImage's limit is 2 GiB, and no viewer opens more anyway
+_OP_FILL = {"placeholder": OP_COLORS[1], "get_attr": OP_COLORS[2], "output": OP_COLORS[3]}
 
 
 def _quote(text: str) -> str:
+    """A DOT string; newlines stay real newlines (Graphviz breaks the label there)."""
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def graph_to_dot(graph: Graph, title: str = "") -> str:
-    """Graphviz text: one node per FX node (label = name and target), edges from inputs."""
+def graph_to_dot(graph: Graph, title: str = "", fill: Mapping[str, str] | None = None) -> str:
+    """Graphviz text: nodes filled as on screen (`fill`: node name -> "#rrggbb", else by op),
+    one `cluster_` subgraph per module path, nested like the modules, edges from inputs."""
+    fill = fill or {}
     names = {n.name for n in graph.nodes}
-    lines = [f"digraph {_quote(title or graph.kind)} {{", "  node [shape=box, fontname=monospace];"]
+    tree: dict[str, list[str]] = {}  # module path -> node lines
     for n in graph.nodes:
-        label = f"{n.name}\\n{n.target}" if n.target and n.target != n.name else n.name
-        lines.append(f"  {_quote(n.name)} [label={_quote(label)}];")
+        label = f"{n.name}\n{n.target}" if n.target and n.target != n.name else n.name
+        color = fill.get(n.name) or _OP_FILL.get(n.op, OP_COLORS[0])
+        tree.setdefault(n.module_path, []).append(
+            f"{_quote(n.name)} [label={_quote(label)}, fillcolor={_quote(color)}];"
+        )
+    lines = [f"digraph {_quote(title or graph.kind)} {{", "  compound=true;",
+             '  node [shape=box, style="rounded,filled", fontname=monospace];']  # fmt: skip
+    lines += _clusters(tree)
     for n in graph.nodes:
         for src in n.inputs:
             if src in names:
@@ -31,18 +52,54 @@ def graph_to_dot(graph: Graph, title: str = "") -> str:
     return "\n".join(lines) + "\n"
 
 
-def save_dot(graph: Graph, path: str | Path, title: str = "") -> None:
-    atomic_write_text(Path(path), graph_to_dot(graph, title))
+def _clusters(tree: dict[str, list[str]]) -> list[str]:
+    """Nested `subgraph cluster_k` blocks, one per module path prefix that holds nodes."""
+    paths = sorted({"/".join(p.split("/")[:k]) for p in tree if p for k in range(1, p.count("/") + 2)})
+    children: dict[str, list[str]] = {}
+    for p in paths:
+        children.setdefault(p.rpartition("/")[0], []).append(p)
+    ids = {p: i for i, p in enumerate(paths)}
+    out: list[str] = []
+
+    def emit(path: str, depth: int) -> None:
+        pad = "  " * depth
+        out.extend(pad + line for line in tree.get(path, []))
+        for child in children.get(path, []):
+            out.append(f"{pad}subgraph cluster_{ids[child]} {{")
+            out.append(f"{pad}  label={_quote(child.rpartition('/')[2])}; style=rounded; color=\"#9fb0c8\";")
+            emit(child, depth + 1)
+            out.append(f"{pad}}}")
+
+    emit("", 1)
+    return out
 
 
-def save_widget_image(widget: QWidget, path: str | Path) -> None:
-    """PNG (grab) or SVG (vector rendering of the widget), by suffix."""
+def save_dot(graph: Graph, path: str | Path, title: str = "", fill: Mapping[str, str] | None = None) -> None:
+    atomic_write_text(Path(path), graph_to_dot(graph, title, fill))
+
+
+def canvas_fill(canvas: GraphCanvas) -> dict[str, str]:
+    """The overlay colours on screen by FX node name ("1:add" ids of stacked graphs lose the index)."""
+    return {nid.split(":", 1)[-1]: c.name() for nid, c in canvas.overlay().items()}
+
+
+def save_scene(canvas: GraphCanvas, path: str | Path, scale: float = 1.0) -> tuple[int, int]:
+    """The whole scene as SVG (vector, scale 1) or PNG at `scale`; returns the pixel size."""
     path = Path(path)
+    w, h = canvas.view.render_size(1.0 if path.suffix.lower() == ".svg" else scale)
     if path.suffix.lower() == ".svg":
         generator = QSvgGenerator()
         generator.setFileName(str(path))
-        generator.setSize(QSize(widget.width(), widget.height()))
-        generator.setViewBox(widget.rect())
-        widget.render(generator)
-    else:
-        widget.grab().save(str(path))
+        generator.setSize(QSize(w, h))
+        generator.setViewBox(QRectF(0, 0, w, h))
+        generator.setTitle(canvas.status.text())
+        canvas.view.render_scene(generator, 1.0)
+        return w, h
+    if max(w, h) > MAX_PNG_SIDE:
+        under = scale * MAX_PNG_SIDE / max(w, h)
+        raise ValueError(f"{w}x{h} px is too large; choose a scale under {under:.2f}")
+    image = QImage(w, h, QImage.Format.Format_ARGB32)
+    canvas.view.render_scene(image, scale)
+    if not image.save(str(path)):
+        raise OSError(f"could not write {path}")
+    return w, h

@@ -19,6 +19,7 @@ from PySide6.QtGui import (
     QFont,
     QFontMetrics,
     QMouseEvent,
+    QPaintDevice,
     QPainter,
     QPainterPath,
     QPaintEvent,
@@ -87,6 +88,13 @@ class CanvasView(QWidget):
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self._font = QFont()
         self._font.setPointSizeF(LABEL_PT)
+        self._extent: tuple[float, float] | None = None  # set while rendering the whole scene
+
+    def _w(self) -> float:
+        return self._extent[0] if self._extent is not None else float(self.width())
+
+    def _h(self) -> float:
+        return self._extent[1] if self._extent is not None else float(self.height())
 
     # -- view transform -------------------------------------------------------------------
     def transform(self) -> QTransform:
@@ -97,7 +105,7 @@ class CanvasView(QWidget):
 
     def visible_rect(self) -> QRectF:
         x0, y0 = self.to_scene(QPointF(0, 0))
-        return QRectF(x0, y0, self.width() / self.scale, self.height() / self.scale)
+        return QRectF(x0, y0, self._w() / self.scale, self._h() / self.scale)
 
     def fit(self) -> None:
         if self.state is None:
@@ -181,19 +189,41 @@ class CanvasView(QWidget):
     # -- painting -------------------------------------------------------------------------
     def paintEvent(self, event: QPaintEvent) -> None:
         p = QPainter(self)
-        p.fillRect(self.rect(), BACKGROUND)
+        self._paint(p, limit=3000)
+        p.end()
+
+    def _paint(self, p: QPainter, limit: int) -> None:
+        p.fillRect(QRectF(0, 0, self._w(), self._h()), BACKGROUND)
         st = self.state
         if st is None:
-            p.end()
             return
         p.setRenderHint(QPainter.RenderHint.Antialiasing, self.scale > 0.25)
         p.setTransform(self.transform())
         self._paint_structure(p, st)
         p.resetTransform()
         if self.scale * 30.0 >= LABEL_MIN_PX:
-            self._paint_labels(p, st)
+            self._paint_labels(p, st, limit)
         self._paint_sections(p, st)
-        p.end()
+
+    def render_size(self, scale: float, margin: float = 20.0) -> tuple[int, int]:
+        """Pixel size of the whole scene rendered at `scale`."""
+        if self.state is None:
+            return 1, 1
+        s = self.state.scene
+        return int((s.width + 2 * margin) * scale) + 1, int((s.height + 2 * margin) * scale) + 1
+
+    def render_scene(self, device: QPaintDevice, scale: float, margin: float = 20.0) -> None:
+        """Paint the WHOLE scene (not the viewport) onto `device` (a QSvgGenerator, a QImage)
+        with the colours, labels and separators on screen; the view is left as it was."""
+        saved = (self.scale, self.tx, self.ty, self._extent)
+        w, h = self.render_size(scale, margin)
+        self.scale, self.tx, self.ty, self._extent = scale, margin * scale, margin * scale, (w, h)
+        try:
+            p = QPainter(device)
+            self._paint(p, limit=1_000_000)
+            p.end()
+        finally:
+            self.scale, self.tx, self.ty, self._extent = saved
 
     def _pen(self, color: QColor, width: float = 1.0, style: Qt.PenStyle = Qt.PenStyle.SolidLine) -> QPen:
         pen = QPen(color, width, style)
@@ -235,13 +265,13 @@ class CanvasView(QWidget):
             & (s.y - s.h / 2 <= r.bottom() + pad)
         )
 
-    def _paint_labels(self, p: QPainter, st: RenderState) -> None:
+    def _paint_labels(self, p: QPainter, st: RenderState, limit: int = 3000) -> None:
         s, tree = st.scene, st.tree
         on = self._on_screen(st)
         p.setFont(self._font)
         fm = QFontMetrics(self._font)
         p.setPen(QColor("#1d2530"))
-        items = np.flatnonzero(on & s.visible)[:3000]
+        items = np.flatnonzero(on & s.visible)[:limit]
         for it in items.tolist():
             if it < s.n:
                 text = st.arrays.labels[it] if st.arrays.labels is not None else st.arrays.ids[it]
@@ -258,7 +288,7 @@ class CanvasView(QWidget):
             )
         if self.scale * HEADER >= 12:
             p.setPen(QColor("#3b4a63"))
-            for g in s.boxes[on[s.boxes + s.n]].tolist()[:2000]:
+            for g in s.boxes[on[s.boxes + s.n]].tolist()[:limit]:
                 r = self._screen_rect(s, s.n + g)
                 r.setHeight(HEADER * self.scale)
                 r.adjust(6, 0, -4, 0)
@@ -280,12 +310,12 @@ class CanvasView(QWidget):
         for g, y in st.scene.sections:
             sy = y * self.scale + self.ty
             p.setPen(self._pen(QColor("#c0392b"), 1.5, Qt.PenStyle.DashLine))
-            p.drawLine(QPointF(0, sy), QPointF(self.width(), sy))
-            if sy - last < fm.height() + 2 or sy < 0 or sy > self.height() + fm.height():
+            p.drawLine(QPointF(0, sy), QPointF(self._w(), sy))
+            if sy - last < fm.height() + 2 or sy < 0 or sy > self._h() + fm.height():
                 continue
             last = sy
             p.setPen(QColor("#c0392b"))
-            text = fm.elidedText(tree.label[g], Qt.TextElideMode.ElideRight, max(40, self.width() - 16))
+            text = fm.elidedText(tree.label[g], Qt.TextElideMode.ElideRight, max(40, int(self._w()) - 16))
             p.drawText(QPointF(8, sy - 4), text)
 
     def _screen_rect(self, s: Scene, it: int) -> QRectF:

@@ -234,6 +234,10 @@ class GraphCanvas(QWidget):
         self._legend = legend
         self._redecorate()
 
+    def overlay(self) -> dict[str, QColor]:
+        """The per-node fill colours set by `set_overlay` (node id -> colour)."""
+        return dict(self._colors)
+
     def set_edge_styles(self, styles: dict[tuple[str, str], EdgeStyle]) -> None:
         """Emphasise edges (src id, dst id): colour, width and a label such as "2.0 MiB"."""
         self._edge_styles = dict(styles)

@@ -46,3 +46,32 @@ def test_graph_and_session_exports(tmp_path: Path, window: MainWindow, transform
         assert "<svg" in (tmp_path / f"{stage}.svg").read_text()[:2000]
     window.files.save_session(str(tmp_path / "s.json"))
     assert load(tmp_path / "s.json") == transformer
+
+
+def test_graph_exports_draw_the_whole_scene_with_colours_and_modules(
+    tmp_path: Path, window: MainWindow, transformer: Session
+) -> None:
+    """SVG is a vector render of the whole scene (not a viewport grab), PNG follows the scale,
+    DOT has one cluster per module, the fills on screen and real line breaks."""
+    from PySide6.QtGui import QImage
+
+    window.set_session(transformer, "t.json")
+    window.navigation.stage_actions["inductor"].trigger()
+    canvas = window.panes["InductorPane"].graphs.canvas  # type: ignore[attr-defined]
+    fills = {c.name() for c in canvas.overlay().values()}
+    assert fills, "the Inductor pane colours nodes by kernel"
+    window.exports.export_graph(str(tmp_path / "g.svg"))
+    svg = (tmp_path / "g.svg").read_text()
+    assert "<svg" in svg and "<image" not in svg  # vector shapes, no embedded bitmap
+    assert any(f in svg for f in fills), "the kernel colours on screen are in the SVG"
+    scene = canvas.result.scene
+    assert f'width="{int(scene.width + 40) + 1}' in svg or str(int(scene.width + 40) + 1) in svg
+    window.exports.export_graph(str(tmp_path / "g1.png"), 1.0)
+    window.exports.export_graph(str(tmp_path / "g2.png"), 2.0)
+    one, two = QImage(str(tmp_path / "g1.png")), QImage(str(tmp_path / "g2.png"))
+    assert abs(two.width() - 2 * one.width()) <= 2 and one.width() > canvas.view.width() / 2
+    window.exports.export_graph(str(tmp_path / "g.dot"))
+    dot = (tmp_path / "g.dot").read_text()
+    assert "subgraph cluster_" in dot and "fillcolor" in dot
+    assert any(f in dot for f in fills)
+    assert "\\n" not in dot  # labels break lines for real, no literal backslash-n
