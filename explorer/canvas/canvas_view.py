@@ -89,6 +89,7 @@ class CanvasView(QWidget):
         self._font = QFont()
         self._font.setPointSizeF(LABEL_PT)
         self._extent: tuple[float, float] | None = None  # set while rendering the whole scene
+        self.section_labels: list[tuple[float, str]] = []
 
     def _w(self) -> float:
         return self._extent[0] if self._extent is not None else float(self.width())
@@ -108,14 +109,18 @@ class CanvasView(QWidget):
         return QRectF(x0, y0, self._w() / self.scale, self._h() / self.scale)
 
     def fit(self) -> None:
+        """Frame the content. A drawing far taller than wide (a 9k-node joint graph) would fit as
+        a sliver a few pixels wide; it is fitted to the width instead, from the top."""
         if self.state is None:
             return
         s = self.state.scene
         margin = 20.0
-        sx = (self.width() - 2 * margin) / max(s.width, 1.0)
-        sy = (self.height() - 2 * margin) / max(s.height, 1.0)
+        sx = (self._w() - 2 * margin) / max(s.width, 1.0)
+        sy = (self._h() - 2 * margin) / max(s.height, 1.0)
         self.scale = max(1e-4, min(sx, sy, 1.5))
-        self.tx = (self.width() - s.width * self.scale) / 2
+        if s.width * self.scale < 0.3 * self._w() and sx > sy:
+            self.scale = max(1e-4, min(sx, 1.5))
+        self.tx = (self._w() - s.width * self.scale) / 2
         self.ty = margin
         self.viewChanged.emit()
         self.update()
@@ -307,6 +312,7 @@ class CanvasView(QWidget):
         p.setFont(self._font)
         fm = QFontMetrics(self._font)
         last = -1e9
+        self.section_labels: list[tuple[float, str]] = []  # (screen y, text) drawn, for tests
         for g, y in st.scene.sections:
             sy = y * self.scale + self.ty
             p.setPen(self._pen(QColor("#c0392b"), 1.5, Qt.PenStyle.DashLine))
@@ -317,6 +323,7 @@ class CanvasView(QWidget):
             p.setPen(QColor("#c0392b"))
             text = fm.elidedText(tree.label[g], Qt.TextElideMode.ElideRight, max(40, int(self._w()) - 16))
             p.drawText(QPointF(8, sy - 4), text)
+            self.section_labels.append((sy, text))
 
     def _screen_rect(self, s: Scene, it: int) -> QRectF:
         k = self.scale

@@ -33,8 +33,9 @@ def canvas(qtbot: QtBot) -> GraphCanvas:
 
 def test_click_emits_node_name_and_highlight_does_not_relayout(canvas: GraphCanvas, qtbot: QtBot) -> None:
     canvas.set_graph(transformer_graph(200))
-    assert canvas.result is not None and canvas.is_visible("add_17")
-    canvas.center_on("add_17")
+    assert canvas.result is not None and canvas.result.tree.fold  # identical layers start folded
+    canvas.center_on("add_17")  # expands the fold and the layer that hide it
+    assert canvas.is_visible("add_17")
     rect = canvas.node_rect("add_17")
     assert rect is not None and canvas.view.rect().contains(rect.center().toPoint())
     with qtbot.waitSignal(canvas.nodeClicked) as sig:
@@ -91,7 +92,7 @@ def test_graphs_and_bands_stack_top_to_bottom(canvas: GraphCanvas) -> None:
     canvas.set_bands({n: ("forward" if i < cut else "backward") for i, n in enumerate(names)})
     res = canvas.result
     assert res is not None
-    y = res.scene.y[: res.arrays.n]
+    y = res.scene.y[res.scene.rep]  # where each node is drawn (itself, or the folded block hiding it)
     assert y[:cut].max() < y[cut:].min()
 
 
