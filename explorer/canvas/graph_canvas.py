@@ -167,6 +167,9 @@ class GraphCanvas(QWidget):
             s, n = res.scene, res.arrays.n
             if not np.isnan(s.x[n + g]):
                 self.view.keep_at(float(s.x[n + g] - s.w[n + g] / 2), float(s.y[n + g] - s.h[n + g] / 2), at)
+                if not self.view.rect().intersects(self.view._screen_rect(s, n + g).toRect()):
+                    # its corner was off screen (a tall group scrolled into): show the group itself
+                    self.view.center_on_point(float(s.x[n + g]), float(s.y[n + g] - s.h[n + g] / 2 + 40.0))
         self._anchor = None
         if self._center_after is not None:
             name, self._center_after = self._center_after, None

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from PySide6.QtCore import QSettings
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QTabBar
 from pytestqt.qtbot import QtBot
 
 from compiler_core.build import import_trace
@@ -90,20 +90,21 @@ def test_resnet_window_selector_navigator_and_break_labels(
     _settle(window)
     assert window.navigation.compiles.currentText().startswith("[0/0]")
     # the navigator raises each stage's main pane, not a detail tab behind it
-    for stage, main, behind in (("aot", "AotPane", "DecompositionPane"),
-                                ("inductor", "InductorPane", None),
-                                ("timeline", "TimelinePane", "ModeComparePane"),
-                                ("dynamo", "DynamoPane", None)):  # fmt: skip
+    for stage, front in (("aot", "AOTAutograd"), ("inductor", "Kernel code"), ("timeline", "Timeline"),
+                         ("kernels", "Kernel code")):  # fmt: skip
         window.navigation.stage_actions[stage].trigger()
         QApplication.processEvents()
-        assert window.panes[main].isVisible(), stage
-        if behind is not None:
-            assert not window.panes[behind].isVisible(), stage
+        fronts = {b.tabText(b.currentIndex()) for b in window.findChildren(QTabBar) if b.isVisible()}
+        assert front in fronts, (stage, fronts)
+        assert not fronts & {"Decompositions", "CUDA graphs", "Modes", "Autotuning"}, (stage, fronts)
+    window.navigation.stage_actions["dynamo"].trigger()
     # the frame's graphs stack with break separators whose labels do not overlap
     dyn = _canvas(window, "DynamoPane")
     _legible_first_view(dyn)
     assert len(dyn.result.scene.sections) >= 2  # type: ignore[union-attr]
-    dyn.view.scale = 0.05  # zoomed far out the separators crowd together
+    scene = dyn.result.scene  # type: ignore[union-attr]
+    dyn.view.scale = (dyn.view.height() - 40) / scene.height  # zoomed out, separators crowd together
+    dyn.view.ty = 20.0
     dyn.view.repaint()
     ys = [y for y, _ in dyn.view.section_labels]
     assert ys and all(b - a >= 12 for a, b in zip(ys, ys[1:], strict=False))
@@ -144,8 +145,10 @@ def test_llama_first_views_fold_and_expand_in_place(qtbot: QtBot, settings: QSet
     after_res = canvas.result
     assert after_res is not None and layer not in after_res.expanded
     after = canvas.view._screen_rect(after_res.scene, n + layer).topLeft()
-    assert abs(after.x() - before.x()) < 1 and abs(after.y() - before.y()) < 1
-    assert canvas.view.rect().contains(after.toPoint()), "the collapsed group stays in view"
+    rect = canvas.view._screen_rect(after_res.scene, n + layer).toRect()
+    assert canvas.view.rect().intersects(rect), "the collapsed group stays in view"
+    if canvas.view.rect().contains(before.toPoint()):  # it was in view: it did not move at all
+        assert abs(after.x() - before.x()) < 1 and abs(after.y() - before.y()) < 1
     on = canvas.view._on_screen(canvas.view.state) & after_res.scene.visible  # type: ignore[arg-type]
     assert np.count_nonzero(on) >= 3, "collapsing leaves a view with content"
     window.set_focus_mode(False)
