@@ -312,7 +312,7 @@ class CanvasView(QWidget):
         p.setFont(self._font)
         fm = QFontMetrics(self._font)
         last = -1e9
-        self.section_labels: list[tuple[float, str]] = []  # (screen y, text) drawn, for tests
+        self.section_labels = []  # (screen y, text) drawn, for tests
         for g, y in st.scene.sections:
             sy = y * self.scale + self.ty
             p.setPen(self._pen(QColor("#c0392b"), 1.5, Qt.PenStyle.DashLine))

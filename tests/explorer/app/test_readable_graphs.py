@@ -8,6 +8,7 @@ or collapsing a group keeps it where it was clicked.
 
 from __future__ import annotations
 
+import itertools
 import lzma
 import shutil
 import time
@@ -107,7 +108,7 @@ def test_resnet_window_selector_navigator_and_break_labels(
     dyn.view.ty = 20.0
     dyn.view.repaint()
     ys = [y for y, _ in dyn.view.section_labels]
-    assert ys and all(b - a >= 12 for a, b in zip(ys, ys[1:], strict=False))
+    assert ys and all(b - a >= 12 for a, b in itertools.pairwise(ys))
     for key in ("AotPane", "InductorPane"):
         _legible_first_view(_canvas(window, key))
 
