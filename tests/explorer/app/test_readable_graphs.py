@@ -113,7 +113,9 @@ def test_resnet_window_selector_navigator_and_break_labels(
         _legible_first_view(_canvas(window, key))
 
 
-def test_llama_first_views_fold_and_expand_in_place(qtbot: QtBot, settings: QSettings, llama: Session) -> None:
+def test_llama_first_views_fold_and_expand_in_place(
+    qtbot: QtBot, settings: QSettings, llama: Session
+) -> None:
     window = MainWindow(settings)
     qtbot.addWidget(window)
     window.resize(1366, 768)
