@@ -21,8 +21,10 @@ builder derives a path for every node, once, in this order of trust:
    (or previous) one when it is in the same function with monotone lines up to it (the lines of
    an RMSNorm before its weight multiply), else their deepest common module.
 
-Measured on the 32-layer HF Llama training log: every call node of every stage gets a path
-(tests/compiler_core/build/test_module_paths.py); ~40 ms for the 8.8k-node joint graph.
+Measured on the 32-layer HF Llama training log: ≥ 99.5 % of the call nodes of every stage get a
+path (tests/compiler_core/build/test_module_paths.py); all six graphs of that compile (2.4k
+Dynamo, 8.8k joint, 9.1k post-grad nodes) take 0.19 s on a loaded 2-core machine, against ~30 s
+for the whole import.
 """
 
 from __future__ import annotations

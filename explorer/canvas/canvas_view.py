@@ -126,8 +126,8 @@ class CanvasView(QWidget):
         self.update()
 
     def show_top(self) -> None:
-        """First view: fit, unless that makes labels illegible; then a legible zoom at the top,
-        centred on the topmost items (not on the middle of a wide drawing, which may be empty)."""
+        """First view: fit, unless that makes labels illegible; then a legible zoom at the
+        top-left corner (not the middle of a wide drawing, which may be empty)."""
         self.fit()
         if self.state is None or self.scale * 30.0 >= LABEL_MIN_PX:
             return
@@ -136,12 +136,7 @@ class CanvasView(QWidget):
         if s.width * self.scale <= self.width() - 40.0:
             self.tx = (self.width() - s.width * self.scale) / 2
         else:
-            vis = np.flatnonzero(s.visible)
-            top = vis[np.argsort(s.y[vis] - s.h[vis] / 2, kind="stable")[:5]] if len(vis) else vis
-            x0 = float(np.mean(s.x[top])) if len(top) else s.width / 2
-            half = (self.width() / 2 - 20.0) / self.scale
-            x0 = min(max(x0, half), s.width - half)
-            self.tx = self.width() / 2 - x0 * self.scale
+            self.tx = 20.0  # reading order: the top-left corner, where the graph's inputs are
         self.ty = 20.0
         self.viewChanged.emit()
         self.update()
