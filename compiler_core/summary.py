@@ -7,6 +7,7 @@ Saved-tensor bytes de-duplicate views of one storage within a compile.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from compiler_core.session.model import Compile, Session
@@ -28,6 +29,9 @@ def summarize(session: Session) -> dict[str, Any]:
         "aot_backward_graphs": sum(1 for c in compiles if c.aot and c.aot.backward is not None),
         "saved_tensors": sum(len(c.aot.saved_tensors) for c in compiles if c.aot),
         "saved_tensor_bytes": sum(_saved_bytes(c) for c in compiles),
+        # backward nodes the partitioner recomputed; forward call nodes with >= 1 backward partner
+        "recomputed_nodes": sum(len(c.aot.recomputed) for c in compiles if c.aot),
+        "backward_links": sum(len(c.aot.backward_of) for c in compiles if c.aot),
         "kernels": sum(1 for c in compiles for o in c.inductor for k in o.kernels if k.language != "extern"),
         "extern_calls": sum(
             1 for c in compiles for o in c.inductor for k in o.kernels if k.language == "extern"
@@ -50,6 +54,8 @@ def summarize(session: Session) -> dict[str, Any]:
             }
             for m in session.mode_stats
         }
+    if session.memory_budget:
+        out["memory_budget"] = [dataclasses.asdict(p) for p in session.memory_budget]
     if len(session.meta.ranks) > 1:
         out["ranks_diff"] = _ranks_diff(session)
     return out

@@ -13,6 +13,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
+from compiler_core.build.backward_links import backward_info
 from compiler_core.build.compile_records import CompileRecords, Partition
 from compiler_core.build.graph_breaks import parse_break, restart_breaks
 from compiler_core.build.kernel_lines import buffer_producers, kernel_line_nodes
@@ -96,7 +97,10 @@ def _aot(acc: CompileRecords, memo: ParseMemo) -> AotInfo | None:
     if not any((joint, fw, bw, inf)):
         return None
     saved = _saved(memo, fw, bw) if bw is not None else ()
-    return AotInfo(joint=joint, forward=fw, backward=bw, inference=inf, saved_tensors=saved)
+    back = backward_info(fw, bw)
+    return AotInfo(joint=joint, forward=fw, backward=bw, inference=inf, saved_tensors=saved,
+                   recomputed=back.recomputed, backward_of=back.backward_of, backward_via=back.via,
+                   recomputed_bytes=back.recomputed_bytes)  # fmt: skip
 
 
 def _saved(memo: ParseMemo, fw: Graph | None, bw: Graph) -> tuple[SavedTensor, ...]:

@@ -127,6 +127,10 @@ class AotInfo:
     saved_tensors: tuple[SavedTensor, ...] = ()
     recomputed: tuple[str, ...] = ()  # forward-node names recomputed in backward instead of saved
     backward_of: dict[str, tuple[str, ...]] = field(default_factory=dict)  # fw node -> bw nodes
+    # how each forward node's partners were found: seq_nr | original_aten | via_user | source_line
+    # (build/backward_links.py says what each means and how exact it is)
+    backward_via: dict[str, str] = field(default_factory=dict)
+    recomputed_bytes: int = 0  # bytes of recomputed values the backward reads: what saving would cost
 
 
 @dataclass(frozen=True)
@@ -210,6 +214,26 @@ class Compile:
 
 
 @dataclass(frozen=True)
+class BudgetPoint:
+    """One re-partition of a training graph at `activation_memory_budget == budget`.
+
+    `saved_bytes`/`recomputed` come from the partitioned graphs (summed over the run's compiles);
+    `step_ms`/`peak_mem_bytes` are measured training steps (None when not measured, e.g. on CPU
+    without `--steps`). `error` says why a budget produced nothing.
+    """
+
+    budget: float
+    saved_bytes: int = 0
+    saved_tensors: int = 0
+    recomputed: int = 0
+    step_ms: float | None = None
+    peak_mem_bytes: int | None = None
+    device: str = ""
+    torch_version: str = ""
+    error: str = ""
+
+
+@dataclass(frozen=True)
 class StepSample:
     mode: str  # eager | default | reduce-overhead | max-autotune | max-autotune-no-cudagraphs
     step: int
@@ -282,6 +306,7 @@ class Session:
     mode_stats: tuple[ModeStats, ...] = ()
     diagnostics: tuple[Diagnostic, ...] = ()
     schema_version: int = SCHEMA_VERSION
+    memory_budget: tuple[BudgetPoint, ...] = ()  # activation-memory-budget sweep (stages/memory_budget)
 
     def compile(self, compile_id: str, rank: int | None = None) -> Compile | None:
         for c in self.compiles:
