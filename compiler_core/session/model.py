@@ -168,6 +168,9 @@ class AutotuneResult:
     winner: str = ""
     tuning_s: float | None = None
     kernel: str = ""  # kernel name the winner became, when known
+    # post-grad nodes this tuning decided (one result serves every node of the same op and
+    # input shapes: Inductor tunes a shape once); filled by stages/autotune_targets.py
+    nodes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
