@@ -50,7 +50,7 @@ def choice_label(c: AutotuneChoice) -> str:
 def block_text(c: AutotuneChoice) -> str:
     dims = [c.config.get(k, "") for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K")]
     if any(dims):
-        return "×".join(d or "?" for d in dims)
+        return "×".join(d for d in dims if d)
     return c.config.get("tile_shape", "").strip("()").replace(", ", "×")
 
 
