@@ -14,7 +14,8 @@ stores. Where its code allows, we follow that shape (Triton `tmpN = tl.load(in_p
 3. A load line links to the node that produced the buffer it reads.
 4. An op line `tmpN = <expr>` links to the next not-yet-used fused node whose ATen op the expr
    spells and that reads a node the expr's `tmp`s carry (data flow, when known); a line that
-   spells no op (broadcast, mask, scale) carries its operand's node on and links to it (`aten.add` → ` + `, `aten.relu` → `maximum`, `aten.sigmoid` → `sigmoid`...); the use
+   spells no op (broadcast, mask, scale) carries its operand's node on and links to it
+   (`aten.add` → ` + `, `aten.relu` → `maximum`, `aten.sigmoid` → `sigmoid`...); the use
    pointer restarts with each loop body (a load after a store), since C++ repeats the body for its
    vectorised and scalar tails.
 5. A store line links to the node whose op made the `tmp` it stores (a `tmp` no op matched

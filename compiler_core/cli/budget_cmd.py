@@ -36,18 +36,26 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--json", action="store_true", help="print the results as one JSON line")
 
 
-def run_sweep(model: str, budgets: str, device: str, steps: int, timeout: float) -> tuple[list[BudgetPoint], str]:
+def run_sweep(model: str, budgets: str, device: str, steps: int,
+              timeout: float) -> tuple[list[BudgetPoint], str]:  # fmt: skip
     """Run the worker; returns the points it reported and the tail of its stderr."""
     cmd = [sys.executable, "-m", "compiler_core.stages.memory_budget", model, "--budgets", budgets,
            "--device", device, "--steps", str(steps)]  # fmt: skip
     root = str(Path(__file__).resolve().parents[2])
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p))
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, check=False)
+    paths = (root, os.environ.get("PYTHONPATH", ""))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in paths if p))
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, check=False)
+        stdout, err = proc.stdout, proc.stderr[-3000:] if proc.returncode else ""
+    except subprocess.TimeoutExpired as exc:  # keep the budgets that finished in time
+        out = exc.stdout or b""
+        stdout = out.decode() if isinstance(out, bytes) else out
+        err = f"timed out after {timeout:.0f} s"
     points = [
         from_jsonable(BudgetPoint, json.loads(line[len(_PREFIX):]))
-        for line in proc.stdout.splitlines() if line.startswith(_PREFIX)
+        for line in stdout.splitlines() if line.startswith(_PREFIX)
     ]  # fmt: skip
-    return points, proc.stderr[-3000:] if proc.returncode else ""
+    return points, err
 
 
 def store(points: list[BudgetPoint], output: str, model: str) -> Session:
@@ -62,11 +70,9 @@ def store(points: list[BudgetPoint], output: str, model: str) -> Session:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        points, err = run_sweep(args.model, args.budgets, args.device, args.steps, args.timeout)
-    except subprocess.TimeoutExpired:
-        print(f"error: budget sweep timed out after {args.timeout:.0f} s", file=sys.stderr)
-        return 124
+    points, err = run_sweep(args.model, args.budgets, args.device, args.steps, args.timeout)
+    if err:
+        print(f"error: {err}", file=sys.stderr)
     if not points:
         print("error: the budget worker reported nothing", file=sys.stderr)
         print(err, file=sys.stderr)
@@ -76,7 +82,8 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([dataclasses.asdict(p) for p in points]))
     else:
-        print(f"{'budget':>7} {'saved MiB':>10} {'tensors':>8} {'recomputed':>10} {'step ms':>9} {'peak MiB':>9}")
+        print(f"{'budget':>7} {'saved MiB':>10} {'tensors':>8} {'recomputed':>10} {'step ms':>9} "
+              f"{'peak MiB':>9}")
         for p in points:
             if p.error:
                 print(f"{p.budget:>7g} {p.error}")

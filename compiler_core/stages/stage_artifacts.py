@@ -23,8 +23,8 @@ from collections.abc import Callable
 
 from compiler_core.session.model import AutotuneResult, Compile, CudaGraphInfo, InductorOutput, Session
 from compiler_core.stages.autotune_records import ARTIFACT as AUTOTUNE
-from compiler_core.stages.autotune_targets import resolve
 from compiler_core.stages.autotune_records import autotune_from_artifact, autotune_graph
+from compiler_core.stages.autotune_targets import resolve
 from compiler_core.stages.cudagraph_records import ARTIFACT as CUDAGRAPHS
 from compiler_core.stages.cudagraph_records import FOUND_AT, PartitionKey, cudagraph_from_artifact
 from compiler_core.stages.decompositions import ARTIFACT as DECOMPOSITIONS

@@ -148,7 +148,7 @@ class AutotunePane(Pane):
         nodes = ", ".join(r.nodes[:6]) + (f" … (+{len(r.nodes) - 6})" if len(r.nodes) > 6 else "")
         target = (f"<br>decides {len(r.nodes)} node(s): {nodes} → kernel <b>{r.kernel or '—'}</b> "
                   "(click the operation or a candidate to select them)" if r.nodes else
-                  "<br>tuned nodes unknown: the session has no post-grad graph of this partition")  # fmt: skip
+                  "<br>tuned nodes unknown: no post-grad graph of this partition")  # fmt: skip
         self.header.setText(f"<b>{r.op}</b> ({graph}) {r.shape}: {len(r.choices)} candidates, "
                             f"winner <b>{r.winner or '—'}</b>{tuning}{target}")
         self._bars(timed, r.winner)

@@ -59,7 +59,8 @@ def _is_float(n: Node) -> bool:
 
 
 def _partitioner_marked(bw: Graph) -> set[str]:
-    return {n.name for n in bw.nodes if n.op.startswith("call_") and n.attrs.get("partitioner_tag") == "is_forward"}
+    calls = (n for n in bw.nodes if n.op.startswith("call_"))
+    return {n.name for n in calls if n.attrs.get("partitioner_tag") == "is_forward"}
 
 
 def _strip_metadata(log: Path, out: Path) -> Path:

@@ -38,7 +38,8 @@ def test_patch_restores_and_rejects_bad_values() -> None:
 @pytest.mark.slow
 def test_budget_sweep_saves_less_as_budget_drops(tmp_path: Path) -> None:
     out = tmp_path / "budget.json"
-    cmd = [sys.executable, "-m", "compiler_core", "budget", str(ROOT / "resources/examples/transformer_block.py"),
+    model = str(ROOT / "resources/examples/transformer_block.py")
+    cmd = [sys.executable, "-m", "compiler_core", "budget", model,
            "--budgets", "1,0.5,0", "--steps", "1", "-o", str(out)]  # fmt: skip
     proc = subprocess.run(cmd, env=dict(os.environ, PYTHONPATH=str(ROOT)), cwd=ROOT, capture_output=True,
                           text=True, timeout=900, check=False)  # fmt: skip
