@@ -18,10 +18,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from compiler_core.session.codec import from_jsonable, load, save
+from compiler_core.session.codec import load, save
 from compiler_core.session.model import BudgetPoint, Session, SessionMeta
-
-_PREFIX = "BUDGET "
+from compiler_core.stages.memory_budget import parse_point, worker_command
 
 
 def add_parser(subparsers: Any) -> None:
@@ -39,8 +38,7 @@ def add_parser(subparsers: Any) -> None:
 def run_sweep(model: str, budgets: str, device: str, steps: int,
               timeout: float) -> tuple[list[BudgetPoint], str]:  # fmt: skip
     """Run the worker; returns the points it reported and the tail of its stderr."""
-    cmd = [sys.executable, "-m", "compiler_core.stages.memory_budget", model, "--budgets", budgets,
-           "--device", device, "--steps", str(steps)]  # fmt: skip
+    cmd = worker_command(model, budgets, device, steps)
     root = str(Path(__file__).resolve().parents[2])
     paths = (root, os.environ.get("PYTHONPATH", ""))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in paths if p))
@@ -51,10 +49,7 @@ def run_sweep(model: str, budgets: str, device: str, steps: int,
         out = exc.stdout or b""
         stdout = out.decode() if isinstance(out, bytes) else out
         err = f"timed out after {timeout:.0f} s"
-    points = [
-        from_jsonable(BudgetPoint, json.loads(line[len(_PREFIX):]))
-        for line in stdout.splitlines() if line.startswith(_PREFIX)
-    ]  # fmt: skip
+    points = [p for p in map(parse_point, stdout.splitlines()) if p is not None]
     return points, err
 
 

@@ -28,6 +28,27 @@ from typing import Any
 
 from compiler_core.session.model import BudgetPoint, Graph
 
+LINE_PREFIX = "BUDGET "  # the worker's stdout: one `BUDGET {json}` line per finished budget
+
+
+def parse_point(line: str) -> BudgetPoint | None:
+    """A worker stdout line → its BudgetPoint (None for any other line); torch-free."""
+    from compiler_core.session.codec import from_jsonable
+
+    if not line.startswith(LINE_PREFIX):
+        return None
+    try:
+        point: BudgetPoint = from_jsonable(BudgetPoint, json.loads(line[len(LINE_PREFIX):]))
+    except ValueError:
+        return None
+    return point
+
+
+def worker_command(model: str, budgets: str, device: str, steps: int) -> list[str]:
+    """argv (interpreter first) of the sweep worker, for the CLI and the GUI alike."""
+    return [sys.executable, "-m", "compiler_core.stages.memory_budget", model, "--budgets", budgets,
+            "--device", device, "--steps", str(steps)]  # fmt: skip
+
 
 def _storage_bytes(saved: Sequence[Any]) -> int:
     by_storage: dict[str, int] = {}
@@ -128,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     budgets = [float(b) for b in args.budgets.split(",") if b.strip()]
     sweep(args.model, budgets, args.device, args.steps,
-          emit=lambda pt: print("BUDGET " + json.dumps(asdict(pt)), flush=True))  # fmt: skip
+          emit=lambda pt: print(LINE_PREFIX + json.dumps(asdict(pt)), flush=True))  # fmt: skip
     return 0
 
 

@@ -10,11 +10,16 @@ sweep (`python -m compiler_core budget`) when the session holds one.
 
 from __future__ import annotations
 
+import dataclasses
 from functools import partial
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
     QLabel,
+    QLineEdit,
+    QPushButton,
     QSplitter,
     QTabWidget,
     QTreeWidget,
@@ -24,7 +29,9 @@ from PySide6.QtWidgets import (
 )
 
 from compiler_core.session import AotInfo, Compile, Ref, RefKind, SavedTensor, Session
+from compiler_core.session.model import BudgetPoint
 from compiler_core.session.refs import graph_key, split_graph_key
+from explorer.actions.budget_sweep import BudgetSweepRun
 from explorer.canvas import EdgeStyle
 from explorer.panes.aot_facts import (
     BUDGET_COLUMNS,
@@ -75,9 +82,23 @@ class AotPane(Pane):
         self.budget.setRootIsDecorated(False)
         self.budget_note = QLabel()
         self.budget_note.setWordWrap(True)
+        self.budget_values = QLineEdit("1,0.5,0.2")
+        self.budget_device = QComboBox()
+        self.budget_device.addItems(["cpu", "cuda"])
+        self.budget_run = QPushButton("Re-partition at these budgets")
+        self.budget_run.clicked.connect(self._run_sweep)
+        controls = QHBoxLayout()
+        for w in (QLabel("activation_memory_budget values:"), self.budget_values, self.budget_device,
+                  self.budget_run):  # fmt: skip
+            controls.addWidget(w)
+        controls.addStretch(1)
+        self.sweep = BudgetSweepRun(self)
+        self.sweep.pointReady.connect(self._budget_point)
+        self.sweep.finished.connect(self._sweep_done)
         budget_page = QWidget()
         budget_layout = QVBoxLayout(budget_page)
         budget_layout.setContentsMargins(0, 0, 0, 0)
+        budget_layout.addLayout(controls)
         budget_layout.addWidget(self.budget)
         budget_layout.addWidget(self.budget_note)
         self.tabs = QTabWidget()
@@ -180,9 +201,12 @@ class AotPane(Pane):
     def on_session(self, session: Session) -> None:
         self.budget.clear()
         for p in session.memory_budget:
-            self.budget.addTopLevelItem(QTreeWidgetItem(budget_row(p)))
-        for col in range(len(BUDGET_COLUMNS)):
-            self.budget.resizeColumnToContents(col)
+            self._budget_point(p)
+        model = session.meta.origin_path
+        runnable = model.endswith(".py") and bool(session.meta.train)
+        self.budget_run.setEnabled(runnable and not self.sweep.running())
+        self.budget_run.setToolTip(f"runs {model} in a worker process, one fresh compile per value"
+                                   if runnable else "needs a session captured from a training model file")
         if session.memory_budget:
             p = session.memory_budget[0]
             self.budget_note.setText(
@@ -191,8 +215,31 @@ class AotPane(Pane):
                 "step time and peak memory are measured, not estimated.")
         else:
             self.budget_note.setText(
-                "No memory-budget sweep in this session. Run: python -m compiler_core budget MODEL.py "
+                "No memory-budget sweep in this session: press the button above (a session captured "
+                "from a training model file), or run python -m compiler_core budget MODEL.py "
                 "--budgets 1,0.5,0.2 --device cuda -o SESSION.json")
+
+    def _budget_point(self, p: BudgetPoint) -> None:
+        self.budget.addTopLevelItem(QTreeWidgetItem(budget_row(p)))
+        for col in range(len(BUDGET_COLUMNS)):
+            self.budget.resizeColumnToContents(col)
+
+    def _run_sweep(self) -> None:
+        """Start the sweep worker; results land in the session when it ends (sessions are
+        immutable: the state gets a new one with `memory_budget` filled)."""
+        self.budget.clear()
+        self.budget_run.setEnabled(False)
+        self.budget_note.setText("Re-partitioning: each value is a fresh compile in a worker process…")
+        self.sweep.start(self.state.session.meta.origin_path, self.budget_values.text(),
+                         self.budget_device.currentText())  # fmt: skip
+
+    def _sweep_done(self, points: list[BudgetPoint], error: str) -> None:
+        self.budget_run.setEnabled(True)
+        if points:
+            self.state.set_session(dataclasses.replace(self.state.session, memory_budget=tuple(points)),
+                                   self.state.source_path)  # fmt: skip
+        if error:
+            self.budget_note.setText(f"Sweep stopped: {error}")
 
     def on_selection(self, selected: frozenset[Ref], highlighted: frozenset[Ref]) -> None:
         current = self.state.current

@@ -66,3 +66,26 @@ def test_forward_op_click_lights_backward_partners(qtbot, session: Session) -> N
     assert pane.budget.topLevelItemCount() == 2 and pane.budget.topLevelItem(1).text(3) == "32"
     if SHOTS:
         pane.grab().save(os.path.join(SHOTS, "aot_pane.png"))
+
+
+@pytest.mark.slow
+def test_sweep_button_runs_the_worker_and_stores_points(qtbot, session: Session) -> None:  # type: ignore[no-untyped-def]
+    """The GUI's lever: a real sweep in a worker process, its rows in the table and the session."""
+    from tests.conftest import EXAMPLES
+
+    model = str(EXAMPLES / "transformer_block.py")
+    session = dataclasses.replace(session, memory_budget=(),
+                                  meta=dataclasses.replace(session.meta, origin_path=model))  # fmt: skip
+    state, selection = SessionState(), SelectionModel()
+    pane = AotPane(state, selection)
+    qtbot.addWidget(pane)
+    state.set_session(session)
+    assert pane.budget_run.isEnabled()
+    pane.budget_values.setText("1,0")
+    with qtbot.waitSignal(pane.sweep.finished, timeout=600_000) as done:
+        pane.budget_run.click()
+    points, error = done.args
+    assert error == "" and [p.budget for p in points] == [1.0, 0.0]
+    assert points[0].saved_bytes > points[1].saved_bytes
+    assert state.session.memory_budget == tuple(points)
+    assert pane.budget.topLevelItemCount() == 2
