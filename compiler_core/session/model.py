@@ -73,10 +73,23 @@ class Graph:
 
 @dataclass(frozen=True)
 class GraphBreak:
+    """One graph break as Dynamo logged it (see build/graph_breaks.py for the text it reads).
+
+    `reason` is the specific cause ("Unsupported Tensor.item() call ..."), not Dynamo's generic
+    `header` ("Encountered graph break when attempting to trace CALL ..."). `location` is the
+    deepest frame of `user_stack` outside torch: the line a user would change.
+    """
+
     reason: str
     location: SourceLoc | None = None
     user_stack: tuple[SourceLoc, ...] = ()
     graph_index: int = 0  # Dynamo graphs in this frame captured before the break
+    header: str = ""
+    gb_code: str = ""  # e.g. "GB0124", from the documentation link torch logs
+    doc_url: str = ""
+    explanation: str = ""
+    hints: tuple[str, ...] = ()
+    resumable: bool = True  # False: Dynamo skipped the rest of the function (it runs eagerly)
 
 
 @dataclass(frozen=True)
@@ -282,6 +295,9 @@ class Session:
     mode_stats: tuple[ModeStats, ...] = ()
     diagnostics: tuple[Diagnostic, ...] = ()
     schema_version: int = SCHEMA_VERSION
+    # path -> how its text in `sources` was obtained when not read as-is ("rebuilt from graph
+    # comments", "local copy of transformers 5.23 at ..."), or why it is missing ("left out: ...")
+    source_notes: dict[str, str] = field(default_factory=dict)
 
     def compile(self, compile_id: str, rank: int | None = None) -> Compile | None:
         for c in self.compiles:
