@@ -75,7 +75,9 @@ def break_key(brk: GraphBreak) -> BreakKey:
     return (brk.gb_code, brk.reason, loc.file if loc else "", loc.line if loc else 0)
 
 
-def distinct_breaks(session: Session, rank: int | None = None, all_ranks: bool = False) -> list[DistinctBreak]:
+def distinct_breaks(
+    session: Session, rank: int | None = None, all_ranks: bool = False
+) -> list[DistinctBreak]:
     """Rows ranked most costly first; `rank` picks one rank's compiles unless `all_ranks`."""
     rows: dict[BreakKey, DistinctBreak] = {}
     for c in session.compiles:

@@ -42,7 +42,8 @@ class RecompileCause:
     def in_words(self) -> str:
         if not self.changes:
             return self.guard
-        shown = ", ".join(self.changes[:3]) + (f", … ({len(self.changes)} changes)" if len(self.changes) > 3 else "")
+        more = f", … ({len(self.changes)} changes)" if len(self.changes) > 3 else ""
+        shown = ", ".join(self.changes[:3]) + more
         return f"{self.guard} changed {shown}"
 
     def as_dict(self) -> dict[str, object]:
@@ -75,7 +76,8 @@ def explain(reason: str) -> tuple[str, str, str]:
             return f"input {name} dim {idx}", f"{old} → {new}", fix
         return f"input {name} stride {idx}", f"{old} → {new}", "pass contiguous inputs (x.contiguous())"
     if m := _DTYPE.search(text):
-        return f"input {_name(m.group(1))} dtype", f"{m.group(2)} → {m.group(3)}", "keep the input dtype fixed between calls"
+        change = f"{m.group(2)} → {m.group(3)}"
+        return f"input {_name(m.group(1))} dtype", change, "keep the input dtype fixed between calls"
     if m := _GRAD.search(text):
         was = m.group(2) == "1"
         return (f"input {_name(m.group(1))} requires_grad", f"{was} → {not was}",
@@ -86,12 +88,14 @@ def explain(reason: str) -> tuple[str, str, str]:
     if m := _TYPE_ID.search(text):
         return f"type of {_name(m.group(1))}", "", "pass the same type each call"
     if m := _EQUALS.match(text):
-        return (f"value of {_name(m.group(1))}", f"was {m.group(2)}",
-                "pass it as a tensor, or torch.compile(..., dynamic=True) so ints become symbolic")  # fmt: skip
+        fix = "pass it as a tensor, or torch.compile(..., dynamic=True) so ints become symbolic"
+        return f"value of {_name(m.group(1))}", f"was {m.group(2)}", fix
     return text, "", ""
 
 
-def distinct_recompiles(session: Session, rank: int | None = None, all_ranks: bool = False) -> list[RecompileCause]:
+def distinct_recompiles(
+    session: Session, rank: int | None = None, all_ranks: bool = False
+) -> list[RecompileCause]:
     """One row per (frame, failed guard), most frequent first."""
     rows: dict[tuple[str, int, str], RecompileCause] = {}
     for c in session.compiles:
@@ -103,7 +107,8 @@ def distinct_recompiles(session: Session, rank: int | None = None, all_ranks: bo
         key = (code.file if code else "", code.line if code else 0, guard)
         row = rows.get(key)
         if row is None:
-            row = rows[key] = RecompileCause(guard, fix, first.strip(), key[0], key[1], code.function if code else "")
+            fn = code.function if code else ""
+            row = rows[key] = RecompileCause(guard, fix, first.strip(), key[0], key[1], fn)
         row.compile_ids.append(c.compile_id)
         if change:
             row.changes.append(change)

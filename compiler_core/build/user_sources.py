@@ -19,6 +19,8 @@ capped in total (`MAX_TOTAL_BYTES`); a file that does not fit keeps only its quo
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import os
 import re
 import site
@@ -31,6 +33,9 @@ from compiler_core.session.model import Compile, SourceLoc
 MAX_BYTES = 2 << 20  # one file
 MAX_TOTAL_BYTES = 24 << 20  # all files of a session (a 32-layer HF model needs ~1.5 MB)
 MIN_AGREEMENT = 0.9  # share of quoted lines a local file must reproduce to be trusted
+DEF = "\0def "  # marks a quoted line known only to start a function (see quoted_lines)
+_DEF_LINE = re.compile(r"\s*(?:async\s+)?def\s+(\w+)\s*\(")
+_OWN_CODE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _PACKAGES = re.compile(r"[/\\](?:site|dist)-packages[/\\](.+)$")
 
 
@@ -75,22 +80,41 @@ def mentioned_files(compiles: list[Compile]) -> list[str]:
 
 
 def quoted_lines(compiles: list[Compile]) -> dict[str, dict[int, str]]:
-    """file -> line -> the code the log quotes for it (stripped of indentation)."""
+    """file -> line -> the code the log quotes for it (stripped of indentation).
+
+    A compiled frame quotes no code, but its first line is known to start the function (its
+    `def`, or the first decorator above it): that is recorded as `DEF + name`, so a file that
+    only frames name (transformers' `generic.py` wrapper) can still be checked and aligned."""
     out: dict[str, dict[int, str]] = {}
     for c in compiles:
         for loc, _ in _locs(c):
             if loc.code and loc.line > 0:
                 out.setdefault(loc.file, {}).setdefault(loc.line, loc.code.strip())
+        code = c.code
+        if code is not None and code.line > 0 and code.function.isidentifier() \
+                and not code.function.startswith("torch_dynamo_resume"):
+            out.setdefault(code.file, {}).setdefault(code.line, DEF + code.function)
+    return out
+
+
+def _function_starts(lines: list[str]) -> dict[str, list[int]]:
+    """`DEF + name` -> 1-based lines where that function starts (its first decorator or def)."""
+    out: dict[str, list[int]] = {}
+    for i, ln in enumerate(lines, 1):
+        m = _DEF_LINE.match(ln)
+        if m:
+            start = i
+            while start > 1 and lines[start - 2].lstrip().startswith("@"):
+                start -= 1
+            out.setdefault(DEF + m.group(1), []).append(start)
     return out
 
 
 def site_dirs() -> list[str]:
     """This interpreter's package directories (site-packages of the venv, user site, sys.path)."""
     dirs: list[str] = []
-    try:
+    with contextlib.suppress(AttributeError):  # virtualenv's old site.py lacks it
         dirs.extend(site.getsitepackages())
-    except AttributeError:  # virtualenv's old site.py
-        pass
     user = site.getusersitepackages() if hasattr(site, "getusersitepackages") else ""
     dirs.extend([user] if isinstance(user, str) else [])
     dirs.extend(p for p in sys.path if p.endswith(("site-packages", "dist-packages")))
@@ -121,7 +145,12 @@ def agreement(text: str, quoted: dict[int, str]) -> float:
     if not quoted:
         return 1.0
     lines = text.splitlines()
-    same = sum(1 for n, code in quoted.items() if 0 < n <= len(lines) and lines[n - 1].strip() == code)
+    starts = _function_starts(lines) if any(c.startswith(DEF) for c in quoted.values()) else {}
+    same = sum(
+        1 for n, code in quoted.items()
+        if (n in starts.get(code, ()) if code.startswith(DEF)
+            else 0 < n <= len(lines) and lines[n - 1].strip() == code)
+    )  # fmt: skip
     return same / len(quoted)
 
 
@@ -130,7 +159,11 @@ def rebuild(quoted: dict[int, str]) -> str:
     if not quoted:
         return ""
     last = max(quoted)
-    return "\n".join(quoted.get(i, "") for i in range(1, last + 1)) + "\n"
+    return "\n".join(_shown(quoted.get(i, "")) for i in range(1, last + 1)) + "\n"
+
+
+def _shown(code: str) -> str:
+    return f"def {code[len(DEF):]}(...):  # (signature not in the log)" if code.startswith(DEF) else code
 
 
 def realign(local: str, quoted: dict[int, str], context: int = 12) -> tuple[str, int]:
@@ -141,7 +174,7 @@ def realign(local: str, quoted: dict[int, str], context: int = 12) -> tuple[str,
     the same offset the local lines fill the gap, and `context` lines around each anchor too.
     Returns the text and how many lines it holds."""
     lines = local.splitlines()
-    where: dict[str, list[int]] = {}
+    where: dict[str, list[int]] = _function_starts(lines)
     for i, ln in enumerate(lines, 1):
         where.setdefault(ln.strip(), []).append(i)
     anchors: list[tuple[int, int]] = []
@@ -152,13 +185,13 @@ def realign(local: str, quoted: dict[int, str], context: int = 12) -> tuple[str,
             m = min(found, key=lambda k: abs(k - n - offset))
             anchors.append((n, m))
             offset = m - n
-    out: dict[int, str] = dict(quoted)
+    out: dict[int, str] = {n: _shown(code) for n, code in quoted.items()}
     for n, m in anchors:
         out[n] = lines[m - 1]
         for d in range(-context, context + 1):
-            if 0 < n + d and 0 < m + d <= len(lines):
+            if n + d > 0 and 0 < m + d <= len(lines):
                 out.setdefault(n + d, lines[m + d - 1])
-    for (n1, m1), (n2, m2) in zip(anchors, anchors[1:]):
+    for (n1, m1), (n2, m2) in itertools.pairwise(anchors):
         if m1 - n1 == m2 - n2:
             for n in range(n1 + 1, n2):
                 out.setdefault(n, lines[m1 + n - n1 - 1])
@@ -177,8 +210,8 @@ def collect_sources(
     quotes = quoted_lines(compiles)
     dirs = site_dirs()
     for path in mentioned_files(compiles):
-        if path in sources:
-            continue
+        if path in sources or path.startswith(_OWN_CODE):
+            continue  # CompileScope's own worker frames sit above the user's in tracebacks
         quoted = quotes.get(path, {})
         text, note, other = _local_text(path, quoted, dirs)
         if text is not None and used + len(text) > total_cap:

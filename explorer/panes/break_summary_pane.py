@@ -76,8 +76,9 @@ class BreakSummaryPane(Pane):
         for col in range(len(COLUMNS)):
             self.tree.resizeColumnToContents(col)
         self.tree.setColumnWidth(2, min(self.tree.columnWidth(2), _REASON_W))
-        if self.rows:
-            self.tree.setCurrentItem(self.tree.topLevelItem(0))
+        top = self.tree.topLevelItem(0)
+        if self.rows and top is not None:
+            self.tree.setCurrentItem(top)
 
     def _item(self, i: int, row: DistinctBreak | RecompileCause, rank: int | None) -> QTreeWidgetItem:
         if isinstance(row, DistinctBreak):
@@ -110,7 +111,8 @@ class BreakSummaryPane(Pane):
         if index is None or not 0 <= index < len(self.rows):
             return
         row = self.rows[index]
-        self.details.setHtml(self._break_html(row) if isinstance(row, DistinctBreak) else self._recompile_html(row))
+        html = self._break_html(row) if isinstance(row, DistinctBreak) else self._recompile_html(row)
+        self.details.setHtml(html)
 
     def _break_html(self, row: DistinctBreak) -> str:
         b = row.first
@@ -122,7 +124,9 @@ class BreakSummaryPane(Pane):
         if b.hints:
             parts.append("<ul>" + "".join(f"<li>Hint: {escape(h)}</li>" for h in b.hints) + "</ul>")
         where = ", ".join(row.compile_ids)
-        resume = "" if b.resumable else " Dynamo could not resume after it: the rest of the function ran eagerly."
+        resume = ""
+        if not b.resumable:
+            resume = " Dynamo could not resume after it: the rest of the function ran eagerly."
         parts.append(f"<p style='color:#555'>{row.count} occurrence{'s' * (row.count != 1)} in "
                      f"compile{'s' * (len(row.compile_ids) != 1)} {escape(where)}; splits "
                      f"{row.graphs_split} graph{'s' * (row.graphs_split != 1)} holding {row.ops_cut} "

@@ -84,7 +84,9 @@ class CodeView(QPlainTextEdit):
         self._update_margins()
 
     # ----- content -----
-    def set_code(self, text: str, language: str = "python", annotations: dict[int, list[str]] | None = None) -> None:
+    def set_code(
+        self, text: str, language: str = "python", annotations: dict[int, list[str]] | None = None
+    ) -> None:
         """Show `text`; `annotations[line]` are notes shown under that 1-based line."""
         self._colors.clear()
         self._markers.clear()

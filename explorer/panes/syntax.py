@@ -91,6 +91,6 @@ class PygmentsHighlighter(QSyntaxHighlighter):
         if number < len(self._spans):
             for start, length, fmt in self._spans[number]:
                 self.setFormat(start, length, fmt)
-        start = self.notes_from.get(number)
-        if start is not None:
-            self.setFormat(start, len(text) - start, self._note)
+        note_start = self.notes_from.get(number)
+        if note_start is not None:
+            self.setFormat(note_start, len(text) - note_start, self._note)
