@@ -94,7 +94,25 @@ def quoted_lines(compiles: list[Compile]) -> dict[str, dict[int, str]]:
         if code is not None and code.line > 0 and code.function.isidentifier() \
                 and not code.function.startswith("torch_dynamo_resume"):
             out.setdefault(code.file, {}).setdefault(code.line, DEF + code.function)
+    _quote_guards(compiles, out)
     return out
+
+
+def _quote_guards(compiles: list[Compile], out: dict[str, dict[int, str]]) -> None:
+    """Guards quote the line that installed them (`# x = self.layer1(x)  # torchvision/models/
+    resnet.py:273`) under a path relative to its package: matched to a known file by suffix."""
+    by_suffix: dict[str, str | None] = {}
+    for c in compiles:
+        for g in c.guards:
+            src = g.source
+            if src is None or not src.code or src.line <= 0 or src.file.startswith("<"):
+                continue
+            if src.file not in by_suffix:
+                hits = [f for f in out if f == src.file or f.endswith("/" + src.file)]
+                by_suffix[src.file] = hits[0] if len(hits) == 1 else None
+            path = by_suffix[src.file]
+            if path is not None:
+                out[path].setdefault(src.line, src.code.strip())
 
 
 def _function_starts(lines: list[str]) -> dict[str, list[int]]:
