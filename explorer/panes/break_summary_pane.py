@@ -25,8 +25,9 @@ from compiler_core.session.refs import source_line
 from explorer.panes.base import Pane
 from explorer.state import SelectionModel, SessionState
 
-COLUMNS = ["#", "Code", "Reason", "Where (user frame)", "Count", "Graphs split", "Ops cut"]
-_REASON_W = 380
+# Reason last: it is the longest and the details repeat it; the user frame stays in view.
+COLUMNS = ["#", "Code", "Where (user frame)", "Count", "Graphs split", "Ops cut", "Reason"]
+_WHERE_W = 300
 _FRAME_SCHEME = "frame"
 
 
@@ -75,7 +76,7 @@ class BreakSummaryPane(Pane):
             self.tree.addTopLevelItem(QTreeWidgetItem(["", "", "No graph breaks or recompiles"]))
         for col in range(len(COLUMNS)):
             self.tree.resizeColumnToContents(col)
-        self.tree.setColumnWidth(2, min(self.tree.columnWidth(2), _REASON_W))
+        self.tree.setColumnWidth(2, min(self.tree.columnWidth(2), _WHERE_W))
         top = self.tree.topLevelItem(0)
         if self.rows and top is not None:
             self.tree.setCurrentItem(top)
@@ -83,20 +84,20 @@ class BreakSummaryPane(Pane):
     def _item(self, i: int, row: DistinctBreak | RecompileCause, rank: int | None) -> QTreeWidgetItem:
         if isinstance(row, DistinctBreak):
             loc = row.location
-            cells = [str(i + 1), row.gb_code or "—", row.reason, _where(loc), str(row.count),
-                     str(row.graphs_split), str(row.ops_cut)]  # fmt: skip
+            cells = [str(i + 1), row.gb_code or "—", _where(loc), str(row.count), str(row.graphs_split),
+                     str(row.ops_cut), row.reason]  # fmt: skip
             targets: list[Ref] = list(row.refs) + ([source_line(loc.file, loc.line, rank)] if loc else [])
             tip = row.reason + (f"\n{row.first.explanation}" if row.first.explanation else "")
         else:
             loc = SourceLoc(row.file, row.line, row.function) if row.file else None
-            cells = [str(i + 1), "recompile", row.in_words(), _where(loc), str(row.count), "", ""]
+            cells = [str(i + 1), "recompile", _where(loc), str(row.count), "", "", row.in_words()]
             targets = [source_line(row.file, row.line, rank)] if row.file else []
             tip = f"{row.in_words()}\nfix: {row.fix}" if row.fix else row.in_words()
         item = QTreeWidgetItem(cells)
         item.setData(0, Qt.ItemDataRole.UserRole, targets)
         item.setData(1, Qt.ItemDataRole.UserRole, i)
-        item.setToolTip(2, tip)
-        item.setToolTip(3, f"{loc.file}:{loc.line}" if loc else "")
+        item.setToolTip(6, tip)
+        item.setToolTip(2, f"{loc.file}:{loc.line}" if loc else "")
         return item
 
     def _clicked(self, item: QTreeWidgetItem) -> None:
