@@ -23,6 +23,7 @@ from tests.conftest import ROOT
 
 SHOTS = os.environ.get("COMPILESCOPE_SHOTS")  # set to a folder to keep the screenshots
 MODEL = "/work/main/bench/models/tv_resnet_breaks.py"  # the path the GPU log names
+ITEM = "Unsupported Tensor.item() call with capture_scalar_outputs=False"
 RESNET = "/opt/torch/.venv/lib/python3.12/site-packages/torchvision/models/resnet.py"
 
 
@@ -35,7 +36,8 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> Session:
 
 def _panes(qtbot, session: Session):  # type: ignore[no-untyped-def]
     state, selection = SessionState(), SelectionModel()
-    panes = (BreakSummaryPane(state, selection), SourcePane(state, selection), LinePipelinePane(state, selection))
+    panes = (BreakSummaryPane(state, selection), SourcePane(state, selection),
+             LinePipelinePane(state, selection))  # fmt: skip
     for pane in panes:
         qtbot.addWidget(pane)
         pane.resize(1366, 768)
@@ -52,8 +54,9 @@ def _shot(pane, name: str) -> None:  # type: ignore[no-untyped-def]
 
 def test_break_rows_ranked_with_details_and_clickable_frames(qtbot, session: Session) -> None:  # type: ignore[no-untyped-def]
     selection, (pane, _source, _lines) = _panes(qtbot, session)
-    rows = [[pane.tree.topLevelItem(i).text(c) for c in range(7)] for i in range(pane.tree.topLevelItemCount())]
-    item = "Unsupported Tensor.item() call with capture_scalar_outputs=False"
+    items = [pane.tree.topLevelItem(i) for i in range(pane.tree.topLevelItemCount())]
+    rows = [[item.text(c) for c in range(7)] for item in items]
+    item = ITEM
     assert [[r[1], r[2], r[3], r[6]] for r in rows] == [
         ["GB0124", "tv_resnet_breaks.py:18 in forward", "1", item],
         ["GB0124", "tv_resnet_breaks.py:20 in forward", "1", item],
@@ -72,9 +75,9 @@ def test_source_pane_notes_under_lines_and_library_files(qtbot, session: Session
     selection, (_pane, source, lines) = _panes(qtbot, session)
     assert source.path == MODEL  # the file of the break to fix first
     notes = source.view.annotations()
-    assert notes[18][0] == "▲ graph break GB0124 Unsupported Tensor.item() call with capture_scalar_outputs=False"
+    assert notes[18][0] == f"▲ graph break GB0124 {ITEM}"
     assert [n for n in notes[20] if n.startswith("▲")] == [
-        "▲ graph break GB0124 Unsupported Tensor.item() call with capture_scalar_outputs=False",
+        f"▲ graph break GB0124 {ITEM}",
         "▲ graph break GB0059 Failed to trace builtin operator",
     ]
     block = source.view.document().findBlockByNumber(17).text()  # line 18 holds its notes

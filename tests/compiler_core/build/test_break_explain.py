@@ -75,7 +75,8 @@ def test_gpt2_logging_break_is_one_row_in_transformers(gpt2: Session) -> None:
     rows = distinct_breaks(gpt2, all_ranks=True)
     assert len(rows) == 1 and rows[0].count == 3 and rows[0].graphs_split == 3
     row = rows[0]
-    assert row.gb_code == "GB0291" and row.reason == "logging.Logger method not supported for non-export cases"
+    assert row.gb_code == "GB0291"
+    assert row.reason == "logging.Logger method not supported for non-export cases"
     assert row.location is not None and row.location.line == 4635
     assert row.location.file.endswith("site-packages/transformers/modeling_utils.py")
     assert row.location.code == "logger.warning_once("
@@ -105,7 +106,8 @@ def test_llama_recompile_in_words_with_fix(llama_dynamic: Session) -> None:
 
 
 def test_tlparse_recompiles_collapse_to_one_cause(shared_traces: Path) -> None:
-    session = import_trace(shared_traces / "inputs" / "multi_rank_logs" / "dedicated_log_torch_trace_rank_1.log")
+    log = shared_traces / "inputs" / "multi_rank_logs" / "dedicated_log_torch_trace_rank_1.log"
+    session = import_trace(log)
     rows = distinct_recompiles(session, all_ranks=True)
     assert len(rows) == 1 and rows[0].count == 14
     assert rows[0].in_words().startswith("input x dim 0 changed 2 → 3, 3 → 4, 4 → 5, … (14 changes)")
