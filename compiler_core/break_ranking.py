@@ -11,8 +11,9 @@ Cost, from what a log holds (no profile needed), in ranking order:
 - `ops_cut`: call ops in the graphs the break ends (the fused region it cuts off from the code
   after it; a break under a 500-op ResNet body costs more than one under 3 ops).
 - `count`: occurrences.
-`measured_ms` is the eager time between the graphs it separates when the session has a profiled
-step; logs and captures do not record one yet, so it stays None (and ranks nothing).
+`measured_ms` and `ops_outside` come from a capture's profiled step (`Session.eager_gaps`): the
+eager time and aten ops between the end of the graph a break ends and the next compiled region.
+Where measured, time ranks first. Imported logs hold no profile: both stay None.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ class DistinctBreak:
     graphs_split: int = 0
     ops_cut: int = 0
     measured_ms: float | None = None
+    ops_outside: int | None = None
 
     @property
     def count(self) -> int:
@@ -67,6 +69,8 @@ class DistinctBreak:
             "hints": list(self.first.hints),
             "graphs_split": self.graphs_split,
             "ops_cut": self.ops_cut,
+            "measured_ms": None if self.measured_ms is None else round(self.measured_ms, 3),
+            "ops_outside": self.ops_outside,
         }
 
 
@@ -97,6 +101,10 @@ def distinct_breaks(
             row.compile_ids.append(c.compile_id)
             row.graphs_split += 1
             row.ops_cut += ops
+            gap = session.eager_gaps.get(c.compile_id if c.rank is None else f"{c.rank}:{c.compile_id}")
+            if gap is not None:
+                row.measured_ms = (row.measured_ms or 0.0) + gap.ms
+                row.ops_outside = (row.ops_outside or 0) + gap.ops
     return sorted(rows.values(), key=lambda r: (r.rank_key(), r.key))
 
 

@@ -271,6 +271,15 @@ class Diagnostic:
 
 
 @dataclass(frozen=True)
+class EagerGap:
+    """What ran eagerly after a compile's graph, before the next compiled region, in one profiled
+    step: the measured cost of the graph break that ended that graph (build/eager_gaps.py)."""
+
+    ms: float = 0.0
+    ops: int = 0  # top-level aten ops
+
+
+@dataclass(frozen=True)
 class SessionMeta:
     torch_version: str = ""
     device: str = ""  # cpu | cuda | "NVIDIA H200"...
@@ -298,6 +307,9 @@ class Session:
     # path -> how its text in `sources` was obtained when not read as-is ("rebuilt from graph
     # comments", "local copy of transformers 5.23 at ..."), or why it is missing ("left out: ...")
     source_notes: dict[str, str] = field(default_factory=dict)
+    # compile id ("rank:id" on multi-rank runs) -> eager window after its graph, from one profiled
+    # step of a capture; empty for imported logs, which hold no profile
+    eager_gaps: dict[str, EagerGap] = field(default_factory=dict)
 
     def compile(self, compile_id: str, rank: int | None = None) -> Compile | None:
         for c in self.compiles:

@@ -26,7 +26,8 @@ from explorer.panes.base import Pane
 from explorer.state import SelectionModel, SessionState
 
 # Reason last: it is the longest and the details repeat it; the user frame stays in view.
-COLUMNS = ["#", "Code", "Where (user frame)", "Count", "Graphs split", "Ops cut", "Reason"]
+COLUMNS = ["#", "Code", "Where (user frame)", "Count", "Graphs split", "Ops cut", "Eager ms", "Reason"]
+REASON = COLUMNS.index("Reason")
 _WHERE_W = 300
 _FRAME_SCHEME = "frame"
 
@@ -84,19 +85,20 @@ class BreakSummaryPane(Pane):
     def _item(self, i: int, row: DistinctBreak | RecompileCause, rank: int | None) -> QTreeWidgetItem:
         if isinstance(row, DistinctBreak):
             loc = row.location
+            measured = "—" if row.measured_ms is None else f"{row.measured_ms:.3f} ({row.ops_outside} ops)"
             cells = [str(i + 1), row.gb_code or "—", _where(loc), str(row.count), str(row.graphs_split),
-                     str(row.ops_cut), row.reason]  # fmt: skip
+                     str(row.ops_cut), measured, row.reason]  # fmt: skip
             targets: list[Ref] = list(row.refs) + ([source_line(loc.file, loc.line, rank)] if loc else [])
             tip = row.reason + (f"\n{row.first.explanation}" if row.first.explanation else "")
         else:
             loc = SourceLoc(row.file, row.line, row.function) if row.file else None
-            cells = [str(i + 1), "recompile", _where(loc), str(row.count), "", "", row.in_words()]
+            cells = [str(i + 1), "recompile", _where(loc), str(row.count), "", "", "", row.in_words()]
             targets = [source_line(row.file, row.line, rank)] if row.file else []
             tip = f"{row.in_words()}\nfix: {row.fix}" if row.fix else row.in_words()
         item = QTreeWidgetItem(cells)
         item.setData(0, Qt.ItemDataRole.UserRole, targets)
         item.setData(1, Qt.ItemDataRole.UserRole, i)
-        item.setToolTip(6, tip)
+        item.setToolTip(REASON, tip)
         item.setToolTip(2, f"{loc.file}:{loc.line}" if loc else "")
         return item
 
@@ -128,10 +130,12 @@ class BreakSummaryPane(Pane):
         resume = ""
         if not b.resumable:
             resume = " Dynamo could not resume after it: the rest of the function ran eagerly."
+        measured = ("" if row.measured_ms is None else f" In one profiled step, {row.measured_ms:.3f} ms and "
+                    f"{row.ops_outside} ops ran eagerly between the graphs it separates.")  # fmt: skip
         parts.append(f"<p style='color:#555'>{row.count} occurrence{'s' * (row.count != 1)} in "
                      f"compile{'s' * (len(row.compile_ids) != 1)} {escape(where)}; splits "
                      f"{row.graphs_split} graph{'s' * (row.graphs_split != 1)} holding {row.ops_cut} "
-                     f"ops.{resume}</p>")  # fmt: skip
+                     f"ops.{resume}{measured}</p>")  # fmt: skip
         if b.header:
             parts.append(f"<p style='color:#777'>Dynamo: {escape(b.header)}</p>")
         self._frames = list(b.user_stack) or ([b.location] if b.location else [])

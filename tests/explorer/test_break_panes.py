@@ -55,9 +55,9 @@ def _shot(pane, name: str) -> None:  # type: ignore[no-untyped-def]
 def test_break_rows_ranked_with_details_and_clickable_frames(qtbot, session: Session) -> None:  # type: ignore[no-untyped-def]
     selection, (pane, _source, _lines) = _panes(qtbot, session)
     items = [pane.tree.topLevelItem(i) for i in range(pane.tree.topLevelItemCount())]
-    rows = [[item.text(c) for c in range(7)] for item in items]
+    rows = [[item.text(c) for c in range(8)] for item in items]
     item = ITEM
-    assert [[r[1], r[2], r[3], r[6]] for r in rows] == [
+    assert [[r[1], r[2], r[3], r[7]] for r in rows] == [
         ["GB0124", "tv_resnet_breaks.py:18 in forward", "1", item],
         ["GB0124", "tv_resnet_breaks.py:20 in forward", "1", item],
         ["GB0059", "tv_resnet_breaks.py:20 in forward", "1", "Failed to trace builtin operator"],
