@@ -94,10 +94,21 @@ class SourcePane(Pane):
         return 0
 
     def on_compile(self, current: Compile | None) -> None:
-        if current is not None and current.code is not None and current.code.file != self._path:
-            index = self.files.findData(current.code.file)
+        """Show the compile's break line when it has one (the line to fix: in GPT-2, a
+        transformers logging call), else the file of the frame it compiled."""
+        if current is None:
+            return
+        places = [b.location for b in current.graph_breaks if b.location is not None]
+        if current.code is not None:
+            places.append(current.code)
+        for loc in places:
+            index = self.files.findData(loc.file)
             if index >= 0:
-                self.files.setCurrentIndex(index)
+                if loc.file != self._path:
+                    self.files.setCurrentIndex(index)
+                if loc is not current.code:
+                    self.view.scroll_to_line(loc.line)
+                return
 
     def _rank(self) -> int | None:
         current = self.state.current
