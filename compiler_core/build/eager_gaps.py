@@ -13,6 +13,7 @@ tested on real profiles and usable on exported traces.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterable
 
 from compiler_core.session.model import EagerGap
@@ -28,15 +29,18 @@ def eager_gaps(events: list[Event]) -> dict[str, EagerGap]:
 
     A compile that ran several times in the step (a loop) sums its windows."""
     regions = sorted((e for e in events if e[0].startswith(REGION)), key=lambda e: (e[1], -e[2]))
-    calls = [e for e in events if e[0].startswith(GRAPH_CALLS)]
+    calls = sorted((e for e in events if e[0].startswith(GRAPH_CALLS)), key=lambda e: e[1])
     aten = sorted((e for e in events if e[0].startswith("aten::")), key=lambda e: (e[1], -e[2]))
+    call_starts = [c[1] for c in calls]
+    aten_starts = [e[1] for e in aten]  # a training step has ~1e5 aten events: bisect, not scan
     out: dict[str, EagerGap] = {}
-    for name, start, end, thread in regions:
-        nested = [r[1] for r in regions if r[3] == thread and start < r[1] and r[2] <= end]
-        stop = min(nested, default=end)
-        graph_end = max((c[2] for c in calls if c[3] == thread and start <= c[1] < stop and c[2] <= stop),
-                        default=start)  # fmt: skip
-        ops = _top_level(e for e in aten if e[3] == thread and graph_end <= e[1] and e[2] <= stop)
+    for i, (name, start, end, thread) in enumerate(regions):
+        # regions are sorted by start, so the first nested one is the next region inside this one
+        stop = next((r[1] for r in regions[i + 1 :] if r[3] == thread and r[2] <= end and r[1] < end), end)
+        in_window = calls[bisect_left(call_starts, start) : bisect_left(call_starts, stop)]
+        graph_end = max((c[2] for c in in_window if c[3] == thread and c[2] <= stop), default=start)
+        window = aten[bisect_left(aten_starts, graph_end) : bisect_left(aten_starts, stop)]
+        ops = _top_level(e for e in window if e[3] == thread and e[2] <= stop)
         cid = name[len(REGION) :].strip()
         prev = out.get(cid, EagerGap(0.0, 0))
         out[cid] = EagerGap(prev.ms + max(0.0, stop - graph_end) / 1000.0, prev.ops + ops)

@@ -75,6 +75,8 @@ def build_session(streams: Iterable[tuple[str, int | None, Iterable[Record]]], *
                 merged.update(part.provenance.get("preToPost") or {})
             pre_to_post[(acc.rank, acc.compile_id)] = merged
     srcs, source_notes = collect_sources(compiles, sources)
+    diagnostics.extend(Diagnostic("info", f"source of {path} {note}", path=path, stage="build")
+                       for path, note in source_notes.items() if note.startswith("left out"))  # fmt: skip
     lb = LinkBuilder()
     user_files = set(srcs)
     for c in compiles:

@@ -233,7 +233,8 @@ def collect_sources(
         quoted = quotes.get(path, {})
         text, note, other = _local_text(path, quoted, dirs)
         if text is not None and used + len(text) > total_cap:
-            text, note = None, f"left out: over the {total_cap >> 20} MB cap on stored sources"
+            cap = f"{total_cap >> 20} MB" if total_cap >= 1 << 20 else f"{total_cap >> 10} kB"
+            text, note = None, f"left out: over the {cap} cap on stored sources"
         if text is None:
             if not quoted:
                 if note:

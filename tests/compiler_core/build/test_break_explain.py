@@ -131,3 +131,13 @@ def test_tlparse_restart_reasons_deduplicated(shared_traces: Path) -> None:
 )
 def test_other_guards_in_words(reason: str, words: str) -> None:
     assert explain(reason)[0].startswith(words)
+
+
+def test_source_cap_keeps_quoted_lines_and_says_so(gpt2: Session) -> None:
+    from compiler_core.build.user_sources import collect_sources
+
+    sources, notes = collect_sources(list(gpt2.compiles), total_cap=4000)
+    capped = [p for p, n in notes.items() if n.startswith("left out: over the")]
+    assert capped, notes
+    for path in capped:  # what did not fit keeps the lines the log quotes, at their numbers
+        assert "rebuilt from the log" in notes[path] and sources[path].strip()
