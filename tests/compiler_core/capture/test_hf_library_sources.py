@@ -57,3 +57,5 @@ def test_capture_stores_transformers_sources_and_break(tmp_path: Path) -> None:
     assert gpt2 in session.sources and not session.source_notes.get(gpt2)
     assert str(model) in session.sources
     assert not any("compiler_core" in p for p in session.sources)
+    # the capture's profiled step measured what the break leaves to eager
+    assert rows[0].measured_ms is not None and rows[0].measured_ms > 0
