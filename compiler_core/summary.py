@@ -2,7 +2,9 @@
 
 Counts follow the records a user would count in the log: `graphs` are Dynamo output graphs,
 `kernels` are generated kernel definitions (Triton / C++), extern calls are counted apart.
-Saved-tensor bytes de-duplicate views of one storage within a compile.
+Saved-tensor bytes de-duplicate views of one storage within a compile. `break_reasons` are
+Dynamo's specific reasons (not its generic "Encountered graph break ..." header);
+`distinct_breaks` and `distinct_recompiles` group them per cause over all ranks, most costly first.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from compiler_core.break_ranking import distinct_breaks
+from compiler_core.recompile_explain import distinct_recompiles
 from compiler_core.session.model import Compile, Session
 from compiler_core.timeline.stats import speedups
 
@@ -20,10 +24,10 @@ def summarize(session: Session) -> dict[str, Any]:
         "compile_ids": [_label(c) for c in compiles],
         "graphs": sum(1 for c in compiles if c.dynamo_graph is not None),
         "graph_breaks": sum(len(c.graph_breaks) for c in compiles),
-        "break_reasons": [
-            gb.reason.splitlines()[0] if gb.reason else "" for c in compiles for gb in c.graph_breaks
-        ],
+        "break_reasons": [gb.reason for c in compiles for gb in c.graph_breaks],
+        "distinct_breaks": [row.as_dict() for row in distinct_breaks(session, all_ranks=True)],
         "recompiles": sum(1 for c in compiles if c.recompile_reasons),
+        "distinct_recompiles": [row.as_dict() for row in distinct_recompiles(session, all_ranks=True)],
         "graph_op_counts": [_op_count(c) for c in compiles if c.dynamo_graph is not None],
         "aot_forward_graphs": sum(1 for c in compiles if c.aot and c.aot.forward is not None),
         "aot_backward_graphs": sum(1 for c in compiles if c.aot and c.aot.backward is not None),

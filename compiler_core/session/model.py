@@ -73,10 +73,23 @@ class Graph:
 
 @dataclass(frozen=True)
 class GraphBreak:
+    """One graph break as Dynamo logged it (see build/graph_breaks.py for the text it reads).
+
+    `reason` is the specific cause ("Unsupported Tensor.item() call ..."), not Dynamo's generic
+    `header` ("Encountered graph break when attempting to trace CALL ..."). `location` is the
+    deepest frame of `user_stack` outside torch: the line a user would change.
+    """
+
     reason: str
     location: SourceLoc | None = None
     user_stack: tuple[SourceLoc, ...] = ()
     graph_index: int = 0  # Dynamo graphs in this frame captured before the break
+    header: str = ""
+    gb_code: str = ""  # e.g. "GB0124", from the documentation link torch logs
+    doc_url: str = ""
+    explanation: str = ""
+    hints: tuple[str, ...] = ()
+    resumable: bool = True  # False: Dynamo skipped the rest of the function (it runs eagerly)
 
 
 @dataclass(frozen=True)
@@ -285,6 +298,15 @@ class Diagnostic:
 
 
 @dataclass(frozen=True)
+class EagerGap:
+    """What ran eagerly after a compile's graph, before the next compiled region, in one profiled
+    step: the measured cost of the graph break that ended that graph (build/eager_gaps.py)."""
+
+    ms: float = 0.0
+    ops: int = 0  # top-level aten ops
+
+
+@dataclass(frozen=True)
 class SessionMeta:
     torch_version: str = ""
     device: str = ""  # cpu | cuda | "NVIDIA H200"...
@@ -310,6 +332,12 @@ class Session:
     diagnostics: tuple[Diagnostic, ...] = ()
     schema_version: int = SCHEMA_VERSION
     memory_budget: tuple[BudgetPoint, ...] = ()  # activation-memory-budget sweep (stages/memory_budget)
+    # path -> how its text in `sources` was obtained when not read as-is ("rebuilt from graph
+    # comments", "local copy of transformers 5.23 at ..."), or why it is missing ("left out: ...")
+    source_notes: dict[str, str] = field(default_factory=dict)
+    # compile id ("rank:id" on multi-rank runs) -> eager window after its graph, from one profiled
+    # step of a capture; empty for imported logs, which hold no profile
+    eager_gaps: dict[str, EagerGap] = field(default_factory=dict)
 
     def compile(self, compile_id: str, rank: int | None = None) -> Compile | None:
         for c in self.compiles:
