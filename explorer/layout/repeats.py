@@ -24,6 +24,7 @@ from explorer.layout.module_groups import ROOT, GroupTree
 _PLAIN_TARGET = re.compile(r"[\w.]+")
 _DIGITS = re.compile(r"\d+")
 FOLD_MIN = 2
+_CALL_SUFFIX = re.compile(r" \(\d+\)$")
 
 
 def op_token(op: str, target: str) -> str:
@@ -89,6 +90,7 @@ def fold_repeats(tree: GroupTree, arrays: GraphArrays) -> GroupTree:
                 run = first_of[c]
                 a, b = sorted((tree.label[run[0]], tree.label[run[-1]]), key=int)
                 name = tree.label[g] if g != ROOT and not tree.is_section[g] else ""
+                name = _CALL_SUFFIX.sub("", name)  # `h (2)`: the second call of `h` still holds `h.3`
                 label = f"{name}.{a}–{b} × {len(run)}" if name else f"{a}–{b} × {len(run)}"
                 f = out.add(new_id[g], label, f"{tree.path[g]}/{a}–{b}")
                 out.fold.append(f)
