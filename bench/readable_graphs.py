@@ -43,8 +43,8 @@ def _strip(g: Graph | None) -> Graph | None:
 def _without_paths(c: Compile) -> Compile:
     aot = c.aot
     if aot is not None:
-        aot = replace(aot, joint=_strip(aot.joint), forward=_strip(aot.forward), backward=_strip(aot.backward),
-                      inference=_strip(aot.inference))  # fmt: skip
+        aot = replace(aot, joint=_strip(aot.joint), forward=_strip(aot.forward),
+                      backward=_strip(aot.backward), inference=_strip(aot.inference))  # fmt: skip
     outs = tuple(replace(o, post_grad=_strip(o.post_grad), pre_grad=_strip(o.pre_grad)) for o in c.inductor)
     return replace(c, dynamo_graph=_strip(c.dynamo_graph), aot=aot, inductor=outs)
 

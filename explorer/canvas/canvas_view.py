@@ -126,8 +126,8 @@ class CanvasView(QWidget):
         self.update()
 
     def show_top(self) -> None:
-        """First view: fit, unless that makes labels illegible; then a legible zoom at the
-        top-left corner (not the middle of a wide drawing, which may be empty)."""
+        """First view: fit, unless that makes labels illegible; then a legible zoom at the top,
+        the leftmost top item at the left edge (a wide drawing's corner or middle may be empty)."""
         self.fit()
         if self.state is None or self.scale * 30.0 >= LABEL_MIN_PX:
             return
@@ -135,8 +135,11 @@ class CanvasView(QWidget):
         self.scale = max(FIRST_VIEW_SCALE, min(1.0, (self.width() - 40.0) / max(s.width, 1.0)))
         if s.width * self.scale <= self.width() - 40.0:
             self.tx = (self.width() - s.width * self.scale) / 2
-        else:
-            self.tx = 20.0  # reading order: the top-left corner, where the graph's inputs are
+        else:  # reading order: the leftmost of the topmost items at the left edge
+            vis = np.flatnonzero(s.visible)
+            top = vis[np.argsort(s.y[vis] - s.h[vis] / 2, kind="stable")[:5]] if len(vis) else vis
+            left = float(np.min(s.x[top] - s.w[top] / 2)) if len(top) else 0.0
+            self.tx = 20.0 - max(0.0, left - 20.0) * self.scale
         self.ty = 20.0
         self.viewChanged.emit()
         self.update()
