@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from compiler_core.safe_paths import atomic_write_text
 from compiler_core.session.model import StepSample, TimelineEvent
 
 CSV_COLUMNS = ("mode", "step", "ms", "warmup", "peak_mem_bytes", "baseline_for", "events")
@@ -76,10 +77,10 @@ def _meta(name: str, tid: int, value: str) -> dict[str, Any]:
 
 
 def write_csv(path: str | Path, samples: Sequence[StepSample], events: Sequence[TimelineEvent] = ()) -> None:
-    Path(path).write_text(samples_csv(samples, events), encoding="utf-8")
+    atomic_write_text(Path(path), samples_csv(samples, events))
 
 
 def write_chrome_trace(
     path: str | Path, samples: Sequence[StepSample], events: Sequence[TimelineEvent] = ()
 ) -> None:
-    Path(path).write_text(json.dumps(chrome_trace(samples, events)), encoding="utf-8")
+    atomic_write_text(Path(path), json.dumps(chrome_trace(samples, events)))

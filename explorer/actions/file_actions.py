@@ -15,6 +15,7 @@ from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QFileDialog, QMenu, QMessageBox, QPushButton
 
+from compiler_core.safe_paths import safe_name
 from compiler_core.session import Session, save
 from compiler_core.worker.protocol import CaptureSpec, default_cache_dir
 from explorer.actions.capture_dialog import CaptureOptionsDialog, CaptureProgressDialog
@@ -31,7 +32,7 @@ RECENT_LIMIT = 10
 
 
 def autosave_path(model_path: str) -> Path:
-    return default_cache_dir() / "autosave" / f"{Path(model_path).stem}.json"
+    return default_cache_dir() / "autosave" / f"{safe_name(Path(model_path).stem, 'model')}.json"
 
 
 class FileActions(QObject):
