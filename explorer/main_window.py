@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
-from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QTabBar, QWidget
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QTabBar, QWidget
 
 from compiler_core.session import Session
 from explorer.actions.export_actions import ExportActions
 from explorer.actions.file_actions import FileActions
 from explorer.pane_registry import PANES, PaneSpec
+from explorer.plain_text import clip, plain_label
 from explorer.state import SelectionModel, SessionState
 from explorer.state.compile_status import status_summary
 from explorer.toolbar import NavigationBar
@@ -49,7 +50,7 @@ class MainWindow(QMainWindow):
         self.navigation = NavigationBar(self.state, self.selection, self)
         self.navigation.stageRequested.connect(self.show_stage)
         self.addToolBar(self.navigation)
-        self.status_label = QLabel("No session loaded. File ▸ Open… or drop a file here.")
+        self.status_label = plain_label("No session loaded. File ▸ Open… or drop a file here.")
         self.statusBar().addWidget(self.status_label, 1)
         self.state.sessionChanged.connect(self._update_status)
         self.files = FileActions(self)
@@ -64,7 +65,7 @@ class MainWindow(QMainWindow):
         """Light panes now; canvas and plot panes (pyqtgraph costs ~0.5 s to import) right after
         the window is shown, one per event-loop turn, so the window comes up at once."""
         for spec in (p for p in PANES if p.available()):
-            placeholder = QLabel(f"{spec.title}: loading…")
+            placeholder = plain_label(f"{spec.title}: loading…")
             placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
             self._add_dock(spec.key, spec.title, placeholder, spec.stage)
             if spec.deferred:
@@ -173,7 +174,7 @@ class MainWindow(QMainWindow):
         self.ensure_panes()
         self.state.set_session(session, source_path)
         title = source_path or session.meta.origin_path or "session"
-        self.setWindowTitle(f"CompileScope — {title}")
+        self.setWindowTitle(f"CompileScope — {clip(title, 300, 1)}")
 
     def _update_status(self, session: Session) -> None:
         meta = session.meta
@@ -184,7 +185,7 @@ class MainWindow(QMainWindow):
             f"mode: {meta.mode or '?'}",
             status_summary(session.compiles), f"{graphs} graphs", f"{breaks} breaks", f"{kernels} kernels",
         ]
-        self.status_label.setText("  ·  ".join(parts))
+        self.status_label.setText(clip("  ·  ".join(parts), 500, 1))
 
     # ----- layout persistence -----
     def restore_layout(self) -> None:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QComboBox, QLabel, QToolBar, QWidget
+from PySide6.QtWidgets import QComboBox, QToolBar, QWidget
 
 from compiler_core.session import Compile, Session
+from explorer.plain_text import plain_label
 from explorer.state import SelectionModel, SessionState
 from explorer.state.session_state import compile_key
 
@@ -48,18 +49,18 @@ class NavigationBar(QToolBar):
         self.stage_actions: dict[str, QAction] = {}
         for i, (key, label) in enumerate(STAGES):
             if i:
-                self.addWidget(QLabel(" → "))
+                self.addWidget(plain_label(" → "))
             action = QAction(label, self)
             action.triggered.connect(lambda _=False, k=key: self.stageRequested.emit(k))
             self.addAction(action)
             self.stage_actions[key] = action
         self.addSeparator()
-        self.addWidget(QLabel(" Compile "))
+        self.addWidget(plain_label(" Compile "))
         self.compiles = QComboBox()
         self.compiles.setMinimumContentsLength(24)
         self.compiles.activated.connect(self._compile_picked)
         self.addWidget(self.compiles)
-        self.rank_label = QLabel(" Rank ")
+        self.rank_label = plain_label(" Rank ")
         self.ranks = QComboBox()
         self.ranks.activated.connect(self._rank_picked)
         self.rank_label_action = self.addWidget(self.rank_label)

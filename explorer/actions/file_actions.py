@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QApplication, QFileDialog, QMenu, QMessageBox, QPushButton
+from PySide6.QtWidgets import QApplication, QFileDialog, QMenu, QPushButton
 
 from compiler_core.safe_paths import safe_name
 from compiler_core.session import Session, save
@@ -21,6 +21,7 @@ from compiler_core.worker.protocol import CaptureSpec, default_cache_dir
 from explorer.actions.capture_dialog import CaptureOptionsDialog, CaptureProgressDialog
 from explorer.actions.loading import MODEL, BackgroundLoader, kind_of
 from explorer.actions.timeline_runs import TimelineRuns
+from explorer.plain_text import clip, show_problem
 from explorer.worker_process import WorkerOutcome, WorkerProcess
 
 if TYPE_CHECKING:
@@ -129,7 +130,7 @@ class FileActions(QObject):
 
     def _load_failed(self, path: str, message: str) -> None:
         self.window.statusBar().clearMessage()
-        QMessageBox.warning(self.window, "Could not open", f"{path}\n\n{message}")
+        show_problem(self.window, "Could not open", f"{path}\n\n{message}")
 
     def ask_and_capture(self, path: str) -> bool:
         self._remember(path)  # in Recent even if cancelled; Recent leads back to this dialog
@@ -191,7 +192,7 @@ class FileActions(QObject):
     def _capture_load_failed(self, path: str, message: str) -> None:
         # a partial trace may not import; the progress dialog already shows the fate
         self.loading_capture = False
-        self.window.statusBar().showMessage(f"Nothing usable recorded: {message}")
+        self.window.statusBar().showMessage(clip(f"Nothing usable recorded: {message}", 300, 1))
 
     def offer_rerun(self, model_path: str) -> None:
         """A pre-recorded session is shown; let the user re-run the capture with one click."""

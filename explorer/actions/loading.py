@@ -12,6 +12,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 
 from compiler_core.session import Session, load
+from explorer.plain_text import clip
 
 MODEL, TRACE, SESSION = "model", "trace", "session"
 
@@ -61,6 +62,6 @@ class BackgroundLoader(QObject):
         try:
             session = load_any(path)
         except Exception as exc:  # shown to the user verbatim; the app stays usable
-            self.failed.emit(path, f"{type(exc).__name__}: {exc}")
+            self.failed.emit(path, f"{type(exc).__name__}: {clip(exc)}")  # 300 MB messages exist
             return
         self.loaded.emit(path, session)

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, Signal
 from PySide6.QtGui import QColor, QCursor, QPainterPath
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QToolButton, QToolTip, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QToolButton, QToolTip, QVBoxLayout, QWidget
 
 from compiler_core.session import Graph
 from explorer.canvas.canvas_view import CanvasView, EdgeStyle, RenderState
@@ -25,6 +25,7 @@ from explorer.canvas.minimap import Minimap
 from explorer.canvas.node_text import group_tooltip, node_tooltip
 from explorer.canvas.scene_paths import node_paths, rects_path
 from explorer.layout import GraphArrays, from_sections
+from explorer.plain_text import plain_label
 
 OP_COLORS = ["#dce8f7", "#d8ecd0", "#e6e0f0", "#e0e0e0"]  # call, placeholder, get_attr, output
 
@@ -44,7 +45,7 @@ class GraphCanvas(QWidget):
         self.search_box = QLineEdit(self)
         self.search_box.setPlaceholderText("Search name / op / target, Enter for next")
         self.search_box.returnPressed.connect(self._search_next)
-        self.status = QLabel(self)
+        self.status = plain_label(parent=self)
         fit = QToolButton(self)
         fit.setText("Fit")
         fit.clicked.connect(self.fit_to_view)

@@ -11,13 +11,14 @@ from __future__ import annotations
 from functools import partial
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QSplitter, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QSplitter, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
 from compiler_core.session import AotInfo, Compile, Ref, RefKind, SavedTensor
 from compiler_core.session.refs import graph_key, split_graph_key
 from explorer.canvas import EdgeStyle
 from explorer.panes.base import Pane
 from explorer.panes.graph_view import GraphSection, make_graph_view
+from explorer.plain_text import plain_label
 from explorer.state import SelectionModel, SessionState
 from explorer.state.palette import SAVED
 
@@ -81,7 +82,7 @@ class AotPane(Pane):
         self.table.setHeaderLabels(TABLE_COLUMNS)
         self.table.setRootIsDecorated(False)
         self.table.itemClicked.connect(self._tensor_clicked)
-        self.totals = QLabel()
+        self.totals = plain_label()
         self.totals.setWordWrap(True)
         lower = QWidget()
         lower_layout = QVBoxLayout(lower)

@@ -9,12 +9,13 @@ the reason Inductor logged ("out of resource: shared memory").
 from __future__ import annotations
 
 import pyqtgraph as pg
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QListWidget, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QListWidget, QSplitter, QVBoxLayout, QWidget
 
 from compiler_core.session import AutotuneResult, Compile, Session
 from compiler_core.session.model import AutotuneChoice
 from compiler_core.stages import ranked
 from explorer.panes.base import Pane
+from explorer.plain_text import clip, plain_label, rich, rich_label
 from explorer.state import SelectionModel, SessionState
 
 WINNER = "#59a14f"
@@ -49,8 +50,8 @@ class AutotunePane(Pane):
         self.ops.currentRowChanged.connect(self.show_result)
         self.plot = pg.PlotWidget(background="w")
         self.plot.setLabel("bottom", "time (ms)")
-        self.header = QLabel()
-        self.failures = QLabel()
+        self.header = rich_label()
+        self.failures = plain_label()
         self.failures.setWordWrap(True)
         right = QWidget()
         col = QVBoxLayout(right)
@@ -88,11 +89,12 @@ class AutotunePane(Pane):
         graph, r = self.results[index]
         timed, failed = ranked(r)
         tuning = f", tuning {r.tuning_s:.2f} s" if r.tuning_s is not None else ""
-        self.header.setText(f"<b>{r.op}</b> ({graph}) {r.shape}: {len(r.choices)} candidates, "
-                            f"winner <b>{r.winner or '—'}</b>{tuning}")
+        template = "<b>{op}</b> ({graph}) {shape}: {n} candidates, winner <b>{winner}</b>{tuning}"
+        self.header.setText(rich(template, op=r.op, graph=graph, shape=r.shape, n=len(r.choices),
+                                 winner=r.winner or "—", tuning=tuning))
         self._bars(timed, r.winner)
         reasons = "; ".join(f"{c.name}: {c.error}" for c in failed)
-        self.failures.setText(f"Failed: {reasons}" if failed else "")
+        self.failures.setText(clip(f"Failed: {reasons}") if failed else "")
 
     def _bars(self, timed: list[AutotuneChoice], winner: str) -> None:
         n = len(timed)

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem, QVBoxLayout
 from compiler_core.session import Ref, RefKind, Session
 from compiler_core.session.refs import source_line
 from explorer.panes.base import Pane
+from explorer.plain_text import tip
 from explorer.state import SelectionModel, SessionState
 
 BreakKey = tuple[str, str, int]  # reason, file, line (line 0 when unknown)
@@ -57,8 +58,8 @@ class BreakSummaryPane(Pane):
         for (reason, file, line), count, refs in summarize_breaks(session, rank):
             where = f"{Path(file).name}:{line}" if file else "(unknown)"
             item = QTreeWidgetItem([str(count), reason.splitlines()[0] if reason else "", where])
-            item.setToolTip(1, reason)
-            item.setToolTip(2, f"{file}:{line}")
+            item.setToolTip(1, tip(reason))
+            item.setToolTip(2, tip(f"{file}:{line}"))
             targets = list(refs) + ([source_line(file, line, rank)] if file else [])
             item.setData(0, Qt.ItemDataRole.UserRole, targets)
             self.tree.addTopLevelItem(item)

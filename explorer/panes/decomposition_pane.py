@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtWidgets import QLabel, QVBoxLayout
+from PySide6.QtWidgets import QVBoxLayout
 
 from compiler_core.session import Compile, Ref, Session
 from compiler_core.stages import DecompRow, decomposition_summary, decomposition_table, rows_for_refs
 from explorer.panes.base import Pane
 from explorer.panes.stage_table import StageTable
+from explorer.plain_text import plain_label
 from explorer.state import SelectionModel, SessionState
 
 COLUMNS = ("Op", "Node", "Line", "After decomposition (forward)", "Backward ops", "Kernels")
@@ -40,7 +41,7 @@ class DecompositionPane(Pane):
     def __init__(self, state: SessionState, selection: SelectionModel) -> None:
         super().__init__(state, selection)
         self.rows: list[DecompRow] = []
-        self.summary = QLabel()
+        self.summary = plain_label()
         self.summary.setWordWrap(True)
         self.table = StageTable(COLUMNS)
         self.table.cellClicked.connect(self._clicked)

@@ -11,11 +11,12 @@ from functools import partial
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QLabel, QSplitter, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QSplitter, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
 from compiler_core.session import Compile, InductorOutput, Kernel, Ref
 from explorer.panes.base import Pane
 from explorer.panes.graph_view import GraphSection, make_graph_view
+from explorer.plain_text import plain_label, tip
 from explorer.state import SelectionModel, SessionState
 from explorer.state.palette import SELECT_COLOR_HEX, color_for, color_icon
 from explorer.state.stage_refs import kernel_ref, post_grad_ref
@@ -46,7 +47,7 @@ class InductorPane(Pane):
 
     def __init__(self, state: SessionState, selection: SelectionModel) -> None:
         super().__init__(state, selection)
-        self.header = QLabel()
+        self.header = plain_label()
         self.graphs = make_graph_view()
         self.graphs.nodeClicked.connect(lambda ref: self.selection.select({ref}))
         self.kernels = QTreeWidget()
@@ -100,7 +101,7 @@ class InductorPane(Pane):
         loc = len(k.source.splitlines())
         item = QTreeWidgetItem([k.name, _kind(k), k.graph, str(len(k.fused_nodes)), str(loc)])
         item.setIcon(0, color_icon(color_for(k.name)))
-        item.setToolTip(3, ", ".join(k.fused_nodes))
+        item.setToolTip(3, tip(", ".join(k.fused_nodes)))
         ref = kernel_ref(c, k)
         item.setData(0, Qt.ItemDataRole.UserRole, ref)
         self.kernels.addTopLevelItem(item)

@@ -8,12 +8,13 @@ anything that maps to a kernel switches the pane to that kernel.
 from __future__ import annotations
 
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QComboBox, QLabel, QVBoxLayout
+from PySide6.QtWidgets import QComboBox, QVBoxLayout
 
 from compiler_core.session import Compile, Kernel, Ref, RefKind
 from compiler_core.session.refs import graph_key
 from explorer.panes.base import Pane
 from explorer.panes.code_view import CodeView
+from explorer.plain_text import plain_label
 from explorer.state import SelectionModel, SessionState
 from explorer.state.palette import color_for, color_icon
 from explorer.state.stage_refs import kernel_ref
@@ -31,7 +32,7 @@ class KernelCodePane(Pane):
         self.picker.currentIndexChanged.connect(self._show)
         self.view = CodeView()
         self.view.lineClicked.connect(self._clicked)
-        self.info = QLabel()
+        self.info = plain_label()
         self.info.setWordWrap(True)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)

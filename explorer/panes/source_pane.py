@@ -10,12 +10,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QComboBox, QLabel, QVBoxLayout
+from PySide6.QtWidgets import QComboBox, QVBoxLayout
 
 from compiler_core.session import Compile, Ref, RefKind, Session
 from compiler_core.session.refs import source_line, split_source_key
 from explorer.panes.base import Pane
 from explorer.panes.code_view import CodeView
+from explorer.plain_text import plain_label, tip
 from explorer.state import SelectionModel, SessionState
 from explorer.state.line_facts import LineFacts, line_facts
 from explorer.state.palette import BROKE, CAPTURED, RECOMPILED, color_for
@@ -31,7 +32,7 @@ class SourcePane(Pane):
         self.files.currentIndexChanged.connect(self._show_file)
         self.view = CodeView()
         self.view.lineClicked.connect(self._clicked)
-        self.legend = QLabel("green: captured · stripes: fused into kernel · ▶ red: graph break")
+        self.legend = plain_label("green: captured · stripes: fused into kernel · ▶ red: graph break")
         self.legend.setStyleSheet("color: #666")
         self.legend.setWordWrap(True)
         layout = QVBoxLayout(self)
@@ -52,7 +53,7 @@ class SourcePane(Pane):
         self.files.clear()
         for path in session.sources:
             self.files.addItem(Path(path).name, path)
-            self.files.setItemData(self.files.count() - 1, path, 3)  # tooltip role
+            self.files.setItemData(self.files.count() - 1, tip(path), 3)  # tooltip role
         self.files.setVisible(self.files.count() > 1)
         self.files.blockSignals(False)
         self._show_file(0)

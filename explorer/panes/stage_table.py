@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
 
+from explorer.plain_text import tip
 from explorer.state.palette import SELECT_COLOR_HEX
 
 
@@ -33,7 +34,7 @@ class StageTable(QTableWidget):
             for c, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 if tooltips is not None and tooltips[r]:
-                    item.setToolTip(tooltips[r])
+                    item.setToolTip(tip(tooltips[r]))
                 self.setItem(r, c, item)
 
     def highlight(self, rows: set[int], bold: set[int] | None = None) -> None:
