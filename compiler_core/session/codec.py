@@ -106,6 +106,9 @@ def session_from_dict(data: Any) -> Session:
         )
     if version < 1:
         raise SessionFormatError(f"schema {version} is older than any released format")
+    from compiler_core.session.validate import validate_session  # it subclasses SessionFormatError
+
+    validate_session(data)  # a wrong type stops here with its field path, never reaching Qt
     result: Session = from_jsonable(Session, data)
     return result
 
@@ -117,7 +120,7 @@ def dumps(session: Session, indent: int | None = None) -> str:
 def loads(text: str | bytes) -> Session:
     try:
         data = json.loads(text)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:  # deep nesting too
         raise SessionFormatError(f"not valid JSON: {exc}") from exc
     return session_from_dict(data)
 
