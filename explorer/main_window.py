@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QDockWidget, QMainWindow, QTabBar, QWidget
 from compiler_core.session import Session
 from explorer.actions.export_actions import ExportActions
 from explorer.actions.file_actions import FileActions
+from explorer.diagnostics_banner import DiagnosticsBanner
 from explorer.pane_registry import PANES, PaneSpec
 from explorer.plain_text import clip, plain_label
 from explorer.state import SelectionModel, SessionState
@@ -50,6 +51,11 @@ class MainWindow(QMainWindow):
         self.navigation = NavigationBar(self.state, self.selection, self)
         self.navigation.stageRequested.connect(self.show_stage)
         self.addToolBar(self.navigation)
+        self.addToolBarBreak()
+        self.banner = DiagnosticsBanner(self)  # a damaged log says so, without a modal dialog
+        self.banner.showRequested.connect(self.show_diagnostics)
+        self.addToolBar(self.banner)
+        self.state.sessionChanged.connect(self.banner.set_session)
         self.status_label = plain_label("No session loaded. File ▸ Open… or drop a file here.")
         self.statusBar().addWidget(self.status_label, 1)
         self.state.sessionChanged.connect(self._update_status)
@@ -169,6 +175,12 @@ class MainWindow(QMainWindow):
                 dock.show()
                 dock.raise_()
 
+    def show_diagnostics(self) -> None:
+        dock = self.docks.get("DiagnosticsPane")
+        if dock is not None:
+            dock.show()
+            dock.raise_()
+
     # ----- session -----
     def set_session(self, session: Session, source_path: str = "") -> None:
         self.ensure_panes()
@@ -196,6 +208,7 @@ class MainWindow(QMainWindow):
         if isinstance(state, QByteArray):
             self.restoreState(state, LAYOUT_VERSION)
             self._hide_stale_tab_bars()
+        self.banner.set_session(self.state.session)  # the saved state may hold the banner shown
 
     def save_layout(self) -> None:
         self.settings.setValue("window/geometry", self.saveGeometry())
@@ -207,6 +220,7 @@ class MainWindow(QMainWindow):
         for dock in self.docks.values():
             dock.show()
         self._hide_stale_tab_bars()
+        self.banner.set_session(self.state.session)
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         if event.mimeData().hasUrls():
