@@ -23,7 +23,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def damaged_log(tmp_path: Path) -> Path:
-    lines = gzip.decompress((FIXTURES / "traces" / "tlparse_simple.log.gz").read_bytes()).decode().splitlines()
+    real = gzip.decompress((FIXTURES / "traces" / "tlparse_simple.log.gz").read_bytes()).decode()
+    lines = real.splitlines()
     lines.insert(40, "this is not a log line")
     lines.insert(60, 'V1206 15:18:20.254000 1500233 torch/x.py:1] {"dynamo_start": {"stack": [')
     text = "\n".join(lines)
