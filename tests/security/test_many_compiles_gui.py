@@ -28,7 +28,9 @@ N = 25_000
 def many() -> Session:
     timed = [CompileMetrics(total_s=t / 10) for t in range(97)]
     return Session(compiles=tuple(
-        Compile(compile_id=f"{i}/0", frame_id=i, frame_compile_id=0, metrics=timed[i % 97]) for i in range(N)))
+        Compile(compile_id=f"{i}/0", frame_id=i, frame_compile_id=0, metrics=timed[i % 97])
+        for i in range(N)
+    ))
 
 
 def test_many_compiles_are_paged_and_capped(qtbot: QtBot, window: MainWindow, many: Session) -> None:
