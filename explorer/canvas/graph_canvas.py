@@ -362,13 +362,13 @@ class GraphCanvas(QWidget):
             return
         n = res.arrays.n
         if item < n:
-            QToolTip.showText(
+            QToolTip.showText(  # markup: ours, data escaped by node_text
                 QCursor.pos(), node_tooltip(res.arrays.nodes[item], res.arrays.module_paths[item])
             )
             self.nodeHovered.emit(res.arrays.ids[item])
         else:
             g = item - n
-            QToolTip.showText(
+            QToolTip.showText(  # markup: ours, data escaped by node_text
                 QCursor.pos(), group_tooltip(self.group_path(g), res.tree.size[g], g in res.expanded)
             )
 

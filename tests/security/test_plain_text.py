@@ -9,7 +9,9 @@ GUI thread read /dev/zero until memory ran out, so finishing at all is part of t
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
@@ -124,3 +126,27 @@ def test_tooltips_keep_text_verbatim_and_messages_are_clipped() -> None:
             raise RuntimeError("no")
 
     assert "unprintable" in clip(UnprintableError())
+
+
+def test_the_explorer_makes_labels_and_data_tooltips_only_through_plain_text() -> None:
+    """The structural half: no bare QLabel, no tooltip or message box fed data directly. A new
+    widget that needs an exception says why on its line with `# markup: ours`."""
+    root = Path(__file__).resolve().parents[2] / "explorer"
+    rules = {
+        "bare QLabel (use plain_label/rich_label)": re.compile(r"\bQLabel\("),
+        "tooltip not through tip()": re.compile(
+            r"^(?!.*(\btip\(|node_tooltip|group_tooltip))"  # escaped by us, or ...
+            r".*(setToolTip|showText)\((\d+, )?(?!\")"),  # ... a literal of ours
+        "tooltip role not through tip()": re.compile(r"^(?!.*\btip\().*setItemData\(.*,\s*3\)"),
+        "QMessageBox helper (guesses rich text)": re.compile(r"QMessageBox\.(warning|critical|question)\("),
+        "setHtml": re.compile(r"\.setHtml\("),
+    }
+    found = []
+    for path in root.rglob("*.py"):
+        if path.name == "plain_text.py":
+            continue
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            if "# markup: ours" in line:
+                continue
+            found += [f"{path.relative_to(root)}:{n}: {why}" for why, rx in rules.items() if rx.search(line)]
+    assert not found, found
