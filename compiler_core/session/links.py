@@ -11,9 +11,9 @@ kernel of the model into the highlight.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
-from compiler_core.session.refs import Ref
+from compiler_core.session.refs import Ref, RefKind, split_source_key
 
 
 class LinkBuilder:
@@ -46,7 +46,7 @@ class LinkIndex:
         self._cache: dict[Ref, frozenset[Ref]] = {}
 
     def direct(self, ref: Ref) -> frozenset[Ref]:
-        return frozenset(Ref.decode(e) for e in self._links.get(ref.encode(), ()))
+        return frozenset(_decoded(self._links.get(ref.encode(), ())))
 
     def related(self, ref: Ref) -> frozenset[Ref]:
         """Everything `ref` maps to in other stages (and same-stage peers one hop away)."""
@@ -78,3 +78,24 @@ class LinkIndex:
 
     def __len__(self) -> int:
         return len(self._links)
+
+
+def _decoded(encoded: Iterable[str]) -> Iterator[Ref]:
+    """Refs of `encoded`, skipping any that do not decode: a session from someone else may hold
+    `links` entries of the right type but no valid ref (issue 12), and one of them must not make
+    every selection that reaches it raise."""
+    for e in encoded:
+        ref = decode_or_none(e)
+        if ref is not None:
+            yield ref
+
+
+def decode_or_none(encoded: str) -> Ref | None:
+    """`Ref.decode`, or None for text that is not a ref (a source line's key must end `:<int>`)."""
+    try:
+        ref = Ref.decode(encoded)
+        if ref.kind is RefKind.SOURCE_LINE:
+            split_source_key(ref.key)
+    except ValueError:
+        return None
+    return ref

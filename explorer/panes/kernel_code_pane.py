@@ -138,7 +138,7 @@ class KernelCodePane(Pane):
         colors: dict[int, list[QColor]] = {}
         for line, nodes in kernel.line_nodes.items():
             chosen = [color_for(n) for n in nodes if n in lit]
-            if chosen:
+            if chosen and line.isdecimal() and len(line) < 10:  # keys are line numbers, unless hostile
                 colors[int(line)] = chosen
         return colors
 

@@ -10,6 +10,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from compiler_core.session import LinkIndex, Ref, RefKind, Session
+from compiler_core.session.links import decode_or_none
 from compiler_core.session.refs import split_graph_key, split_source_key
 
 LineKey = tuple[str, int]
@@ -47,8 +48,8 @@ def line_facts(session: Session, index: LinkIndex, rank: int | None = None) -> d
     for encoded in session.links:
         if not encoded.startswith(RefKind.SOURCE_LINE.value + "|"):
             continue
-        ref = Ref.decode(encoded)
-        if ref.rank != rank:
+        ref = decode_or_none(encoded)
+        if ref is None or ref.rank != rank:
             continue
         entry = facts[split_source_key(ref.key)]
         for other in index.related(ref):
