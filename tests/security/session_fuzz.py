@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import dataclasses
+import itertools
 import json
 import sys
 import types
@@ -30,22 +31,25 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from compiler_core.session import Session, SessionFormatError, loads
+from compiler_core.session import Ref, RefKind, Session, SessionFormatError, loads
+from compiler_core.session.links import decode_or_none
 
 Path = tuple[str | int, ...]
 MARKUP = '<img src="/dev/zero"><a href=file:///etc/passwd>x</a><h1>big</h1>'
 INT64 = 2**63 - 1
 
 
-def typed_paths(tp: Any, data: Any, path: Path = ()) -> Iterator[tuple[Path, Any]]:
-    """Every (path, expected type) in `data`, following `tp` (a model type) where the data fits."""
-    yield path, tp
+def typed_paths(
+    tp: Any, data: Any, path: Path = (), keyed: bool = False
+) -> Iterator[tuple[Path, Any, bool]]:
+    """Every (path, expected type, is a mapping entry) in `data`, following `tp` (a model type)."""
+    yield path, tp, keyed
     origin = typing.get_origin(tp)
     if origin in (typing.Union, types.UnionType):
         members = [a for a in typing.get_args(tp) if a is not type(None)]
         if data is not None and members:
             inner = next((m for m in members if dataclasses.is_dataclass(m)), members[0])
-            yield from list(typed_paths(inner, data, path))[1:]
+            yield from list(typed_paths(inner, data, path, keyed))[1:]
         return
     if dataclasses.is_dataclass(tp) and isinstance(tp, type) and isinstance(data, dict):
         hints = typing.get_type_hints(tp)
@@ -59,7 +63,7 @@ def typed_paths(tp: Any, data: Any, path: Path = ()) -> Iterator[tuple[Path, Any
     elif origin is dict and isinstance(data, dict):
         value_tp = typing.get_args(tp)[1]
         for k, v in data.items():
-            yield from typed_paths(value_tp, v, (*path, k))
+            yield from typed_paths(value_tp, v, (*path, k), True)
 
 
 def _text() -> st.SearchStrategy[str]:
@@ -162,6 +166,14 @@ def _set(doc: Any, path: Path, value: Any) -> Any:
     return doc
 
 
+def _rekey(doc: Any, path: Path, key: str) -> Any:
+    parent = doc
+    for step in path[:-1]:
+        parent = parent[step]
+    parent[key] = parent.pop(path[-1])
+    return doc
+
+
 def _delete(doc: Any, path: Path) -> Any:
     if not path:
         return doc
@@ -177,10 +189,12 @@ def mutations(draw: Callable[..., Any], base: dict[str, Any], max_steps: int = 3
     """A mutated deep copy of `base` (a session's JSON): 1..max_steps schema-aware mutations."""
     doc = copy.deepcopy(base)
     for _ in range(draw(st.integers(1, max_steps))):
-        paths = [(p, tp) for p, tp in typed_paths(Session, doc) if p]  # re-index: earlier steps moved things
-        path, tp = paths[draw(st.integers(0, len(paths) - 1))]
-        how = draw(st.sampled_from(["wrong", "wrong", "hostile", "hostile", "delete", "deep"]))
-        if how == "wrong":
+        paths = [t for t in typed_paths(Session, doc) if t[0]]  # re-indexed: earlier steps moved things
+        path, tp, keyed = paths[draw(st.integers(0, len(paths) - 1))]
+        how = draw(st.sampled_from(["wrong", "wrong", "hostile", "hostile", "delete", "deep", "rekey"]))
+        if how == "rekey" and keyed:  # a mapping's key: a ref, a path, a line number, a node name
+            doc = _rekey(doc, path, draw(_text()))
+        elif how in ("wrong", "rekey"):
             doc = _set(doc, path, draw(wrong_typed(tp)))
         elif how == "hostile":
             doc = _set(doc, path, draw(well_typed(tp)))
@@ -247,9 +261,24 @@ def show_in(window: Any, app: Any) -> Callable[[Session], None]:
         with slot_errors() as seen:
             window.set_session(session, "fuzzed.json")
             app.processEvents()
+            for ref in _some_refs(session):  # clicking through exercises the highlight paths
+                window.selection.select({ref})
+                app.processEvents()
         if seen:
             raise ShownWithError(f"{type(seen[0]).__name__}: {str(seen[0])[:300]}") from seen[0]
     return show
+
+
+def _some_refs(session: Session, per_kind: int = 2) -> list[Ref]:
+    """A few refs of each kind the session's links name (what a user's clicks would select)."""
+    taken: dict[RefKind, int] = {}
+    out = []
+    for encoded in itertools.islice(session.links, 2000):
+        ref = decode_or_none(encoded)
+        if ref is not None and taken.get(ref.kind, 0) < per_kind:
+            taken[ref.kind] = taken.get(ref.kind, 0) + 1
+            out.append(ref)
+    return out
 
 
 def check_one(text: str, show: Callable[[Session], None]) -> str:

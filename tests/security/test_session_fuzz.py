@@ -24,7 +24,8 @@ BASE: dict[str, Any] = json.loads((FIXTURES / "gpu_stages_h100.json").read_text(
 
 def test_every_node_of_a_real_session_is_typed() -> None:
     paths = list(typed_paths(Session, BASE))
-    assert len(paths) > 1000 and all(tp is not None for _, tp in paths)
+    assert len(paths) > 1000 and all(tp is not None for _, tp, _ in paths)
+    assert sum(keyed for _, _, keyed in paths) > 100  # mapping entries: links, attrs, line_nodes
 
 
 @pytest.mark.timeout(600)
