@@ -34,8 +34,15 @@ def samples_csv(samples: Sequence[StepSample], events: Sequence[TimelineEvent] =
     for s in samples:
         peak = "" if s.peak_mem_bytes is None else s.peak_mem_bytes
         note = "" if s.baseline_for else " | ".join(marks.get((s.mode, s.step), []))
-        writer.writerow([s.mode, s.step, repr(s.ms), int(s.warmup), peak, s.baseline_for, note])
+        mode, paired = _cell(s.mode), _cell(s.baseline_for)
+        writer.writerow([mode, s.step, repr(s.ms), int(s.warmup), peak, paired, _cell(note)])
     return out.getvalue()
+
+
+def _cell(text: str) -> str:
+    """A text cell from session data that a spreadsheet will not run as a formula (`=HYPERLINK(…)`,
+    `+cmd|…`): such a cell gets a leading apostrophe, as OWASP advises for CSV exports."""
+    return f"'{text}" if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
 
 def chrome_trace(samples: Sequence[StepSample], events: Sequence[TimelineEvent] = ()) -> dict[str, Any]:

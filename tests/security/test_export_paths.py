@@ -112,3 +112,17 @@ def test_a_trace_log_stage_name_never_reaches_a_path(tmp_path: Path) -> None:
     files = export_kernels(session, c, chosen)
     assert files and _all_files(tmp_path) == {trace, *files}
     assert all(p.parent == chosen.resolve() for p in files)
+
+
+def test_timeline_csv_cells_from_data_cannot_be_formulas(tmp_path: Path) -> None:
+    from compiler_core.session.model import StepSample, TimelineEvent
+    from compiler_core.timeline.exporters import write_csv
+
+    evil = '=HYPERLINK("http://x","y")'
+    write_csv(tmp_path / "t.csv", [StepSample(mode=evil, step=0, ms=1.0)],
+              [TimelineEvent(mode=evil, step=0, kind="compile", reason="+cmd|' /C calc'!A0")])
+    import csv
+
+    rows = list(csv.reader((tmp_path / "t.csv").read_text().splitlines()))
+    assert rows[1][0] == "'" + evil and all(cell[:1] not in ("=", "+", "-", "@") for cell in rows[1])
+    assert [p.name for p in tmp_path.iterdir()] == ["t.csv"]  # atomic: no temp file left
