@@ -98,7 +98,7 @@ def session_from_dict(data: Any) -> Session:
         raise SessionFormatError("not a CompileScope session (no schema_version)")
     version = data["schema_version"]
     if not isinstance(version, int):
-        raise SessionFormatError(f"schema_version must be an integer, got {version!r}")
+        raise SessionFormatError(f"schema_version must be an integer, got {version!r:.80}")
     if version > SCHEMA_VERSION:
         raise SessionFormatError(
             f"this session was written by a newer CompileScope (schema {version}; this build reads "

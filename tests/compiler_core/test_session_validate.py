@@ -84,3 +84,17 @@ def test_fragments_validate_by_type() -> None:
     validate_as(tuple[Dim, ...], [1, "s0"])
     with pytest.raises(SessionValidationError, match=r"^\[1\]: expected int or str, got null"):
         validate_as(tuple[Dim, ...], [1, None])
+
+
+def test_error_messages_never_echo_a_huge_value() -> None:
+    """Found by bench/fuzz_sessions.py: a 1 MB `schema_version` string came back in the message."""
+    data = _real()
+    data["schema_version"] = "x" * 1_000_000
+    with pytest.raises(SessionFormatError) as info:
+        loads(json.dumps(data))
+    assert len(str(info.value)) < 200
+    data = _real()
+    data["sources"] = {"k" * 1_000_000: 5}
+    with pytest.raises(SessionValidationError) as bad:
+        loads(json.dumps(data))
+    assert len(str(bad.value)) < 300
