@@ -120,7 +120,7 @@ def _checker(tp: Any) -> Check:
         values = frozenset(m.value for m in tp)
 
         def check_enum(v: Any) -> None:
-            if v not in values:
+            if type(v) not in (str, int, float, bool) or v not in values:  # a list is unhashable
                 raise _BadValueError(f"expected one of {sorted(map(str, values))}, got {v!r:.60}")
         return check_enum
     test = _plain_test(tp)
