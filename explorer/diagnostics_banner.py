@@ -14,7 +14,9 @@ from PySide6.QtWidgets import QPushButton, QToolBar, QWidget
 
 from compiler_core.session import Session
 from explorer.panes.diagnostics_pane import count_text, serious
-from explorer.plain_text import clip, plain_label
+from explorer.plain_text import plain_label, tip
+
+QUOTE = 90  # characters of the first problem quoted in the banner; the tooltip has all of it
 
 
 def banner_text(session: Session) -> str:
@@ -23,7 +25,8 @@ def banner_text(session: Session) -> str:
         return ""
     first = bad[0]
     where = f"line {first.line}: " if first.line is not None else ""
-    quote = clip(f"{where}{first.message}".splitlines()[0] if first.message else where, 160, 1)
+    quote = f"{where}{first.message}".splitlines()[0] if first.message else where
+    quote = quote if len(quote) <= QUOTE else quote[: QUOTE - 1] + "…"  # fits a 1366 px window
     return f"⚠ This session was built from damaged input: {count_text(tuple(bad))}. First: {quote}"
 
 
@@ -51,5 +54,6 @@ class DiagnosticsBanner(QToolBar):
     def set_session(self, session: Session) -> None:
         text = banner_text(session)
         self.label.setText(text)
-        self.label.setToolTip("")
+        first = serious(session.diagnostics)[:1]
+        self.label.setToolTip(tip(first[0].message) if first else "")
         self.setVisible(bool(text))

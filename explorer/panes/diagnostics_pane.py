@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem, QVBoxLayout
 from compiler_core.session import Session
 from compiler_core.session.model import Diagnostic
 from explorer.panes.base import Pane
-from explorer.plain_text import clip, plain_label, tip
+from explorer.plain_text import plain_label, tip
 from explorer.state import SelectionModel, SessionState
 
 MAX_ROWS = 2000
@@ -63,7 +63,7 @@ class DiagnosticsPane(Pane):
         for d in diags[:MAX_ROWS]:
             message = d.message.splitlines()[0] if d.message else ""
             row = [d.severity, Path(d.path).name if d.path else "", "" if d.line is None else str(d.line),
-                   d.stage, clip(message, 300, 1)]
+                   d.stage, message if len(message) <= 300 else message[:299] + "…"]  # full text: tooltip
             item = QTreeWidgetItem(row)
             item.setToolTip(1, tip(d.path))
             item.setToolTip(4, tip(d.message))
