@@ -49,7 +49,8 @@ def rich_session() -> Session:
     loc = SourceLoc(file=path, line=3, function="forward", code="x.item()")
     brk = GraphBreak(reason="data-dependent branch", location=loc, user_stack=(loc,))
     guard = Guard(code="L['x'].size()[0] == 8", kind="SHAPE_ENV", source=loc)
-    c = replace(c, graph_breaks=(brk,), guards=(*c.guards, guard),
+    aot = load(FIXTURES / "transformer_block.json").compiles[0].aot  # training: partners, saved tensors
+    c = replace(c, graph_breaks=(brk,), guards=(*c.guards, guard), aot=aot,
                 recompile_reasons=("size mismatch at index 0",))
     diag = Diagnostic(severity="warning", message="bad JSON payload", path="r0.log", line=42, stage="import")
     return replace(gpu, compiles=(c,), timeline=timeline.timeline, timeline_events=timeline.timeline_events,

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 )
 from pytestqt.qtbot import QtBot
 
+from compiler_core.session import Ref, RefKind
 from explorer.main_window import MainWindow
 from explorer.plain_text import clip, tip
 from explorer.toolbar import STAGES
@@ -88,6 +89,20 @@ def _open_everything(qtbot: QtBot, window: MainWindow) -> None:
     autotune = window.panes["AutotunePane"]
     for row in range(autotune.ops.count()):  # type: ignore[attr-defined]
         autotune.ops.setCurrentRow(row)  # type: ignore[attr-defined]
+    current = window.state.current
+    assert current is not None
+    refs = []  # select data-named things so the detail labels fill with hostile names
+    if current.aot is not None:
+        for graph in ("forward", "backward"):
+            g = getattr(current.aot, graph)
+            refs += [Ref(RefKind.AOT_NODE, current.compile_id, f"{graph}:{n.name}", current.rank)
+                     for n in (g.nodes[:3] if g is not None else ())]
+    for part in current.inductor:
+        refs += [Ref(RefKind.KERNEL, current.compile_id, f"{k.graph}:{k.name}", current.rank)
+                 for k in part.kernels[:2]]
+    for ref in refs:
+        window.selection.select({ref})
+        QApplication.processEvents()
     kernels = window.panes["KernelCodePane"]
     for i in range(kernels.picker.count()):  # type: ignore[attr-defined]
         kernels.picker.setCurrentIndex(i)  # type: ignore[attr-defined]
