@@ -52,7 +52,7 @@ EXIT_INTERNAL = 4  # CompileScope itself failed (a bug: please report)
 EXIT_BUILD_FAILED = 5  # the model ran but the session could not be built/saved
 
 STAGES = ("load", "run", "dynamo", "aot", "inductor", "steps", "timeline", "build", "save")
-EVENT_KINDS = ("hello", "stage", "warning", "error", "timeline", "session", "done")
+EVENT_KINDS = ("hello", "stage", "warning", "error", "timeline", "session", "done", "rank")
 STATES = ("started", "finished", "failed")
 MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 
@@ -121,6 +121,10 @@ class CaptureSpec:
     @property
     def resolved_trace_path(self) -> str:
         return self.trace_path or default_trace_path(self.out_path)
+
+    def argv(self, events_fd: int | None = None, events_file: str | None = None) -> list[str]:
+        """The worker's command line; a script run's spec (compiler_core/run/spec.py) overrides it."""
+        return worker_argv(self, events_fd=events_fd, events_file=events_file)
 
 
 def default_trace_path(out_path: str) -> str:
