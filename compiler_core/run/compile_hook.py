@@ -52,12 +52,12 @@ class CompileHook:
         import torch
 
         if self._original is not None:
-            torch.compile = self._original  # type: ignore[assignment]
+            torch.compile = self._original
             self._original = None
 
     def _wrap(self, original: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(original)
-        def compile(model: Any = None, **kwargs: Any) -> Any:  # noqa: A001 (it is torch.compile)
+        def compile(model: Any = None, **kwargs: Any) -> Any:
             if model is None:  # `@torch.compile(mode=...)`: torch returns a decorator; so do we
                 return lambda fn: compile(fn, **kwargs)
             self.calls += 1

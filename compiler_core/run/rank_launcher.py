@@ -142,7 +142,7 @@ class RankLauncher:
             self.stats.append(from_record(record, ModeStats))
 
     def _save(self, code: int) -> int:
-        from compiler_core.run.script_job import save_script_session
+        from compiler_core.run.script_session import save_script_session
 
         diagnostics = [Diagnostic("error", f"rank {e.data.get('rank')}: {e.message}\n{e.traceback}",
                                   self.spec.model_path, stage=e.stage or "run") for e in self.errors]

@@ -21,6 +21,7 @@ does not swallow.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Callable
 from typing import Any
@@ -151,8 +152,9 @@ class StepTimer:
 
     def _publish(self, series: _Series, wait: bool) -> None:
         self._unsent = 0
-        for step, ms in series.clock.ready(wait=wait):
-            sample = StepSample(series.label, int(step), round(ms, 4), series.warmup.pop(int(step), False))
+        for key, ms in series.clock.ready(wait=wait):
+            step = int(key)  # type: ignore[call-overload]  # our own keys: call indices
+            sample = StepSample(series.label, step, round(ms, 4), series.warmup.pop(step, False))
             series.samples.append(sample)
             self._emit(to_record(sample))
 
@@ -173,10 +175,8 @@ class StepTimer:
         events: list[TimelineEvent] = []
         stats: list[ModeStats] = []
         for series in self.series.values():
-            try:
+            with contextlib.suppress(Exception):  # a dead CUDA context cannot time its last steps
                 self._publish(series, wait=True)
-            except Exception:  # a dead CUDA context cannot time its last steps; keep the rest
-                pass
             figures = mode_stats(series.label, series.samples, series.events)
             self._emit(to_record(figures))
             samples += series.samples
