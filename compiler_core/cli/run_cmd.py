@@ -123,4 +123,4 @@ def run(args: argparse.Namespace) -> int:
     if not args.quiet:
         for line in stats_lines(client):
             print(f"{TAG} {line}", file=sys.stderr)
-    return report(client)
+    return report(client, "run")
