@@ -78,6 +78,6 @@ def script_meta(spec: ScriptSpec, stopped: str = "") -> SessionMeta:
         extra["max_steps"] = str(spec.max_steps)
     if stopped:
         extra["stopped"] = stopped
-    return SessionMeta(torch_version=torch_version, device=device, mode="", origin="script",
+    return SessionMeta(torch_version=torch_version, device=device, mode="per callable", origin="script",
                        origin_path=str(Path(spec.model_path).resolve()), created_unix=time.time(),
                        extra=extra)

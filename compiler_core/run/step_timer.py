@@ -47,6 +47,7 @@ class _Series:
         self.label = label
         self.clock = clock
         self.calls = 0
+        self.unsent = 0  # calls since this callable's step times were last published
         self.warmup: dict[int, bool] = {}
         self.samples: list[StepSample] = []
         self.events: list[TimelineEvent] = []
@@ -64,7 +65,6 @@ class StepTimer:
         self.stop_reason = ""
         self._watch = CompileWatch("")
         self._stack: list[tuple[str, int]] = []
-        self._unsent = 0
         self._installed = False
 
     # -- wrapping ----------------------------------------------------------------------------
@@ -134,8 +134,8 @@ class StepTimer:
             self._watch.mode = ""  # compiles between calls belong to no step
         series.warmup.setdefault(step, False)
         self._route(marks)
-        self._unsent += 1
-        if marks or self._unsent >= EMIT_EVERY:
+        series.unsent += 1
+        if marks or series.unsent >= EMIT_EVERY:
             self._publish(series, wait=False)
 
     def _route(self, marks: list[TimelineEvent]) -> None:
@@ -151,7 +151,7 @@ class StepTimer:
             self._emit(to_record(event))
 
     def _publish(self, series: _Series, wait: bool) -> None:
-        self._unsent = 0
+        series.unsent = 0
         for key, ms in series.clock.ready(wait=wait):
             step = int(key)  # type: ignore[call-overload]  # our own keys: call indices
             sample = StepSample(series.label, step, round(ms, 4), series.warmup.pop(step, False))

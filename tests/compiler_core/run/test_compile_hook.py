@@ -77,3 +77,18 @@ def test_callable_labels() -> None:
     assert callable_label(model) == "GELU"
     assert callable_label(model._call_impl) == "GELU"
     assert callable_label(test_callable_labels) == "test_callable_labels"
+
+
+def test_alternating_callables_both_stream_before_the_end() -> None:
+    """A loop alternating model and optimizer step must stream both series, not one."""
+    records: list[dict[str, Any]] = []
+    timer = _timer(records)
+    with CompileHook(timer.wrap):
+        f = torch.compile(lambda x: x + 1, backend="eager")
+        g = torch.compile(lambda x: x * 2, backend="eager")
+        for _ in range(20):
+            f(torch.ones(1))
+            g(torch.ones(1))
+    streamed = [r["mode"] for r in records if r["event"] == "sample"]
+    assert streamed.count("<lambda>") >= 16 and streamed.count("<lambda>#2") >= 16
+    timer.finish()
