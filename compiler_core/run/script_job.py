@@ -141,7 +141,9 @@ def run_script(spec: ScriptSpec) -> None:
     """Run the script as `__main__`, as the interpreter would (argv, sys.path[0], cwd)."""
     path = os.path.abspath(spec.model_path)
     sys.argv = [path, *spec.script_args]
-    sys.path.insert(0, os.path.dirname(path))
+    # `python -m compiler_core.run` put the worker's start directory first; `python SCRIPT` puts
+    # the script's own directory there instead (PYTHONPATH entries stay, as they would)
+    sys.path[0] = os.path.dirname(path)
     if spec.cwd:
         os.chdir(spec.cwd)
     runpy.run_path(path, run_name="__main__")
