@@ -72,9 +72,13 @@ def main() -> int:
     print(f"under compiler_core run: {r:.3f} ms/step ({wall_r:.0f} s)", file=sys.stderr, flush=True)
     plains = [a1]
     if not args.no_second_plain:
-        a2, wall_a2, _ = run(plain, env, args.timeout)
-        plains.append(a2)
-        print(f"plain again: {a2:.3f} ms/step ({wall_a2:.0f} s)", file=sys.stderr, flush=True)
+        try:
+            a2, wall_a2, _ = run(plain, env, args.timeout)
+        except subprocess.TimeoutExpired:  # the drift check is worth less than the figures so far
+            print("plain again: timed out, skipped", file=sys.stderr, flush=True)
+        else:
+            plains.append(a2)
+            print(f"plain again: {a2:.3f} ms/step ({wall_a2:.0f} s)", file=sys.stderr, flush=True)
     base = sum(plains) / len(plains)
     ratio = r / base
     recorded = _recorded_median(session)
