@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from compiler_core.capture_support import capture_unavailable
 from compiler_core.cli.capture_cmd import report
 from compiler_core.run.client import ScriptClient
 from compiler_core.run.spec import ScriptSpec
@@ -97,6 +98,10 @@ def stats_lines(client: ScriptClient) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     spec = spec_from_args(args)
+    reason = capture_unavailable()
+    if reason is not None:
+        print(f"error: {reason}", file=sys.stderr)
+        return protocol.EXIT_USAGE
     if not os.path.isfile(spec.model_path):
         print(f"error: run failed in stage 'load': no such file: {spec.model_path}", file=sys.stderr)
         return protocol.EXIT_USAGE

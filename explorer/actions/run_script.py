@@ -228,6 +228,8 @@ class ScriptRuns(QObject):
 
     # ----- starting -----
     def open_dialog(self, script: str = "", args: str = "", cwd: str = "") -> bool:
+        if not self.files._can_capture(script or "Run script"):  # a viewer-only install: say how
+            return False
         dialog = RunScriptDialog(script, args, cwd, self.window)
         if dialog.exec() != QDialog.DialogCode.Accepted:
             return False
