@@ -81,7 +81,7 @@ def main() -> int:
             print(f"plain again: {a2:.3f} ms/step ({wall_a2:.0f} s)", file=sys.stderr, flush=True)
     base = sum(plains) / len(plains)
     ratio = r / base
-    recorded = _recorded_median(session)
+    recorded, compiles = _recorded_median(session)
     figures = [
         {"name": "step_time_under_run_vs_plain", "value": round(ratio, 4), "unit": "ratio",
          "target": f"1 ± {TARGET}", "ok": abs(ratio - 1) <= TARGET},
@@ -90,6 +90,8 @@ def main() -> int:
         {"name": "plain_drift", "value": round(plains[-1] / plains[0] - 1, 4), "unit": "fraction",
          "target": None, "ok": True},
         {"name": "recorded_model_median_ms", "value": recorded, "unit": "ms", "target": None, "ok": True},
+        {"name": "session_compiles", "value": compiles, "unit": "compiles", "target": ">= 1",
+         "ok": bool(compiles)},
         {"name": "wall_plain_first_s", "value": round(wall_a1, 1), "unit": "s", "target": None, "ok": True},
         {"name": "wall_under_run_s", "value": round(wall_r, 1), "unit": "s", "target": None, "ok": True},
     ]
@@ -99,15 +101,16 @@ def main() -> int:
     return 0 if figures[0]["ok"] else 1
 
 
-def _recorded_median(session: Path) -> float | None:
-    """CompileScope's own median for the compiled model (its busiest callable)."""
+def _recorded_median(session: Path) -> tuple[float | None, int]:
+    """CompileScope's own median for the compiled model (its busiest callable), and the number
+    of compiles the session holds."""
     try:
         data = json.loads(session.read_text())
     except (OSError, ValueError):
-        return None
+        return None, 0
     stats = data.get("mode_stats") or []
     best = max(stats, key=lambda s: s.get("samples", 0), default=None)
-    return None if best is None else best.get("median_ms")
+    return (None if best is None else best.get("median_ms")), len(data.get("compiles") or [])
 
 
 if __name__ == "__main__":
