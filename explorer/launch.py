@@ -20,16 +20,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    import sys
-
-    argv = list(sys.argv[1:] if argv is None else argv)
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    """Our options before the first `--`; after it, the `--run` script's own arguments."""
     script_args: list[str] = []
     if "--" in argv:  # `compilescope --run train.py -- --epochs 3`: the rest is the script's
         script_args = argv[argv.index("--") + 1:]
         argv = argv[:argv.index("--")]
     args = build_parser().parse_args(argv)
     args.script_args = script_args
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    import sys
+
+    args = parse_args(list(sys.argv[1:] if argv is None else argv))
     if args.path is None and args.example is None and args.run is None:
         args.example = DEFAULT_EXAMPLE  # no arguments: the bundled example, as the README says
     from explorer.app import run_app  # deferred: Qt start-up only when the GUI is really wanted

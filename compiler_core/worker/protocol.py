@@ -71,6 +71,8 @@ class Event:
       timeline_event, mode_stats; see compiler_core/timeline/records.py), only with --steps > 0
     - session: `path`, `data` {trace, partial, compiles}
     - done: `exit_code`
+    - rank: `pid`, `exit_code`, `data` {rank, state: started|finished}; only from a script run
+      with --nproc > 1 (compiler_core/run/spec.py)
     """
 
     kind: str

@@ -70,3 +70,14 @@ def test_a_script_that_dies_outright_leaves_its_compiles_on_screen(
     assert session.meta.origin == "script" and session.compiles[0].inductor
     assert any("without saving" in d.message for d in session.diagnostics)
     assert "killed" in scripts.status.text() or "signal" in scripts.status.text()
+
+
+def test_compilescope_run_command_line() -> None:
+    from explorer.app import _script_spec
+    from explorer.launch import parse_args
+
+    args = parse_args(["--run", str(SCRIPTS / "shape_change.py"), "--max-steps", "5", "--", "8", "--x", "y"])
+    spec = _script_spec(args)
+    assert spec is not None and spec.model_path == str(SCRIPTS / "shape_change.py")
+    assert spec.script_args == ("8", "--x", "y") and spec.max_steps == 5 and spec.nproc == 1
+    assert _script_spec(parse_args([str(SCRIPTS / "shape_change.py")])) is None  # a plain open
