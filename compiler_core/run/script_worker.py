@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import faulthandler
 import os
+import signal
 import sys
 import time
 
@@ -60,6 +61,9 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(ours)
     spec = spec_from_args(args, script_args)
     channel = EventChannel.open(args.events_fd, args.events_file)
+    # Stop (SIGUSR1) would kill us by default until the job's handler is in place, during
+    # torch's import; ignored until then (the run has recorded nothing a Stop could keep).
+    signal.signal(signal.SIGUSR1, signal.SIG_IGN)
     t0 = time.monotonic()
     rank = int(os.environ.get("RANK", "0")) if args.rank_child else None
     if rank is None:
@@ -107,7 +111,6 @@ def _die_with_parent() -> None:
     Linux only (prctl PR_SET_PDEATHSIG); elsewhere torchrun's own shutdown has to do."""
     try:
         import ctypes
-        import signal
 
         libc = ctypes.CDLL("libc.so.6", use_errno=True)
         libc.prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 import time
 from pathlib import Path
 
@@ -146,3 +147,26 @@ def test_two_ranks_under_torchrun_merge_into_one_session(tmp_path: Path) -> None
     assert session.meta.ranks == (0, 1)
     assert {(c.compile_id, c.rank) for c in session.compiles} >= {("0/0", 0), ("0/0", 1)}
     assert len(_samples(session, "r0:<lambda>")) == 3 and len(_samples(session, "r1:<lambda>")) == 3
+
+
+def test_a_hung_script_is_stopped_by_a_second_stop(tmp_path: Path) -> None:
+    """Stop waits for the next compiled call; a script stuck elsewhere needs the second Stop,
+    which interrupts it where it is. Both end cleanly with the session saved."""
+    client = ScriptClient(_spec("hangs.py", tmp_path), timeout_s=300, echo=False)
+    stops: list[float] = []
+
+    def stop_twice() -> None:  # no event arrives while the script hangs: watch its output
+        while "waiting forever" not in client.stdout_tail:
+            time.sleep(0.2)
+        for _ in range(2):
+            client.stop()
+            stops.append(time.monotonic())
+            time.sleep(1.0)
+
+    threading.Thread(target=stop_twice, daemon=True).start()
+    client.run()
+    assert len(stops) == 2 and client.exit is not None and client.exit.ok, client.stderr_tail
+    assert not client.exit.timed_out
+    session = load(tmp_path / "s.json")
+    assert len(_samples(session, "<lambda>")) == 5
+    assert "interrupted" in session.meta.extra["stopped"]
