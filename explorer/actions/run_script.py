@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -250,6 +250,7 @@ class ScriptRuns(QObject):
         pane = self.window.panes.get(TIMELINE_KEY)
         if pane is not None and hasattr(pane, "clear"):
             pane.clear()
+        self._show_timeline()
         # not FileActions.start_capture: a script is not a model file (Recent, the timeline's Run)
         self.files.last_spec, self.files.last_outcome = spec, None
         self.files.model_path = ""
@@ -268,6 +269,17 @@ class ScriptRuns(QObject):
             QApplication.processEvents()
             time.sleep(0.01)
         return self.files.last_outcome
+
+    def _show_timeline(self) -> None:
+        """The step curves are what a live run is watched for: bring the timeline forward and
+        give it a third of the window (at 1366×768 the default layout leaves it a sliver)."""
+        dock = self.window.docks.get(TIMELINE_KEY)
+        if dock is None:
+            return
+        dock.show()
+        dock.raise_()
+        height = max(dock.height(), self.window.height() // 3)
+        self.window.resizeDocks([dock], [height], Qt.Orientation.Vertical)
 
     def owns(self, spec: object) -> bool:
         return isinstance(spec, ScriptSpec) and spec is self.spec
