@@ -47,6 +47,7 @@ class ScriptJob:
         self._emit = emit
         self.rank = rank
         self._t0 = time.monotonic()
+        self._pid = os.getpid()
         self.failure: FailureReport | None = None
         self.stopped = ""
         self.timer: Any = None
@@ -69,7 +70,7 @@ class ScriptJob:
         from compiler_core.capture.stage_tracker import StageTracker
         from compiler_core.capture.trace_sink import TraceLogSink
         from compiler_core.run.compile_hook import CompileHook
-        from compiler_core.run.step_timer import StepTimer, StopRun
+        from compiler_core.run.step_timer import StepTimer
         from compiler_core.stages.stage_hooks import stage_recorders
 
         prefix = f"r{self.rank}:" if self.rank is not None else ""
@@ -84,15 +85,13 @@ class ScriptJob:
                 CompileHook(timer.wrap), _stop_on_signal(timer):
             try:
                 run_script(self.spec)
-            except StopRun as stop:
-                self.stopped = str(stop)
-            except SystemExit as exc:
-                if exc.code not in (0, None):
-                    tracker.finish("failed")
-                    code = self._fail(exc)
-            except BaseException as exc:  # the user's code may raise anything
-                tracker.finish("failed")
-                code = self._fail(exc)
+            except BaseException as exc:  # the user's code may raise anything, SystemExit included
+                if os.getpid() != self._pid:
+                    _leave_quietly(exc)
+                code = self._ended(exc, tracker)
+            else:
+                if os.getpid() != self._pid:
+                    _leave_quietly(None)
             tracker.finish("finished")
             try:
                 self.timeline = timer.finish()
@@ -105,6 +104,18 @@ class ScriptJob:
         if self.rank is not None:
             return code
         return self._build_and_save(code)
+
+    def _ended(self, exc: BaseException, tracker: Any) -> int:
+        """Exit code for a script that raised: Stop, max steps and sys.exit(0) are success."""
+        from compiler_core.run.step_timer import StopRun
+
+        if isinstance(exc, StopRun):
+            self.stopped = str(exc)
+            return protocol.EXIT_OK
+        if isinstance(exc, SystemExit) and exc.code in (0, None):
+            return protocol.EXIT_OK
+        tracker.finish("failed")
+        return self._fail(exc)
 
     def _fail(self, exc: BaseException) -> int:
         report = describe_failure(exc)
@@ -135,6 +146,25 @@ class ScriptJob:
             found.append(Diagnostic("info", f"run ended early: {self.stopped}", self.spec.model_path,
                                     stage="run"))
         return found
+
+
+def _leave_quietly(exc: BaseException | None) -> None:
+    """A child the script forked ran off the end of the script (or sys.exit()ed, or raised):
+    it must not report, build or save anything in the parent's name (it shares our events
+    channel and file names), nor run our context managers' exits. End it as it asked to end."""
+    from compiler_core.run.step_timer import StopRun
+
+    code = 0
+    if isinstance(exc, SystemExit):
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    elif exc is not None and not isinstance(exc, StopRun):
+        import traceback
+
+        traceback.print_exception(exc)
+        code = 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def run_script(spec: ScriptSpec) -> None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -84,9 +85,13 @@ class StepTimer:
     def _timed(self, series: _Series, fn: Callable[..., Any]) -> Callable[..., Any]:
         from torch.compiler import is_compiling
 
+        owner = os.getpid()
+
         @functools.wraps(fn)
         def timed(*args: Any, **kwargs: Any) -> Any:
-            if is_compiling():  # traced as part of an enclosing compiled callable
+            # traced as part of an enclosing compiled callable, or in a child the script forked
+            # (it shares our events channel: its calls are not the run's steps)
+            if is_compiling() or os.getpid() != owner:
                 return fn(*args, **kwargs)
             self._before(series)
             try:

@@ -170,3 +170,12 @@ def test_a_hung_script_is_stopped_by_a_second_stop(tmp_path: Path) -> None:
     session = load(tmp_path / "s.json")
     assert len(_samples(session, "<lambda>")) == 5
     assert "interrupted" in session.meta.extra["stopped"]
+
+
+def test_a_forked_child_that_exits_through_the_script_reports_nothing(tmp_path: Path) -> None:
+    client = _run(_spec("fork_exits.py", tmp_path))
+    assert client.exit is not None and client.exit.ok, client.stderr_tail
+    assert "child leaving" in client.stdout_tail and "parent done" in client.stdout_tail
+    kinds = [e.kind for e in client.received]
+    assert kinds.count("session") == 1 and kinds.count("done") == 1
+    assert len(_samples(load(tmp_path / "s.json"), "<lambda>")) == 4  # the parent's calls only
