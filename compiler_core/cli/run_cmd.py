@@ -16,6 +16,7 @@ import argparse
 import os
 import signal
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -96,11 +97,26 @@ def stats_lines(client: ScriptClient) -> list[str]:
     return out
 
 
+def launched_by_torchrun(env: Mapping[str, str]) -> str:
+    """What gives torchrun away in our environment ("" when nothing does)."""
+    if env.get("TORCHELASTIC_RUN_ID"):
+        return "TORCHELASTIC_RUN_ID is set"
+    if env.get("RANK") and env.get("WORLD_SIZE"):
+        return f"RANK={env['RANK']} WORLD_SIZE={env['WORLD_SIZE']}"
+    return ""
+
+
 def run(args: argparse.Namespace) -> int:
     spec = spec_from_args(args)
     reason = capture_unavailable()
     if reason is not None:
         print(f"error: {reason}", file=sys.stderr)
+        return protocol.EXIT_USAGE
+    launched = launched_by_torchrun(os.environ)
+    if launched:
+        print(f"error: `compiler_core run` was itself started by torchrun ({launched}); every rank would "
+              "record and save on its own. Run it once, with --nproc N: python -m compiler_core run "
+              "--nproc N SCRIPT -- ARGS", file=sys.stderr)
         return protocol.EXIT_USAGE
     if not os.path.isfile(spec.model_path):
         print(f"error: run failed in stage 'load': no such file: {spec.model_path}", file=sys.stderr)

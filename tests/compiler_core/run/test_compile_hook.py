@@ -94,3 +94,13 @@ def test_alternating_callables_both_stream_before_the_end() -> None:
     assert second == first + "#2"
     assert streamed.count(first) >= 16 and streamed.count(second) >= 16
     timer.finish()
+
+
+def test_run_started_by_torchrun_is_refused_with_the_nproc_hint(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from compiler_core.cli import main as cli_main
+
+    monkeypatch.setenv("RANK", "1")
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    assert cli_main(["run", __file__]) == 2
+    assert "--nproc N" in capsys.readouterr().err
