@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import cache
 
 from compiler_core.session.model import Graph, Kernel
 
@@ -48,14 +49,22 @@ _SPELLINGS = {
 }  # fmt: skip
 
 
+def graph_ops(post: Graph) -> tuple[dict[str, int], dict[str, str]]:
+    """Per post-grad graph, once: node name -> position, node name -> short op name. Built per
+    kernel before, this was kernels x nodes (a second per 9k-node backward)."""
+    return {n.name: i for i, n in enumerate(post.nodes)}, {n.name: _op(n.target) for n in post.nodes}
+
+
 def kernel_line_nodes(kernel: Kernel, output_code: str, post: Graph | None,
-                      producers: dict[str, list[str]]) -> dict[str, tuple[str, ...]]:  # fmt: skip
-    """`line_nodes` for a generated kernel (1-based line → post-grad nodes)."""
+                      producers: dict[str, list[str]],
+                      indexes: tuple[dict[str, int], dict[str, str]] | None = None,
+                      ) -> dict[str, tuple[str, ...]]:  # fmt: skip
+    """`line_nodes` for a generated kernel (1-based line → post-grad nodes); pass `indexes`
+    (`graph_ops(post)`) when calling for many kernels of one graph."""
     if not kernel.source or post is None:
         return {}
-    order = {n.name: i for i, n in enumerate(post.nodes)}
+    order, ops = indexes if indexes is not None else graph_ops(post)
     fused = sorted((n for n in kernel.fused_nodes if n in order), key=order.__getitem__)
-    ops = {n.name: _op(n.target) for n in post.nodes}
     args = _param_args(kernel, output_code)
     out: dict[str, list[str]] = {}
     made: dict[str, list[str]] = {}  # tmp -> fused nodes whose op produced it (through plain copies)
@@ -142,14 +151,21 @@ def _op_match(expr: str, fused: list[str], ops: dict[str, str], used: set[str]) 
             continue
         op = ops.get(name, "").rstrip("_")
         if op and (
-            re.search(rf"\b{re.escape(op)}\b", expr) or any(s in expr for s in _SPELLINGS.get(op, ()))
+            (op in expr and _word_re(op).search(expr)) or any(s in expr for s in _SPELLINGS.get(op, ()))
         ):
             return name
     return None
 
 
+@cache
+def _word_re(word: str) -> re.Pattern[str]:
+    """Whole-word pattern, compiled once per name (re's own cache holds 512 and a 9k-node graph
+    thrashes it)."""
+    return re.compile(rf"\b{re.escape(word)}\b")
+
+
 def _name_hits(line: str, fused: list[str]) -> list[str]:
-    return [n for n in fused if n in line and re.search(rf"\b{re.escape(n)}\b", line)]
+    return [n for n in fused if n in line and _word_re(n).search(line)]
 
 
 def _buffer_nodes(arg: str, order: dict[str, int], producers: dict[str, list[str]]) -> list[str]:
