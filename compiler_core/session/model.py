@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: packed rows, shared tables, links once (session/packed.py)
 
 Dim = int | str  # concrete size, or a symbolic one such as "s0"
 
