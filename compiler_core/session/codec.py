@@ -28,6 +28,7 @@ from compiler_core.session.gc_pause import gc_paused
 from compiler_core.session.model import SCHEMA_VERSION, Session
 from compiler_core.session.packed import PACKED_VERSION, PackedFormatError, pack, unpack
 
+orjson: Any
 try:
     import orjson
 except ImportError:  # pragma: no cover - exercised where orjson is not installed
@@ -133,7 +134,8 @@ def dumps_bytes(session: Session, indent: int | None = None) -> bytes:
     data = session_to_dict(session)
     if orjson is not None:
         return orjson.dumps(data, option=orjson.OPT_INDENT_2 if indent else 0)
-    return json.dumps(data, indent=indent, ensure_ascii=False, separators=None if indent else (",", ":")).encode()
+    compact = None if indent else (",", ":")
+    return json.dumps(data, indent=indent, ensure_ascii=False, separators=compact).encode()
 
 
 def dumps(session: Session, indent: int | None = None) -> str:

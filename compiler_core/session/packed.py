@@ -167,17 +167,17 @@ def _enc_conv(tp: Any) -> Callable[[Any, _Tables], Any] | None:
     if origin in (typing.Union, types.UnionType):
         inner = [a for a in typing.get_args(tp) if a is not type(None)]
         if len(inner) == 1:
-            conv = _enc_conv(inner[0])
-            if conv is None:
+            opt = _enc_conv(inner[0])
+            if opt is None:
                 return None
-            return lambda v, t: None if v is None else conv(v, t)
+            return lambda v, t: None if v is None else opt(v, t)
         return _generic_enc
     if origin is tuple:
         item = _tuple_item(tp)
-        conv = _enc_conv(item)
-        if conv is None:
+        each = _enc_conv(item)
+        if each is None:
             return None
-        return lambda v, t: [conv(x, t) for x in v]
+        return lambda v, t: [each(x, t) for x in v]
     if origin is dict:
         conv = _enc_conv(typing.get_args(tp)[1])
         if conv is None:
@@ -305,18 +305,18 @@ class _Decoder:
                     return lambda v: float(v) if isinstance(v, int) else v
                 return None
             if len(inner) == 1:
-                conv = self._dec_conv(inner[0])
-                if conv is None:
+                opt = self._dec_conv(inner[0])
+                if opt is None:
                     return None
-                return lambda v: None if v is None else conv(v)
+                return lambda v: None if v is None else opt(v)
             from compiler_core.session.codec import from_jsonable
 
             return lambda v: from_jsonable(tp, v)
         if origin is tuple:
-            conv = self._dec_conv(_tuple_item(tp))
-            if conv is None:
+            each = self._dec_conv(_tuple_item(tp))
+            if each is None:
                 return tuple
-            return lambda v: tuple([conv(x) for x in v])
+            return lambda v: tuple([each(x) for x in v])
         if origin is dict:
             conv = self._dec_conv(typing.get_args(tp)[1])
             if conv is None:
