@@ -52,7 +52,7 @@ def export_kernels(session: Session, c: Compile, folder: str | Path) -> list[Pat
     """Write the export; returns the files written (kernels, output code, index.json, INDEX.md)."""
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
-    index = LinkIndex(session.links)
+    index = LinkIndex.of(session.links)
     written: list[Path] = []
     entries: list[dict[str, object]] = []
     for part in c.inductor:

@@ -22,9 +22,17 @@ class Pane(QWidget):
         self.state = state
         self.selection = selection
         self.setObjectName(type(self).__name__)
-        state.sessionChanged.connect(self.on_session)
-        state.compileChanged.connect(self.on_compile)
+        state.sessionChanged.connect(self._session_changed)
+        state.compileChanged.connect(self._compile_changed)
         selection.selectionChanged.connect(self._selection_changed)
+
+    def _session_changed(self, session: Session) -> None:
+        self.state.updates.post(self, "session", lambda: self.on_session(session))
+
+    def _compile_changed(self, current: Compile | None) -> None:
+        """Rebuilds go through the state's update queue: in the main window each pane's rebuild
+        is its own slice of the event loop (explorer/state/update_queue.py)."""
+        self.state.updates.post(self, "compile", lambda: self.on_compile(current))
 
     def _selection_changed(self, _refs: frozenset[Ref]) -> None:
         self.on_selection(self.selection.selected, self.selection.highlighted)
