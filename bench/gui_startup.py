@@ -214,15 +214,16 @@ def main() -> int:
                 figure(f"{name}: open to first paint", paint, "s", round(2 * peer, 3)),
                 figure(f"{name}: tlparse on the same log", peer, "s", None),
                 figure(f"{name}: GUI peak RSS with the model open", rss, "MB", 1024),
-                figure(f"{name}: slowest GUI-thread turn while the opened session settles", settle, "ms", 100),
+                figure(f"{name}: slowest GUI-thread turn while the session settles", settle, "ms", 100),
                 figure(f"{name}: slowest GUI-thread turn in the click-through ({what})", click, "ms", 100),
                 figure(f"{name}: GUI-thread CPU of the slowest settling turn", cpu_settle, "ms", 100),
-                figure(f"{name}: GUI-thread CPU of the slowest click turn ({cpu_what})", cpu_click, "ms", 100),
+                figure(f"{name}: GUI-thread CPU, slowest click turn ({cpu_what})", cpu_click, "ms", 100),
                 figure(f"{name}: machine load average while measured", os.getloadavg()[0], "", None),
             ]
             print(f"{name}: {runs[0].get('compiles')} compiles, wall {turns}, cpu {cpu}", file=sys.stderr)
     for f in figures:
-        verdict = "no target" if f["target"] is None else f"target ≤ {f['target']}, {'ok' if f['ok'] else 'MISSED'}"
+        state = "ok" if f["ok"] else "MISSED"
+        verdict = "no target" if f["target"] is None else f"target ≤ {f['target']}, {state}"
         print(f"{f['name']}: {f['value']} {f['unit']} ({verdict})")
     if args.json:
         print(json.dumps({"figures": figures}))

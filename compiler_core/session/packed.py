@@ -77,12 +77,11 @@ def decode_links(data: Any) -> dict[str, tuple[str, ...]]:
 def _split_ref(encoded: str) -> tuple[str, str]:
     """`kind|rank|compile|key` -> (`kind|rank|compile|`, `key`); keys may contain `|`. A string
     that is not an encoded ref is kept whole as a key with an empty prefix."""
-    cut = -1
-    for _ in range(3):
-        cut = encoded.find("|", cut + 1)
-        if cut < 0:
-            return "", encoded
-    return encoded[: cut + 1], encoded[cut + 1 :]
+    parts = encoded.split("|", 3)
+    if len(parts) < 4:
+        return "", encoded
+    key = parts[3]
+    return encoded[: len(encoded) - len(key)], key
 
 
 # -------------------------------------------------------------------------------------- encoding
@@ -92,13 +91,21 @@ class _Tables:
     def __init__(self) -> None:
         self.rows: dict[str, list[Any]] = {cls.__name__: [] for cls in INTERNED}
         self._index: dict[type, dict[Any, int]] = {cls: {} for cls in INTERNED}
+        # By identity first: the parser shares one object per distinct value, and hashing a
+        # dataclass by value runs Python code (60k calls for a deep model). The session holds
+        # every object alive while it is packed, so ids are not reused meanwhile.
+        self._by_id: dict[int, int] = {}
 
     def intern(self, cls: type, value: Any) -> int:
+        found = self._by_id.get(id(value))
+        if found is not None:
+            return found
         index = self._index[cls]
         found = index.get(value)
         if found is None:
             found = index[value] = len(index)
             self.rows[cls.__name__].append(_encoder(cls)(value, self))
+        self._by_id[id(value)] = found
         return found
 
 
@@ -122,13 +129,13 @@ def _encoder(cls: type) -> Callable[[Any, _Tables], list[Any]]:
     convs = [_enc_conv(hints[f.name]) for f in fields]
     if cls is Session:
         convs[names.index("links")] = lambda v, t: encode_links(v)
-    defaults = [_default(f) for f in fields]
+    trailing = [_default_test(_default(f)) for f in fields]
     plan = list(zip(names, convs, strict=True))
 
     def encode(value: Any, tables: _Tables) -> list[Any]:
         row = [getattr(value, n) if c is None else c(getattr(value, n), tables) for n, c in plan]
         i = len(row)
-        while i and _is_default(row[i - 1], defaults[i - 1]):
+        while i and trailing[i - 1](row[i - 1]):
             i -= 1
         del row[i:]
         return row
@@ -147,16 +154,19 @@ def _default(f: dataclasses.Field[Any]) -> Any:
     return _MISSING
 
 
-def _is_default(encoded: Any, default: Any) -> bool:
-    if default is _MISSING:
-        return False
-    if isinstance(default, tuple):
-        return isinstance(encoded, tuple | list) and len(encoded) == 0 and len(default) == 0
-    if isinstance(default, dict):
-        return isinstance(encoded, dict) and not encoded and not default
-    if dataclasses.is_dataclass(default):
-        return False  # nested defaults (CompileMetrics()) are rare and small: keep them explicit
-    return type(encoded) is type(default) and encoded == default
+def _never(_value: Any) -> bool:
+    return False
+
+
+def _default_test(default: Any) -> Callable[[Any], bool]:
+    """A fast test for "this encoded value is the field's default" (trailing ones are dropped)."""
+    if default is _MISSING or dataclasses.is_dataclass(default):
+        return _never
+    if default is None:
+        return lambda v: v is None
+    if isinstance(default, tuple | dict) and not default:
+        return lambda v: type(v) in (tuple, list, dict) and not v
+    return lambda v: type(v) is type(default) and v == default
 
 
 def _enc_conv(tp: Any) -> Callable[[Any, _Tables], Any] | None:

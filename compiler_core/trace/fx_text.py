@@ -210,7 +210,8 @@ def _statement(st: _State, stmt: str) -> None:
         expr = stmt[len("return") :].strip()
         st.nodes.append(Node("output", "output", "output", inputs=_refs(st, expr)))
         return
-    stmt = _DEAD_TAIL.sub("", stmt)
+    if stmt.endswith("None"):
+        stmt = _DEAD_TAIL.sub("", stmt)
     m = _STMT.match(stmt)
     if not m:
         return
