@@ -60,12 +60,15 @@ def test_links_per_kind_without_the_per_layer_blow_up(llama: tuple[Session, Path
     pairs = _pairs(session.links)
     assert pairs[("aot_node", "dynamo_node")] == 28700  # was 1.47 million: every layer's line
     assert pairs[("aot_node", "post_grad_node")] == 9005
-    assert pairs[("kernel", "post_grad_node")] == 7823
+    assert pairs[("kernel", "post_grad_node")] == 4929
     assert pairs[("kernel", "kernel_line")] == 2321
-    assert pairs[("kernel_line", "post_grad_node")] == 430
+    assert pairs[("kernel_line", "post_grad_node")] == 467
     assert pairs[("dynamo_node", "source_line")] == 2095
-    assert pairs[("aot_node", "saved_tensor")] == 1917
-    assert pairs[("aot_node", "aot_node")] >= 9115  # joint <-> partition twins (more kinds may join)
+    # producer/consumers of saved tensors, joint <-> partition twins, plus forward <-> backward
+    # partners (build/backward_links.py): lower bounds, other link kinds may join these pairs
+    assert pairs[("aot_node", "saved_tensor")] >= 1917
+    assert pairs[("aot_node", "aot_node")] >= 9115
+    assert sum(pairs.values()) < 100_000  # one compile: 1.5 million before issue 13
     # An AOT node maps to Dynamo nodes of one occurrence of its line, not the line in all 32 layers.
     per_aot = Counter(a for a, ts in session.links.items() if a.startswith("aot_node|")
                       for b in ts if b.startswith("dynamo_node|"))  # fmt: skip
