@@ -65,6 +65,7 @@ class DecompositionPane(Pane):
         layout.addWidget(self.summary)
         layout.addWidget(self.table)
         self._worker = OffThread(self, "decompositions")  # ~0.5 s of CPU on a 32-layer model
+        state.updates.track(self._worker)
 
     def on_compile(self, current: Compile | None) -> None:
         session = self.state.session

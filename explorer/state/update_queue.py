@@ -15,7 +15,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, QTimer
+from PySide6.QtCore import QCoreApplication, QEventLoop, QObject, QTimer
+
+from explorer.state.off_thread import OffThread
 
 TURN_BUDGET_S = 0.03  # leave most of the 100 ms a user tolerates to painting and input
 
@@ -31,6 +33,11 @@ class UpdateQueue(QObject):
         self._timer.setSingleShot(True)
         self._timer.setInterval(0)
         self._timer.timeout.connect(self._run_some)
+        self._workers: list[OffThread] = []
+
+    def track(self, worker: OffThread) -> None:
+        """Count `worker`'s job as pending work: `flush` waits for its result to be applied."""
+        self._workers.append(worker)
 
     def post(self, owner: object, kind: str, work: Callable[[], None]) -> None:
         """Run `work` now, or (spread) in a later turn; a newer post of the same owner and kind
@@ -45,11 +52,15 @@ class UpdateQueue(QObject):
             self._timer.start()
 
     def pending(self) -> int:
-        return len(self._pending)
+        return len(self._pending) + sum(1 for w in self._workers if w.busy())
 
     def flush(self) -> None:
-        while self._pending:
-            self._run_one()
+        """Run every queued piece now, and wait for tracked off-thread results to be applied."""
+        while self.pending():
+            if self._pending:
+                self._run_one()
+            else:
+                QCoreApplication.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 20)
 
     def _run_one(self) -> None:
         key = next(iter(self._pending))
