@@ -43,7 +43,7 @@ from explorer.panes.aot_facts import (
 )
 from explorer.panes.aot_facts import human_bytes as human_bytes
 from explorer.panes.base import Pane
-from explorer.panes.graph_view import GraphSection, make_graph_view
+from explorer.panes.graph_view import GraphSection, RefIndex, banded_index, make_graph_view
 from explorer.state import SelectionModel, SessionState
 from explorer.state.off_thread import OffThread
 from explorer.state.palette import SAVED
@@ -197,15 +197,16 @@ class AotPane(Pane):
             band = {n.name: "forward" if n.name in fw else "backward" for n in joint.nodes}
             marks = self._marks(c, aot, refs)
 
-            def compute() -> dict[str, tuple[Ref, ...]]:
-                return {n.name: joint_refs(n.name) for n in joint.nodes}
-
-            def show(table: dict[str, tuple[Ref, ...]]) -> None:
-                if self._building is not c:
-                    return  # another compile was picked meanwhile
+            def compute() -> tuple[GraphSection, RefIndex]:
+                table = {n.name: joint_refs(n.name) for n in joint.nodes}
                 section = GraphSection("Joint graph", joint,
                                        lambda name: table.get(name) or refs("joint", name))  # fmt: skip
-                self.graphs.set_banded(section, band)
+                return section, banded_index(section)
+
+            def show(prepared: tuple[GraphSection, RefIndex]) -> None:
+                if self._building is not c:
+                    return  # another compile was picked meanwhile
+                self.graphs.set_banded(prepared[0], band, prepared[1])
                 self.graphs.set_edge_styles(self._saved_edges(c, aot))
                 self.graphs.set_marks(marks)
                 self.on_selection(self.selection.selected, self.selection.highlighted)
