@@ -43,6 +43,7 @@ class MainWindow(QMainWindow):
         self.setDockNestingEnabled(True)
         self.state = SessionState(self)
         self.selection = SelectionModel(self)
+        self.state.updates.spread = True  # pane rebuilds one slice per event-loop turn
         self.state.sessionChanged.connect(lambda _s: self.selection.set_links(self.state.links))
         self.panes: dict[str, QWidget] = {}
         self.docks: dict[str, QDockWidget] = {}
@@ -183,6 +184,13 @@ class MainWindow(QMainWindow):
 
     # ----- session -----
     def set_session(self, session: Session, source_path: str = "") -> None:
+        """Show `session` with every pane rebuilt on return (scripts, tests, screenshots)."""
+        self.show_session(session, source_path)
+        self.state.updates.flush()
+
+    def show_session(self, session: Session, source_path: str = "") -> None:
+        """Show `session`; panes rebuild over the following event-loop turns (the app's own
+        open path: the window keeps answering while a deep model's panes fill in)."""
         self.ensure_panes()
         self.state.set_session(session, source_path)
         title = source_path or session.meta.origin_path or "session"

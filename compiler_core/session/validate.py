@@ -1,9 +1,12 @@
 """Type-check decoded session JSON against the model's own type hints, before anything is built.
 
-A session file is data from someone else. Before this check a `"compile_id": 5` went straight
-into a `Compile` and on to pyqtgraph, which died with SIGSEGV in `_pythonToCppCopy` (issue 12,
-row 3). Now one pass over the decoded JSON either accepts it or raises `SessionValidationError`
-naming the first bad field the way a reader would write it:
+A session file is data from someone else. Schema 1 is checked as decoded JSON; schema 2 (packed
+rows, placed by position) is checked on the objects its rows built, with the same closures (a
+dataclass instance of the right class stands for its object, a tuple for its array).
+
+Before this check a `"compile_id": 5` went straight into a `Compile` and on to pyqtgraph, which
+died with SIGSEGV in `_pythonToCppCopy` (issue 12, row 3). Now one pass either accepts the session
+or raises `SessionValidationError` naming the first bad field the way a reader would write it:
 
     compiles[0].compile_id: expected str, got int
 
@@ -120,6 +123,8 @@ def _checker(tp: Any) -> Check:
         values = frozenset(m.value for m in tp)
 
         def check_enum(v: Any) -> None:
+            if isinstance(v, tp):
+                return
             if type(v) not in (str, int, float, bool) or v not in values:  # a list is unhashable
                 raise _BadValueError(f"expected one of {sorted(map(str, values))}, got {v!r:.60}")
         return check_enum
@@ -178,7 +183,7 @@ def _sequence(item: Any) -> Check:
     test = _plain_test(item)
     if test is not None:
         def check_plain_list(v: Any) -> None:
-            if type(v) is not list:
+            if type(v) is not list and type(v) is not tuple:
                 raise _expected("array", v)
             if not all(map(test, v)):
                 i = next(i for i, x in enumerate(v) if not test(x))
@@ -189,7 +194,7 @@ def _sequence(item: Any) -> Check:
     inner = _checker(item)
 
     def check_list(v: Any) -> None:
-        if type(v) is not list:
+        if type(v) is not list and type(v) is not tuple:
             raise _expected("array", v)
         for i, x in enumerate(v):
             try:
@@ -208,7 +213,7 @@ def _fixed_tuple(args: tuple[Any, ...]) -> Check:
     inners = [_checker(a) for a in args]
 
     def check_tuple(v: Any) -> None:
-        if type(v) is not list or len(v) != len(inners):
+        if (type(v) is not list and type(v) is not tuple) or len(v) != len(inners):
             raise _expected(f"array of {len(inners)}", v)
         for i, (c, x) in enumerate(zip(inners, v, strict=True)):
             try:
@@ -247,6 +252,14 @@ def _dataclass(cls: type) -> Check:
     label = cls.__name__
 
     def check_object(v: Any) -> None:
+        if type(v) is cls:  # an object built from a packed (schema 2) row: check what it holds
+            for name, check, _required in fields:
+                try:
+                    check(getattr(v, name))
+                except _BadValueError as bad:
+                    bad.steps.append(f".{name}")
+                    raise
+            return
         if type(v) is not dict:
             raise _expected(f"object ({label})", v)
         for name, check, required in fields:

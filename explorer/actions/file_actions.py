@@ -129,7 +129,7 @@ class FileActions(QObject):
 
     def _loaded(self, path: str, session: Session) -> None:
         self.model_path = ""
-        self.window.set_session(session, path)
+        self.window.show_session(session, path)
         self.window.statusBar().clearMessage()
         self._remember(path)
 
@@ -211,7 +211,7 @@ class FileActions(QObject):
 
     def _capture_loaded(self, path: str, session: Session) -> None:
         self.loading_capture = False
-        self.window.set_session(session, self.last_spec.model_path if self.last_spec else path)
+        self.window.show_session(session, self.last_spec.model_path if self.last_spec else path)
 
     def _capture_load_failed(self, path: str, message: str) -> None:
         # a partial trace may not import; the progress dialog already shows the fate

@@ -58,7 +58,7 @@ def kernel_header(c: Compile, k: Kernel, sources: list[str], session: Session) -
 def export_kernels(session: Session, c: Compile, folder: str | Path) -> list[Path]:
     """Write the export; returns the files written (kernels, output code, index.json, INDEX.md)."""
     out = SafeFolder(folder)
-    index = LinkIndex(session.links)
+    index = LinkIndex.of(session.links)
     written: list[Path] = []
     entries: list[dict[str, object]] = []
     for part in c.inductor:

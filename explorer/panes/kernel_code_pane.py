@@ -122,7 +122,8 @@ class KernelCodePane(Pane):
         candidates = [
             k for k in self._kernels if isinstance(k, Kernel) and kernel_ref(current, k) in highlighted
         ]
-        return max(candidates, key=lambda k: len(self._node_colors(k, current, highlighted)), default=None)
+        lit = self._lit_nodes(current, highlighted)  # once, not once per candidate kernel
+        return max(candidates, key=lambda k: len(self._colors_for(k, lit)), default=None)
 
     def _shows_any(self, current: Compile, highlighted: frozenset[Ref]) -> bool:
         kernel = self.kernel
@@ -131,10 +132,17 @@ class KernelCodePane(Pane):
     @staticmethod
     def _node_colors(kernel: Kernel, c: Compile, highlighted: frozenset[Ref]) -> dict[int, list[QColor]]:
         """Lines of highlighted post-grad nodes, one colour per node (several per line)."""
-        lit = {
+        return KernelCodePane._colors_for(kernel, KernelCodePane._lit_nodes(c, highlighted))
+
+    @staticmethod
+    def _lit_nodes(c: Compile, highlighted: frozenset[Ref]) -> set[str]:
+        return {
             r.key.partition(":")[2] for r in highlighted
             if r.kind is RefKind.POST_GRAD_NODE and r.compile_id == c.compile_id
         }
+
+    @staticmethod
+    def _colors_for(kernel: Kernel, lit: set[str]) -> dict[int, list[QColor]]:
         colors: dict[int, list[QColor]] = {}
         for line, nodes in kernel.line_nodes.items():
             chosen = [color_for(n) for n in nodes if n in lit]

@@ -45,7 +45,18 @@ _BUCKET = {
 
 
 def line_facts(session: Session, index: LinkIndex, rank: int | None = None) -> dict[LineKey, LineFacts]:
-    """Facts for every source line that something links to, restricted to one rank."""
+    """Facts for every source line that something links to, restricted to one rank. Cached on
+    the index (the Source and Per-line pipeline panes both ask on every open)."""
+    key = ("line_facts", id(session), rank)
+    cached = index.memo.get(key)
+    if cached is not None and cached[0] is session:  # type: ignore[index]
+        return cached[1]  # type: ignore[index]
+    result = _line_facts(session, index, rank)
+    index.memo[key] = (session, result)
+    return result
+
+
+def _line_facts(session: Session, index: LinkIndex, rank: int | None) -> dict[LineKey, LineFacts]:
     facts: dict[LineKey, LineFacts] = defaultdict(LineFacts)
     for encoded in session.links:
         if not encoded.startswith(RefKind.SOURCE_LINE.value + "|"):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from PySide6.QtCore import QObject, Signal
 
 from compiler_core.session import Compile, LinkIndex, Session
+from explorer.state.update_queue import UpdateQueue
 
 CompileKey = tuple[str, int | None]
 
@@ -42,6 +43,7 @@ class SessionState(QObject):
         self._current: Compile | None = None
         self._ordered: list[Compile] = []
         self.source_path = ""  # file the session came from (for titles and Recent)
+        self.updates = UpdateQueue(self)  # pane rebuilds; spread over turns in the main window
 
     @property
     def session(self) -> Session:
@@ -63,7 +65,7 @@ class SessionState(QObject):
     def set_session(self, session: Session, source_path: str = "") -> None:
         self._session = session
         self._ordered = sorted(session.compiles, key=_sort_key)
-        self._index = LinkIndex(session.links)
+        self._index = LinkIndex.of(session.links)  # built by the loader thread when it loaded
         self.source_path = source_path
         self._current = self.default_compile()
         self.sessionChanged.emit(session)

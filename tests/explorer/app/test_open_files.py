@@ -23,6 +23,8 @@ from tests.conftest import EXAMPLES, FIXTURES
 def _open_and_wait(qtbot: QtBot, window: MainWindow, path: Path) -> None:
     with qtbot.waitSignal(window.state.sessionChanged, timeout=30_000):
         window.files.open_path(str(path))
+    # the panes fill in over the following event-loop turns (explorer/state/update_queue.py)
+    qtbot.waitUntil(lambda: window.state.updates.pending() == 0, timeout=30_000)
 
 
 def test_kinds_are_recognised(shared_traces: Path) -> None:
