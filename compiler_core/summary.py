@@ -14,8 +14,10 @@ from typing import Any
 
 from compiler_core.break_ranking import distinct_breaks
 from compiler_core.recompile_explain import distinct_recompiles
-from compiler_core.session.model import Compile, Session
+from compiler_core.session.model import Compile, Diagnostic, Session
 from compiler_core.timeline.stats import speedups
+
+FIRST_DIAGNOSTICS = 5
 
 
 def summarize(session: Session) -> dict[str, Any]:
@@ -42,6 +44,9 @@ def summarize(session: Session) -> dict[str, Any]:
         ),
         "failures": [f"{c.compile_id}: {c.failure}" for c in compiles if c.status == "failed"],
         "ranks": list(session.meta.ranks),
+        # a damaged log still opens; these say how damaged (issue 12, row 9)
+        "diagnostics": len(session.diagnostics),
+        "diagnostics_first": [_diagnostic(d) for d in session.diagnostics[:FIRST_DIAGNOSTICS]],
     }
     if session.mode_stats:
         speed = speedups(session.mode_stats)
@@ -63,6 +68,12 @@ def summarize(session: Session) -> dict[str, Any]:
     if len(session.meta.ranks) > 1:
         out["ranks_diff"] = _ranks_diff(session)
     return out
+
+
+def _diagnostic(d: Diagnostic) -> str:
+    where = f"{d.path}:{d.line}" if d.line is not None else d.path
+    message = d.message.splitlines()[0][:200] if d.message else ""
+    return f"{d.severity}: {where}: {message}" if where else f"{d.severity}: {message}"
 
 
 def _label(c: Compile) -> str:

@@ -27,6 +27,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QToolTip, QWidget
 
 from explorer.panes.syntax import PygmentsHighlighter
+from explorer.plain_text import tip
 from explorer.state.palette import SELECT_COLOR_HEX
 
 _STRIPE_W = 4
@@ -49,9 +50,9 @@ class _Gutter(QWidget):
 
     def mouseMoveEvent(self, event: QMouseEvent) -> None:
         line = self._view.line_at(event.position().toPoint().y())
-        tip = self._view.marker_tip(line)
-        if tip:
-            QToolTip.showText(event.globalPosition().toPoint(), tip, self)
+        text = self._view.marker_tip(line)
+        if text:
+            QToolTip.showText(event.globalPosition().toPoint(), tip(text), self)
         else:
             QToolTip.hideText()
 
