@@ -47,11 +47,18 @@ def llama(tmp_path_factory: pytest.TempPathFactory) -> Session:
 
 
 def _settle(window: MainWindow, timeout: float = 120.0) -> None:
+    """Spin until every graph pane and worker has been idle for 0.5 s: panes spread their
+    updates over later event-loop turns, so "nothing busy" right after a switch proves nothing."""
     end = time.monotonic() + timeout
+    idle_since: float | None = None
     while time.monotonic() < end:
         QApplication.processEvents()
-        if not any(_canvas(window, k).busy for k in ("DynamoPane", "AotPane", "InductorPane")):
-            QApplication.processEvents()
+        workers = [getattr(p, "_joint_refs", None) for p in window.panes.values()]
+        busy = any(_canvas(window, k).busy for k in ("DynamoPane", "AotPane", "InductorPane")) or \
+            any(w is not None and w.busy() for w in workers)  # fmt: skip
+        now = time.monotonic()
+        idle_since = None if busy else (idle_since or now)
+        if idle_since is not None and now - idle_since >= 0.5:
             return
         time.sleep(0.02)
     raise AssertionError("layout did not finish")
