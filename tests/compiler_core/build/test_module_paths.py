@@ -6,29 +6,16 @@ and torchvision ResNet-50 with graph breaks. Every stage must place ≥ 95 % of 
 
 from __future__ import annotations
 
-import lzma
-import shutil
-from pathlib import Path
-
 import pytest
 
-from compiler_core.build import import_trace
 from compiler_core.build.module_paths import call_node_coverage, param_module
 from compiler_core.session import Graph, Session
-
-DATA = Path(__file__).resolve().parents[3] / "bench" / "data"
-
-
-def _import(name: str, tmp: Path) -> Session:
-    log = tmp / f"{name}.log"
-    with lzma.open(DATA / f"{name}.log.xz") as src, log.open("wb") as dst:
-        shutil.copyfileobj(src, dst)
-    return import_trace(log)
+from tests.bench_logs import bench_session
 
 
 @pytest.fixture(scope="module")
-def llama(tmp_path_factory: pytest.TempPathFactory) -> Session:
-    return _import("hf_llama_train", tmp_path_factory.mktemp("llama"))
+def llama() -> Session:
+    return bench_session("hf_llama_train")
 
 
 def _stages(s: Session) -> list[tuple[str, Graph]]:
@@ -83,8 +70,8 @@ def test_derived_paths_match_the_code(llama: Session) -> None:
     assert same and all(n.module_path == joint[n.name] for n in same)
 
 
-def test_resnet_stages_have_module_paths(tmp_path: Path) -> None:
-    s = _import("tv_resnet_breaks", tmp_path)
+def test_resnet_stages_have_module_paths() -> None:
+    s = bench_session("tv_resnet_breaks")
     for kind, g in _stages(s):
         assert call_node_coverage(g) >= 0.95, kind
         paths = {n.module_path for n in g.nodes}

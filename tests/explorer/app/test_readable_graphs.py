@@ -9,10 +9,7 @@ or collapsing a group keeps it where it was clicked.
 from __future__ import annotations
 
 import itertools
-import lzma
-import shutil
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,30 +17,21 @@ from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication, QTabBar
 from pytestqt.qtbot import QtBot
 
-from compiler_core.build import import_trace
 from compiler_core.session import Session
 from explorer.canvas import GraphCanvas
 from explorer.canvas.canvas_view import LABEL_MIN_PX, LABEL_PT
 from explorer.main_window import MainWindow
-
-DATA = Path(__file__).resolve().parents[3] / "bench" / "data"
-
-
-def _log(name: str, tmp: Path) -> Session:
-    log = tmp / f"{name}.log"
-    with lzma.open(DATA / f"{name}.log.xz") as src, log.open("wb") as dst:
-        shutil.copyfileobj(src, dst)
-    return import_trace(log)
+from tests.bench_logs import bench_session
 
 
 @pytest.fixture(scope="module")
-def resnet(tmp_path_factory: pytest.TempPathFactory) -> Session:
-    return _log("tv_resnet_breaks", tmp_path_factory.mktemp("resnet"))
+def resnet() -> Session:
+    return bench_session("tv_resnet_breaks")
 
 
 @pytest.fixture(scope="module")
-def llama(tmp_path_factory: pytest.TempPathFactory) -> Session:
-    return _log("hf_llama_train", tmp_path_factory.mktemp("llama"))
+def llama() -> Session:
+    return bench_session("hf_llama_train")
 
 
 def _settle(window: MainWindow, timeout: float = 120.0) -> None:

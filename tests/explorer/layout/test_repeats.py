@@ -2,26 +2,17 @@
 
 from __future__ import annotations
 
-import lzma
-import shutil
-from pathlib import Path
-
 import pytest
 
-from compiler_core.build import import_trace
 from compiler_core.session import Compile, Graph, Node
 from explorer.layout import CompoundLayout, build_groups, from_graph, from_sections
 from explorer.layout.repeats import op_token
-
-DATA = Path(__file__).resolve().parents[3] / "bench" / "data"
+from tests.bench_logs import bench_session
 
 
 @pytest.fixture(scope="module")
-def llama(tmp_path_factory: pytest.TempPathFactory) -> Compile:
-    log = tmp_path_factory.mktemp("llama") / "hf_llama_train.log"
-    with lzma.open(DATA / "hf_llama_train.log.xz") as src, log.open("wb") as dst:
-        shutil.copyfileobj(src, dst)
-    return next(c for c in import_trace(log).compiles if c.dynamo_graph is not None)
+def llama() -> Compile:
+    return next(c for c in bench_session("hf_llama_train").compiles if c.dynamo_graph is not None)
 
 
 def _fold_labels(tree) -> list[str]:  # type: ignore[no-untyped-def]
