@@ -18,7 +18,6 @@ from compiler_core.build.graph_breaks import parse_break, restart_breaks
 from compiler_core.build.kernel_lines import buffer_producers, kernel_line_nodes
 from compiler_core.build.parse_memo import ParseMemo
 from compiler_core.build.saved_tensors import saved_tensors
-from compiler_core.session.codec import from_jsonable
 from compiler_core.session.model import (
     AotInfo,
     Compile,
@@ -83,8 +82,8 @@ def _parsed(memo: ParseMemo, text: str, kind: str, name: str) -> Graph:
     return memo.get((text, kind, name), lambda: parse_graph(text, kind, name))
 
 
-def _from_enriched(data: Any, kind: str, name: str, text: str) -> Graph:
-    g: Graph = from_jsonable(Graph, data)
+def _from_enriched(g: Graph, kind: str, name: str, text: str) -> Graph:
+    """`g` was decoded (and checked) when its record was routed."""
     return Graph(kind=kind, nodes=g.nodes, text=text or g.text, name=name or g.name)
 
 
@@ -258,7 +257,8 @@ def _float(value: Any) -> float | None:
 
 def _status(acc: CompileRecords, metrics: CompileMetrics, dynamo: Graph | None) -> tuple[str, str]:
     if metrics.fail_type or acc.errors:
-        reason = metrics.fail_reason or (acc.errors[0].strip().splitlines() or [""])[-1]
+        logged = (acc.errors[0].strip().splitlines() or [""])[-1] if acc.errors else ""
+        reason = metrics.fail_reason or logged
         head = f"{metrics.fail_type}: {reason}" if metrics.fail_type else reason
         return "failed", head.strip()
     if acc.cache.get("fx_graph") == "hit" or acc.cache.get("aotautograd") == "hit":

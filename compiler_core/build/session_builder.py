@@ -113,12 +113,12 @@ def _with_stage_artifacts(session: Session, ranks: list[RankRecords]) -> Session
 
 def _logged_torch_version(ranks: list[RankRecords]) -> str:
     """From the `torch_version` artifact (our captures log one first; torch's own traces may)."""
-    import json
+    from compiler_core.trace.json_payload import JsonPayloadError, parse_json
 
     for rr in ranks:
         try:
-            value = json.loads(rr.torch_version) if rr.torch_version else None
-        except ValueError:
+            value = parse_json(rr.torch_version) if rr.torch_version else None
+        except JsonPayloadError:
             continue
         if isinstance(value, dict) and value.get("pytorch_version"):
             return str(value["pytorch_version"])

@@ -10,7 +10,6 @@ with path and line number and reading goes on.
 
 from __future__ import annotations
 
-import json
 import re
 import zlib
 from collections.abc import Callable, Iterator
@@ -19,9 +18,9 @@ from itertools import chain
 from typing import Any, BinaryIO
 
 from compiler_core.session.model import Diagnostic
+from compiler_core.trace.json_payload import JsonPayloadError, parse_json
 
 BLOCK_SIZE = 1 << 22
-_decode_json = json.JSONDecoder().decode
 _BAD = "\0bad"  # placeholder kind for a damaged header; never yielded
 
 # glog prefix: level letter, MMDD, time, thread id, file:line, then "] " and the metadata JSON.
@@ -61,7 +60,7 @@ class Record:
         return text[:-1] if text.endswith("\n") else text
 
     def payload_json(self) -> Any:
-        return json.loads(self.payload)
+        return parse_json(self.payload)
 
 
 def record_kind(meta: dict[str, Any]) -> str:
@@ -157,8 +156,8 @@ class RecordReader:
     def _parse_header(self, meta_bytes: bytes, line: int) -> Record:
         """Parse a header; a damaged one becomes a placeholder that swallows its payload lines."""
         try:
-            meta = _decode_json(meta_bytes.decode())  # str input skips json's encoding sniffing
-        except (ValueError, RecursionError):
+            meta = parse_json(meta_bytes.decode())  # str input skips json's encoding sniffing
+        except (JsonPayloadError, UnicodeDecodeError):
             self._warn("malformed JSON in trace header; record skipped", line)
             return Record(_BAD, {}, line)
         if not isinstance(meta, dict):
