@@ -22,7 +22,10 @@ def run(args: argparse.Namespace) -> int:
     from compiler_core.summary import summarize
 
     try:
-        session = load(args.path) if str(args.path).endswith(".json") else import_trace(args.path, limits=limits_from_args(args))
+        if str(args.path).endswith(".json"):
+            session = load(args.path)
+        else:
+            session = import_trace(args.path, limits=limits_from_args(args))
     except (OSError, SessionFormatError) as exc:
         print(f"error: summary failed loading {args.path}: {exc}", file=sys.stderr)
         return 2
