@@ -46,20 +46,21 @@ class LogRecord:
     meta: Any  # decoded metadata (None when the header is not JSON)
     header: bytes  # the original header line (without newline)
     payload: list[bytes]  # payload lines (with their TAB), without newlines
+    line: int = 0  # 1-based line number of the header in the original log
 
 
 def split_records(data: bytes) -> tuple[list[bytes], list[LogRecord]]:
     """(lines before the first header, records)."""
     lead: list[bytes] = []
     records: list[LogRecord] = []
-    for line in data.split(b"\n"):
+    for number, line in enumerate(data.split(b"\n"), start=1):
         m = _HEADER.match(line)
         if m:
             try:
                 meta = json.loads(m.group(2))
             except ValueError:
                 meta = None
-            records.append(LogRecord(m.group(1), meta, line, []))
+            records.append(LogRecord(m.group(1), meta, line, [], number))
         elif records:
             records[-1].payload.append(line)
         else:
@@ -92,7 +93,7 @@ def _replace(value: Any, path: tuple[Any, ...], new: Any) -> Any:
         return new
     head, rest = path[0], path[1:]
     if isinstance(value, dict):
-        return {**value, head: _replace(value[head], rest, new)}
+        return {**value, head: _replace(value.get(head), rest, new)}
     out = list(value)
     out[head] = _replace(out[head], rest, new)
     return out
@@ -145,10 +146,12 @@ def apply(lead: list[bytes], records: list[LogRecord], m: Mutation) -> bytes:
     new = m.value.token if isinstance(m.value, DeepMarker) else m.value
     if m.where == "meta":
         meta = _replace(rec.meta, m.path, new)
-        changed = LogRecord(rec.prefix, meta, rec.prefix + _dump(meta, m.value).encode(), rec.payload)
+        header = rec.prefix + _dump(meta, m.value).encode()
+        changed = LogRecord(rec.prefix, meta, header, rec.payload, rec.line)
     else:
         data = _replace(payload_json(rec), m.path, new)
-        changed = LogRecord(rec.prefix, rec.meta, rec.header, [b"\t" + _dump(data, m.value).encode()])
+        payload = [b"\t" + _dump(data, m.value).encode()]
+        changed = LogRecord(rec.prefix, rec.meta, rec.header, payload, rec.line)
     return join_records(lead, [*records[: m.record], changed, *records[m.record + 1 :]])
 
 
@@ -183,6 +186,16 @@ def real_log(name: str) -> bytes:
     if p.suffix == ".xz":
         return lzma.decompress(data)
     return data
+
+
+def first_record(records: list[LogRecord], kind: str, test: Any = None) -> int:
+    """Index of the first record of `kind` (an artifact name for artifacts) passing `test`."""
+    for i, r in enumerate(records):
+        meta = r.meta if isinstance(r.meta, dict) else {}
+        name = meta.get("artifact", {}).get("name") if "artifact" in meta else None
+        if (kind in meta or name == kind) and (test is None or test(r)):
+            return i
+    raise LookupError(kind)
 
 
 def every_mutation_site(records: list[LogRecord]) -> list[tuple[int, str, tuple[Any, ...]]]:
