@@ -112,7 +112,7 @@ class RecordReader:
         for block in blocks:
             if isinstance(block, _Overlong):
                 if block.first == b"\t" and pending is not None:  # a payload line: drop its record
-                    if pending.kind != _BAD:
+                    if self._keeps(pending):  # (a payload nobody reads is skipped anyway)
                         self._warn(f"payload line longer than {self._cap} bytes; record at line "
                                    f"{pending.line} skipped", line_at)  # fmt: skip
                         pending.kind = _BAD
