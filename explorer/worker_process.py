@@ -28,6 +28,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signal
 
 from compiler_core.worker import event_auth, process_sweep
+from compiler_core.worker.memory_limit import limit_bytes
 from compiler_core.worker.protocol import CaptureSpec, Event, worker_argv, worker_env
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,6 +48,7 @@ class WorkerOutcome:
     trace_path: str
     problems: tuple[str, ...] = ()  # why an exit 0 is still not a success (forged events, no done)
     swept: int = 0  # processes of the run killed after it ended
+    memory_exceeded: int = 0  # bytes the worker and its children held together when killed for it
 
     @property
     def ok(self) -> bool:
@@ -61,6 +63,9 @@ class WorkerOutcome:
         else:
             fate = f"exit code {self.exit_code}"
         text = f"Worker {fate}; last stage: {self.last_stage or '—'}."
+        if self.memory_exceeded:
+            text += (f"\nThe model and its child processes used {self.memory_exceeded >> 20} MiB together, "
+                     "over the memory cap; killed.")  # fmt: skip
         for problem in self.problems:
             text += f"\n{problem}"
         if self.error:
@@ -106,6 +111,8 @@ class WorkerProcess(QObject):
         self._done: Event | None = None
         self._started_unix = 0.0
         self._pid = 0
+        self._memory_exceeded = 0
+        self._ticks = 0
 
     def running(self) -> bool:
         return self._proc is not None and self._proc.state() != QProcess.ProcessState.NotRunning
@@ -174,7 +181,22 @@ class WorkerProcess(QObject):
         for line in data.splitlines():
             self.logLine.emit(line)
 
+    def _check_memory(self) -> None:
+        """Every 10th tick (0.5 s): kill the run when the worker's whole process tree passes the
+        cap (rlimits bound each process, not their sum; compiler_core/worker/memory_limit.py)."""
+        self._ticks += 1
+        spec = self._spec
+        if self._ticks % 10 or not self._pid or spec is None or self._memory_exceeded:
+            return
+        cap = limit_bytes(spec.device, spec.max_memory_mb)
+        used = process_sweep.tree_pss_bytes(self._pid) if cap else 0
+        if cap and used > cap:
+            self._memory_exceeded = used
+            self.cancel()
+            self._cancelled = False  # not the user's cancel: the outcome says why
+
     def _poll(self) -> None:
+        self._check_memory()
         try:
             with open(self._events_path, "rb") as handle:
                 handle.seek(self._offset)
@@ -232,7 +254,7 @@ class WorkerProcess(QObject):
             last_stage=self.stage, error=self._error[0], traceback=self._error[1],
             session_path=self._verified_session(spec), partial=self._session[1],
             trace_path=spec.resolved_trace_path if spec else "",
-            problems=self._problems(exit_code), swept=len(swept),
+            problems=self._problems(exit_code), swept=len(swept), memory_exceeded=self._memory_exceeded,
         )
         self.finished.emit(outcome)
 

@@ -97,7 +97,12 @@ def report(client: WorkerClient) -> int:
         return 0
     stage = (client.error.stage if client.error else "") or client.last_stage or "load"
     problems = client.problems() if exit_info.ok else []
-    if problems:
+    if client.memory_exceeded:
+        cap = client.spec.max_memory_mb
+        first = (f"error: capture failed in stage '{stage}': the model and its child processes used "
+                 f"{client.memory_exceeded >> 20} MiB together, over the memory cap"
+                 f"{f' of {cap} MiB' if cap else ''}; killed")  # fmt: skip
+    elif problems:
         first = f"error: capture failed in stage '{stage}': {problems[0]}"
     elif exit_info.timed_out:
         first = (f"error: capture timed out after {client.timeout_s:g} s in stage '{stage}' "
@@ -121,10 +126,10 @@ def report(client: WorkerClient) -> int:
               file=sys.stderr)
     if exit_info.timed_out:
         return EXIT_TIMEOUT
+    if problems or client.memory_exceeded:
+        return protocol.EXIT_USER_ERROR  # the model broke the run, not CompileScope
     if exit_info.signal is not None:
         return 128 + exit_info.signal  # as a shell reports a signal death
-    if problems:
-        return protocol.EXIT_USER_ERROR  # the model broke the run, not CompileScope
     code = exit_info.returncode
     return code if code else 1
 

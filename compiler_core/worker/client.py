@@ -32,6 +32,7 @@ from typing import IO
 
 from compiler_core.session.model import Diagnostic, Session
 from compiler_core.worker import event_auth, process_sweep
+from compiler_core.worker.memory_limit import limit_bytes
 from compiler_core.worker.protocol import CaptureSpec, Event, worker_argv, worker_env
 
 KILL_GRACE_S = 1.0
@@ -112,6 +113,9 @@ class WorkerClient:
         self._verifier = event_auth.Verifier(self._key)
         self.token = process_sweep.new_run_token()
         self.done: Event | None = None  # the authentic `done` event, if it came
+        self.memory_exceeded = 0  # bytes the run's process tree held when it was killed for it
+        self._cap = limit_bytes(spec.device, spec.max_memory_mb)
+        self._next_memory_check = 0.0
         self.swept: list[int] = []  # pids of the run's processes killed after it ended
         self._started_unix = 0.0
 
@@ -174,6 +178,8 @@ class WorkerClient:
                 self.kill()
             if exited_at is None and self._poll() is not None:
                 exited_at = time.monotonic()
+            if exited_at is None:
+                self._check_memory()
             if exited_at is not None and channel_closed:
                 break
             try:
@@ -188,6 +194,18 @@ class WorkerClient:
             self._note(event)
             yield event
         self._finish()
+
+    def _check_memory(self) -> None:
+        """Kill the run when the worker and its children together pass the cap (rlimits bound
+        each process, not their sum; see memory_limit.py)."""
+        now = time.monotonic()
+        if self._cap is None or self.proc is None or now < self._next_memory_check:
+            return
+        self._next_memory_check = now + 0.5
+        used = process_sweep.tree_pss_bytes(self.proc.pid)
+        if used > self._cap and not self.memory_exceeded:
+            self.memory_exceeded = used
+            self.kill()
 
     def run(self) -> WorkerExit:
         for _ in self.events():

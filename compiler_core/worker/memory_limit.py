@@ -14,11 +14,13 @@ RLIMIT_AS is set to the same cap as well: it counts every mapping, shared ones i
 same 600 MiB mmap fails under it), and torch.compile on CPU runs under a 2 GiB RLIMIT_AS.
 It is not set for CUDA, whose driver reserves terabytes of address space.
 
-Still not covered, and said so in the session (`meta.extra["memory_cap"]`) and by the CLI:
-rlimits are per process, so N forked children may each use the cap (the sum is not bounded),
-and without RLIMIT_AS (CUDA) shared mappings are not bounded either. Only a cgroup v2 memory
-limit bounds a whole process tree; this module does not create one (the machines we test on
-have no writable cgroup v2 hierarchy, so it could not be tested).
+Children: rlimits are per process, so N forked children could each use the cap. The parent
+(client.py, explorer/worker_process.py) therefore sums the proportional resident memory (PSS) of the worker's
+whole process tree every 0.5 s (process_sweep.tree_pss_bytes) and kills the run past the cap.
+Still not covered, and said so in the session (`meta.extra["memory_cap"]`) and by the CLI: the
+tree's total between two checks (a burst can overshoot for up to 0.5 s), and without RLIMIT_AS
+(CUDA) shared mappings. Only a cgroup v2 memory limit bounds a tree exactly; this module does
+not create one (the machines we test on have no writable cgroup v2 hierarchy to test it on).
 """
 
 from __future__ import annotations
@@ -61,8 +63,8 @@ def apply_memory_limit(device: str, max_memory_mb: int | None) -> str:
         _, hard = resource.getrlimit(which)
         resource.setrlimit(which, (cap if hard == resource.RLIM_INFINITY else min(cap, hard), hard))
     shared = "" if device.startswith("cpu") else "shared mappings (MAP_SHARED) and "
-    return (f"{cap >> 20} MiB per process ({' and '.join(_names(limits))}); not covered: "
-            f"{shared}the sum over child processes (no cgroup)")
+    return (f"{cap >> 20} MiB per process ({' and '.join(_names(limits))}), child processes summed "
+            f"every 0.5 s; not covered: {shared}bursts of the process tree between checks (no cgroup)")
 
 
 def _names(limits: list[int]) -> list[str]:

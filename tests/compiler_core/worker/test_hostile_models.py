@@ -150,6 +150,35 @@ def test_shared_mappings_count_against_the_cap(model_file: ModelFile, capture_ca
     assert "OSError" in err or "MemoryError" in err
 
 
+def test_forked_children_count_against_the_cap_together(model_file: ModelFile, capture_cache: Path,
+                                                        tmp_path: Path) -> None:  # fmt: skip
+    """Each child stays under its own rlimit (400 MiB); five of them and the worker do not."""
+    pids = tmp_path / "kids"
+    src = RUN + f"""
+import os, time
+f(torch.randn(8))
+for _ in range(5):
+    pid = os.fork()
+    if pid == 0:
+        block = b"\\1" * (400 << 20)  # touched, so resident
+        open({str(pids)!r}, "a").write(f"{{os.getpid()}}\\n")
+        time.sleep(120)
+        os._exit(0)
+time.sleep(120)
+"""
+    path = model_file("fork_hogs", src)
+    spec = CaptureSpec(model_path=str(path), out_path=str(path.with_suffix(".json")), input_steps=0,
+                       max_memory_mb=2048)  # fmt: skip
+    client = WorkerClient(spec, timeout_s=240, cache_dir=capture_cache)
+    started = time.monotonic()
+    client.run()
+    assert client.memory_exceeded > 2048 << 20
+    assert time.monotonic() - started < 120  # killed, not slept out
+    assert not client.succeeded and not client.exit.timed_out  # type: ignore[union-attr]
+    assert survivors(client.token) == []
+    assert all(not _alive(int(p)) for p in pids.read_text().split())
+
+
 def test_exception_whose_str_raises_is_the_users_error(
     model_file: ModelFile, capture_cache: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
