@@ -81,7 +81,13 @@ def build_session(streams: Iterable[tuple[str, int | None, Iterable[Record]]], *
             diagnostics.append(Diagnostic("info", f"{count} '{kind}' records kept unread", path=rr.path))
         for key in rr.order:
             acc = rr.compiles[key]
-            compiles.append(build_compile(acc, memo))
+            try:
+                compiles.append(build_compile(acc, memo))
+            except _GUARDED as exc:  # last resort, like `_fold`: one compile, named, as an error
+                diagnostics.append(Diagnostic(
+                    "error", f"{INTERNAL_SKIP} (compile {key}: {type(exc).__name__}: {str(exc)[:200]}); "
+                    "compile skipped", path=rr.path, stage="trace"))  # fmt: skip
+                continue
             merged: dict[str, list[str]] = {}
             for part in acc.partitions:
                 merged.update(part.provenance.get("preToPost") or {})
@@ -103,6 +109,7 @@ def build_session(streams: Iterable[tuple[str, int | None, Iterable[Record]]], *
 
 
 INTERNAL_SKIP = "CompileScope could not read this record"
+_GUARDED = (TypeError, ValueError, AttributeError, KeyError, IndexError, RecursionError)
 
 
 def _fold(rr: RankRecords, records: Iterable[Record]) -> None:
@@ -116,7 +123,7 @@ def _fold(rr: RankRecords, records: Iterable[Record]) -> None:
                 acc.rank = rr.rank
         try:
             route(rr, rec)
-        except (TypeError, ValueError, AttributeError, KeyError, IndexError, RecursionError) as exc:
+        except _GUARDED as exc:
             rr.diagnostics.append(Diagnostic(
                 "error", f"{INTERNAL_SKIP} ({type(exc).__name__}: {str(exc)[:200]}); record skipped",
                 path=rr.path, line=rec.line, stage="trace"))  # fmt: skip
