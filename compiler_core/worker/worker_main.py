@@ -50,7 +50,9 @@ class EventChannel:
             return
         with self._lock:
             try:
-                self._stream.write(self._sign(event.to_json()) + "\n")
+                # lone surrogates (undecodable file names) would break the UTF-8 stream and the MAC
+                body = event.to_json().encode("utf-8", "replace").decode("utf-8")
+                self._stream.write(self._sign(body) + "\n")
                 self._stream.flush()
             except (BrokenPipeError, OSError):
                 self.broken = True  # the parent went away; keep going so the session is saved
