@@ -2,11 +2,12 @@
 
 - `max_line_bytes` (default 64 MiB, `$COMPILESCOPE_MAX_LINE_MB`): the longest line kept, and the
   most payload bytes one record keeps. The longest line in our real 32-layer logs is 127 KB
-  (HF Llama training, bench/data), so 64 MiB is 500x headroom; at that size one line costs at
-  most ~4x in transient copies (bytes, joined payload, str, parsed JSON of a flat payload), under
-  a gigabyte. Before the cap a 1 GiB line grew the reader to ~7 GiB and died of MemoryError.
-  A longer line is skipped as it streams past, in chunks no larger than the cap, so memory
-  stays near 2x the cap whatever the line's length; its record is skipped with a warning.
+  (HF Llama training, bench/data), so 64 MiB is 500x headroom. A line that is kept costs ~5x
+  its length in transient copies (block join, payload slice, TAB removal, str): 500 MiB peak
+  for a 100 MiB payload line (tracemalloc), so the cap bounds that at ~320 MiB. A longer line
+  is skipped as it streams past, in chunks no larger than the cap: the same 100 MiB line under
+  the default cap peaks at 68 MiB, and its record is skipped with a warning. (Before, nothing
+  bounded it: a 1 GiB line ran the reader out of memory.)
 - `max_gzip_ratio` (200x, after the first `gzip_ratio_floor` 64 MiB of output): real logs
   compress 11-14x with gzip (bench/data); a gzip bomb of zeros expands ~1000x. Decompression
   stops there with a warning; records read before are kept.
