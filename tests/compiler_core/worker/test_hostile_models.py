@@ -160,8 +160,8 @@ f(torch.randn(8))
 for _ in range(5):
     pid = os.fork()
     if pid == 0:
-        block = b"\\1" * (400 << 20)  # touched, so resident
         open({str(pids)!r}, "a").write(f"{{os.getpid()}}\\n")
+        block = b"\\1" * (400 << 20)  # touched, so resident (the five allocate side by side)
         time.sleep(120)
         os._exit(0)
 time.sleep(120)
