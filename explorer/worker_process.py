@@ -29,7 +29,7 @@ from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signa
 
 from compiler_core.worker import event_auth, process_sweep
 from compiler_core.worker.memory_limit import limit_bytes
-from compiler_core.worker.protocol import CaptureSpec, Event, worker_argv, worker_env
+from compiler_core.worker.protocol import CaptureSpec, Event, worker_env
 
 ROOT = Path(__file__).resolve().parent.parent
 POLL_MS = 50
@@ -129,7 +129,7 @@ class WorkerProcess(QObject):
         self._events_path = str(events_dir / "events.jsonl")
         Path(self._events_path).touch()
         self._offset, self._buffer = 0, b""
-        argv = worker_argv(spec, events_file=self._events_path, auth_stdin=True)
+        argv = spec.argv(events_file=self._events_path)
         setsid = shutil.which("setsid")
         program, args = (setsid, argv) if setsid else (argv[0], argv[1:])
         proc = QProcess(self)
@@ -155,7 +155,8 @@ class WorkerProcess(QObject):
             return
         self._pid = int(self._proc.processId())
         process_sweep.register_child(self._pid)
-        self._proc.write(self._key.hex().encode() + b"\n")
+        if self._spec is None or self._spec.signed_events:
+            self._proc.write(self._key.hex().encode() + b"\n")
         self._proc.closeWriteChannel()
 
     def cancel(self) -> None:
@@ -211,7 +212,8 @@ class WorkerProcess(QObject):
                 self._handle(raw.decode("utf-8", "replace"))
 
     def _handle(self, line: str) -> None:
-        body = self._verifier.check(line)
+        signed = self._spec is None or self._spec.signed_events
+        body = self._verifier.check(line) if signed else line
         if body is None:
             return  # not written by the worker: counted, reported in the outcome
         try:
@@ -269,8 +271,8 @@ class WorkerProcess(QObject):
         return str(Path(spec.out_path).resolve()) if fresh else ""
 
     def _problems(self, exit_code: int | None) -> tuple[str, ...]:
-        if exit_code != 0:
-            return ()  # a failure already; its own message says why
+        if exit_code != 0 or (self._spec is not None and not self._spec.signed_events):
+            return ()  # a failure already (its own message says why), or an unsigned script run
         out = []
         if self._verifier.forged:
             out.append(f"{self._verifier.forged} line(s) on CompileScope's event channel were not "

@@ -33,7 +33,7 @@ from typing import IO
 from compiler_core.session.model import Diagnostic, Session
 from compiler_core.worker import event_auth, process_sweep
 from compiler_core.worker.memory_limit import limit_bytes
-from compiler_core.worker.protocol import CaptureSpec, Event, worker_argv, worker_env
+from compiler_core.worker.protocol import CaptureSpec, Event, worker_env
 
 KILL_GRACE_S = 1.0
 OUTPUT_TAIL_BYTES = 64_000
@@ -109,6 +109,7 @@ class WorkerClient:
         self._timed_out = False
         self._stdout: _TailBuffer | None = None
         self._stderr: _TailBuffer | None = None
+        self._signed = spec.signed_events  # False for a script run (compiler_core/run): legacy trust
         self._key = event_auth.new_key()
         self._verifier = event_auth.Verifier(self._key)
         self.token = process_sweep.new_run_token()
@@ -130,18 +131,19 @@ class WorkerClient:
         self._started_unix = time.time()
         try:
             self.proc = subprocess.Popen(
-                worker_argv(self.spec, events_fd=write_fd, auth_stdin=True), cwd=cwd, env=env,
-                pass_fds=(write_fd,), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                self.spec.argv(events_fd=write_fd), cwd=cwd, env=env, pass_fds=(write_fd,),
+                stdin=subprocess.PIPE if self._signed else subprocess.DEVNULL, stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE, start_new_session=True,
             )
         finally:
             os.close(write_fd)
         process_sweep.register_child(self.proc.pid)
-        assert self.proc.stdin is not None
-        with contextlib.suppress(OSError):  # a worker that died at once: reported by its exit
-            self.proc.stdin.write(self._key.hex().encode() + b"\n")
-        with contextlib.suppress(OSError):
-            self.proc.stdin.close()
+        if self._signed:
+            assert self.proc.stdin is not None
+            with contextlib.suppress(OSError):  # a worker that died at once: reported by its exit
+                self.proc.stdin.write(self._key.hex().encode() + b"\n")
+            with contextlib.suppress(OSError):
+                self.proc.stdin.close()
         assert self.proc.stdout is not None and self.proc.stderr is not None
         self._stdout = _TailBuffer(self.proc.stdout)
         self._stderr = _TailBuffer(self.proc.stderr)
@@ -152,7 +154,7 @@ class WorkerClient:
             for line in stream:
                 if not line.strip():
                     continue
-                body = self._verifier.check(line)
+                body = self._verifier.check(line) if self._signed else line
                 if body is None:
                     continue  # forged, replayed or torn: counted by the verifier
                 try:
@@ -221,6 +223,8 @@ class WorkerClient:
             self.error = event
         elif event.kind == "done":
             self.done = event
+        elif event.kind == "session" and not self._signed:
+            self.session_path = event.path  # a script run: its worker's word (not signed yet)
 
     def _track_stage(self, event: Event) -> None:
         """`last_stage` is the innermost stage still open (a crash happened there)."""
@@ -285,7 +289,10 @@ class WorkerClient:
         return self._verifier.forged
 
     def problems(self) -> list[str]:
-        """Why a run that exited 0 is still not a success (empty when it is one)."""
+        """Why a run that exited 0 is still not a success (empty when it is one). A script run
+        (unsigned events, compiler_core/run) keeps the exit-code verdict: not covered yet."""
+        if not self._signed:
+            return []
         out = []
         if self._verifier.forged:
             out.append(f"{self._verifier.forged} line(s) on CompileScope's event channel were not "

@@ -44,7 +44,7 @@ import os
 import sys
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 PROTOCOL_VERSION = 1
 
@@ -56,7 +56,7 @@ EXIT_INTERNAL = 4  # CompileScope itself failed (a bug: please report)
 EXIT_BUILD_FAILED = 5  # the model ran but the session could not be built/saved
 
 STAGES = ("load", "run", "dynamo", "aot", "inductor", "steps", "timeline", "build", "save")
-EVENT_KINDS = ("hello", "stage", "warning", "error", "timeline", "session", "done")
+EVENT_KINDS = ("hello", "stage", "warning", "error", "timeline", "session", "done", "rank")
 STATES = ("started", "finished", "failed")
 MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 
@@ -75,6 +75,8 @@ class Event:
       timeline_event, mode_stats; see compiler_core/timeline/records.py), only with --steps > 0
     - session: `path`, `data` {trace, partial, compiles}
     - done: `exit_code`
+    - rank: `pid`, `exit_code`, `data` {rank, state: started|finished}; only from a script run
+      with --nproc > 1 (compiler_core/run/spec.py)
     """
 
     kind: str
@@ -147,6 +149,14 @@ class CaptureSpec:
     @property
     def resolved_trace_path(self) -> str:
         return self.trace_path or default_trace_path(self.out_path)
+
+    # The model-file worker signs its events (event_auth.py); a script run's worker does not yet
+    # (its rank children share one channel), so its spec sets this False.
+    signed_events: ClassVar[bool] = True
+
+    def argv(self, events_fd: int | None = None, events_file: str | None = None) -> list[str]:
+        """The worker's command line; a script run's spec (compiler_core/run/spec.py) overrides it."""
+        return worker_argv(self, events_fd=events_fd, events_file=events_file, auth_stdin=self.signed_events)
 
 
 def default_trace_path(out_path: str) -> str:
