@@ -14,7 +14,9 @@ variant alternates its blocks with plain eager blocks so host drift cancels:
    right after (same process, same compiled state); Python GC time and threads are recorded;
 4. eager's step times right after a block of the compiled mode (a transition cost?).
 
-The point is to learn which of these costs the app's figures carry, not to pass targets.
+The point is to learn which of these costs the app's figures carry, not to pass targets. Its
+first run (H200, docs/benchmarks.md) measured the per-step loop this fix replaced (commit
+7ff7508, `ModeRun.step`); it now drives the block loop (`ModeRun.block`) the same way.
 """
 
 from __future__ import annotations
@@ -183,8 +185,8 @@ def main() -> int:
         cpu0 = time.process_time()
         w0 = time.perf_counter()
         run.prepare()
-        for i in range(args.steps):
-            run.step(i)
+        for first in range(0, args.steps, 10):
+            run.block(range(first, min(first + 10, args.steps)))
         keep = (run._step_fn, run._mark_step)
         samples, _, stats = run.finish()
         wall = time.perf_counter() - w0
@@ -209,7 +211,7 @@ def main() -> int:
             log(f"skipped {mode}", "budget")
             continue
         c0 = time.perf_counter()
-        (fn, mark), stats, _, wall = app_run(mode, True)
+        (fn, mark), _stats, _, wall = app_run(mode, True)
         log(f"app {mode}: run wall incl compile s", round(wall, 1))
 
         def comp(i: int, fn: Any = fn, mark: Any = mark) -> None:
@@ -218,7 +220,8 @@ def main() -> int:
 
         for _ in range(4):
             comp(0)
-        log(f"{mode}: plain blocks alternating (ms/step)", alternate({"eager": plain, mode: comp}, rounds=10))
+        log(f"{mode}: plain blocks alternating (ms/step)",
+            alternate({"eager": plain, mode: comp}, rounds=10))
         # 4. eager right after a block of the mode, each step synced
         for _ in range(10):
             comp(0)
@@ -234,7 +237,8 @@ def main() -> int:
         log(f"{mode}: plain blocks, gc disabled", alternate({"eager": plain, mode: comp}, rounds=4))
         gc.enable()
         with torch.no_grad():
-            log(f"{mode}: plain blocks inside an outer no_grad", alternate({"eager": plain, mode: comp}, rounds=4))
+            log(f"{mode}: plain blocks inside an outer no_grad",
+                alternate({"eager": plain, mode: comp}, rounds=4))
         del fn, comp
         gc.collect()
         if DEVICE == "cuda":

@@ -41,7 +41,8 @@ def extern_op(kernel_name: str) -> tuple[str, int] | None:
     return parts[-1], int(number)
 
 
-def join_runtime(session: Session, profile: RuntimeProfile, index: LinkIndex | None = None) -> dict[str, float]:
+def join_runtime(session: Session, profile: RuntimeProfile,
+                 index: LinkIndex | None = None) -> dict[str, float]:
     """Encoded Ref (kernel, post-grad node, source line) -> µs per step."""
     index = index or LinkIndex(session.links)
     outputs = [(c, out) for c in session.compiles for out in c.inductor]
@@ -61,7 +62,8 @@ def join_runtime(session: Session, profile: RuntimeProfile, index: LinkIndex | N
         nodes = kernel.fused_nodes[:1] if kernel.language == "extern" else kernel.fused_nodes
         for node in nodes:
             share = kt.us_per_step / len(nodes)
-            nref = Ref(RefKind.POST_GRAD_NODE, compile_.compile_id, graph_key(output.graph, node), compile_.rank)
+            nref = Ref(RefKind.POST_GRAD_NODE, compile_.compile_id, graph_key(output.graph, node),
+                       compile_.rank)
             out[nref.encode()] += share
             lines = [r for r in index.related(nref) if r.kind == RefKind.SOURCE_LINE]
             for line in lines:
@@ -75,7 +77,8 @@ def _match(kernels: tuple[str, ...], region: str, backward: bool, outputs: list[
     def score(o: Output) -> tuple[int, int, int]:
         c, out = o
         common = len(names & {k.name for k in out.kernels})
-        return common, int(bool(region) and c.compile_id == region), int((out.graph == "backward") == backward)
+        same_part = (out.graph == "backward") == backward
+        return common, int(bool(region) and c.compile_id == region), int(same_part)
 
     if not outputs:
         return None

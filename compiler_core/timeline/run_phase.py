@@ -274,7 +274,8 @@ def _with_idle(profile: RuntimeProfile, median_ms: float | None) -> RuntimeProfi
     the profiled steps themselves run slower on the host, so their own gaps would overstate it."""
     if not profile.device.startswith("cuda") or median_ms is None or profile.busy_us_per_step is None:
         return profile
-    return dataclasses.replace(profile, idle_us_per_step=max(0.0, median_ms * 1000.0 - profile.busy_us_per_step))
+    idle = max(0.0, median_ms * 1000.0 - profile.busy_us_per_step)
+    return dataclasses.replace(profile, idle_us_per_step=idle)
 
 
 def _release_memory(device: str) -> None:

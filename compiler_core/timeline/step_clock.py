@@ -19,6 +19,7 @@ measurement gives, which is what users check the app against.
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -78,7 +79,7 @@ class BlockTimer:
             error = error or exc
             return TimedBlock([], (time.perf_counter() - t0) * 1000.0, error)
         wall = (time.perf_counter() - t0) * 1000.0
-        spans = [self._span(a, b) for a, b in zip(marks, marks[1:], strict=False)]
+        spans = [self._span(a, b) for a, b in itertools.pairwise(marks)]
         return TimedBlock(split(wall, spans) if error is None else spans, wall, error)
 
     def _cuda_mark(self, k: int) -> Any:
