@@ -94,6 +94,7 @@ def measure_mode(spec: Any, mode: str, args: argparse.Namespace) -> dict[str, An
         "top_kernels": [(k.name[:60], k.kind, round(k.us_per_step, 1))
                         for k in (prof.kernels[:8] if prof else ())],
         "named_kernel_share": _named_share(prof),
+        "us_by_kind": _by_kind(prof), "graph_calls": len(prof.graph_calls) if prof else None,
         "peak_mem_bytes": stats.peak_mem_bytes,
     }
 
@@ -105,6 +106,14 @@ def _named_share(prof: Any) -> float | None:
     total = sum(k.us_per_step for k in prof.kernels)
     named = sum(k.us_per_step for k in prof.kernels if k.kind in ("kernel", "extern"))
     return named / total if total else None
+
+
+def _by_kind(prof: Any) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for k in prof.kernels if prof else ():
+        key = f"{k.kind}{' (CUDA graph)' if k.in_cudagraph else ''}"
+        out[key] = round(out.get(key, 0.0) + k.us_per_step, 1)
+    return out
 
 
 def eager_run(spec: Any, args: argparse.Namespace) -> dict[str, Any]:

@@ -71,9 +71,12 @@ def summarize(events: Iterable[Any], steps: int, device: str) -> RuntimeProfile:
     acc = _Accumulator()
     seen: dict[int, list[str]] = defaultdict(list)
     if cuda:
+        # graph replays: kernels hang on the launch call or on the innermost op around it
+        graph_owners = {id(e) for e in cpu if e.name == "cudaGraphLaunch"}
+        graph_owners |= {id(e.cpu_parent) for e in cpu if e.name == "cudaGraphLaunch" and e.cpu_parent}
         for owner in cpu:
             for k in owner.kernels:
-                _attribute_device(acc, owner, k, call_index, seen)
+                _attribute_device(acc, owner, k, call_index, seen, id(owner) in graph_owners)
     else:
         for e in cpu:
             _attribute_cpu(acc, e, call_index, seen)
@@ -135,12 +138,11 @@ def _attribute_cpu(acc: _Accumulator, e: Any, call_index: dict[int, int],
 
 
 def _attribute_device(acc: _Accumulator, owner: Any, k: Any, call_index: dict[int, int],
-                      seen: dict[int, list[str]]) -> None:
+                      seen: dict[int, list[str]], in_graph: bool) -> None:
     """CUDA: a device kernel belongs to the scope chain of the CPU event that launched it."""
     if k.name.startswith(("Memcpy", "Memset")):
         return
     chain = _chain(owner)
-    in_graph = any(e.name == "cudaGraphLaunch" for e in chain)
     call_ev = next((e for e in chain if id(e) in call_index), None)
     call = call_index[id(call_ev)] if call_ev is not None else -1
     name = kernel_name(k.name) or next((kernel_name(e.name) for e in chain if kernel_name(e.name)), None)
