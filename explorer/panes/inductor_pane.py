@@ -18,9 +18,11 @@ from explorer.panes.base import Pane
 from explorer.panes.graph_view import GraphSection, make_graph_view
 from explorer.state import SelectionModel, SessionState
 from explorer.state.palette import SELECT_COLOR_HEX, color_for, color_icon
+from explorer.state.runtime_times import RuntimeTimes, fmt_us, runtime_times
 from explorer.state.stage_refs import kernel_ref, post_grad_ref
 
-KERNEL_COLUMNS = ["Kernel", "Kind", "Graph", "Nodes fused", "Lines"]
+KERNEL_COLUMNS = ["Kernel", "Kind", "Graph", "Nodes fused", "Lines", "Time/step"]
+TIME_COLUMN = KERNEL_COLUMNS.index("Time/step")
 
 
 def _kind(kernel: Kernel) -> str:
@@ -66,8 +68,12 @@ class InductorPane(Pane):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(split)
         self._kernel_items: dict[Ref, QTreeWidgetItem] = {}
+        self._times = RuntimeTimes()
+        self._times_of: object = None
 
     def on_compile(self, current: Compile | None) -> None:
+        if self._times_of is not self.state.session:  # the session's joined kernel times
+            self._times, self._times_of = runtime_times(self.state.session), self.state.session
         self.kernels.clear()
         self._kernel_items.clear()
         outputs = current.inductor if current is not None else ()
@@ -75,7 +81,7 @@ class InductorPane(Pane):
             self.graphs.set_sections([])
             self.header.setText("No Inductor output for this compile.")
             return
-        sections, overlay, counts = [], {}, []
+        sections, overlay, counts, marks = [], {}, [], {}
         for out in outputs:
             if out.post_grad is not None:
                 make = partial(post_grad_ref, current, out.graph)
@@ -85,23 +91,36 @@ class InductorPane(Pane):
                 for k in out.kernels:
                     for name in k.fused_nodes:
                         overlay[make(name)] = color_for(k.name)
+                for n in out.post_grad.nodes:
+                    us = self._times.get(make(n.name))
+                    if us is not None:
+                        marks[make(n.name)] = fmt_us(us).replace(" ", "")
             for k in out.kernels:
                 self._add_kernel(current, k)
             before, after = fusion_counts(out)
             counts.append(f"{out.graph}: {before if before is not None else '?'} → {after} kernels")
         self.graphs.set_sections(sections)
         self.graphs.set_overlay(overlay)
-        self.header.setText("Before vs after fusion — " + "; ".join(counts))
+        self.graphs.set_marks(marks)
+        caption = self._times.caption()
+        self.header.setText("Before vs after fusion — " + "; ".join(counts)
+                            + (f"  ·  Time/step and node badges: {caption}" if caption else ""))
         for col in range(len(KERNEL_COLUMNS)):
             self.kernels.resizeColumnToContents(col)
         self.on_selection(self.selection.selected, self.selection.highlighted)
 
     def _add_kernel(self, c: Compile, k: Kernel) -> None:
         loc = len(k.source.splitlines())
-        item = QTreeWidgetItem([k.name, _kind(k), k.graph, str(len(k.fused_nodes)), str(loc)])
+        ref = kernel_ref(c, k)
+        us = self._times.get(ref)
+        item = QTreeWidgetItem([k.name, _kind(k), k.graph, str(len(k.fused_nodes)), str(loc), fmt_us(us)])
         item.setIcon(0, color_icon(color_for(k.name)))
         item.setToolTip(3, ", ".join(k.fused_nodes))
-        ref = kernel_ref(c, k)
+        if us is not None:
+            item.setTextAlignment(TIME_COLUMN, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            item.setData(TIME_COLUMN, Qt.ItemDataRole.UserRole, us)
+            item.setToolTip(TIME_COLUMN, f"{self._times.share(ref):.1%} of the profiled step's busy time "
+                                         f"({self._times.mode})")
         item.setData(0, Qt.ItemDataRole.UserRole, ref)
         self.kernels.addTopLevelItem(item)
         self._kernel_items[ref] = item

@@ -19,6 +19,7 @@ from explorer.panes.code_view import CodeView
 from explorer.state import SelectionModel, SessionState
 from explorer.state.line_facts import LineFacts, line_facts
 from explorer.state.palette import BROKE, CAPTURED, RECOMPILED, color_for
+from explorer.state.runtime_times import RuntimeTimes, fmt_us, runtime_times
 
 
 class SourcePane(Pane):
@@ -40,6 +41,7 @@ class SourcePane(Pane):
         layout.addWidget(self.view)
         layout.addWidget(self.legend)
         self._facts: dict[tuple[str, int], LineFacts] = {}
+        self._times = RuntimeTimes()
         self._path = ""
 
     @property
@@ -48,6 +50,10 @@ class SourcePane(Pane):
 
     def on_session(self, session: Session) -> None:
         self._facts = line_facts(session, self.state.links, self._rank())
+        self._times = runtime_times(session)
+        if self._times.mode:
+            self.legend.setText(self.legend.text() + f" · left column: {self._times.caption()} "
+                                "(kernel time shared out to the lines they came from)")
         self.files.blockSignals(True)
         self.files.clear()
         for path in session.sources:
@@ -83,7 +89,22 @@ class SourcePane(Pane):
                 markers[line] = (RECOMPILED, "Recompiled:\n" + "\n".join(facts.recompiles))
         self.view.set_line_colors(colors)
         self.view.set_markers(markers)
+        self.view.set_heat(self.heat(self._path))
         self.on_selection(self.selection.selected, self.selection.highlighted)
+
+    def heat(self, path: str) -> dict[int, tuple[float, str, str]]:
+        """line -> (share of the step's busy time, label, tooltip) for the file `path`."""
+        out: dict[int, tuple[float, str, str]] = {}
+        for ref, us in self._times.by_ref.items():
+            if ref.kind is not RefKind.SOURCE_LINE:
+                continue
+            file, line = split_source_key(ref.key)
+            if file == path:
+                share = self._times.share(ref)
+                out[line] = (share, fmt_us(us).replace(" ", ""),
+                             f"{fmt_us(us)} per step ({share:.1%} of the profiled step's busy time, "
+                             f"{self._times.mode}) in the kernels this line fed")
+        return out
 
     @staticmethod
     def _line_colors(facts: LineFacts) -> list[QColor]:
