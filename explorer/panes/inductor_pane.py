@@ -21,8 +21,23 @@ from explorer.state.palette import SELECT_COLOR_HEX, color_for, color_icon
 from explorer.state.runtime_times import RuntimeTimes, fmt_us, runtime_times
 from explorer.state.stage_refs import kernel_ref, post_grad_ref
 
-KERNEL_COLUMNS = ["Kernel", "Kind", "Graph", "Nodes fused", "Lines", "Time/step"]
+KERNEL_COLUMNS = ["Kernel", "Time/step", "Kind", "Graph", "Nodes fused", "Lines"]
 TIME_COLUMN = KERNEL_COLUMNS.index("Time/step")
+FUSED_COLUMN = KERNEL_COLUMNS.index("Nodes fused")
+
+
+class _KernelItem(QTreeWidgetItem):
+    """Sorts the time and count columns by value (µs, not text), unknown times last."""
+
+    def __lt__(self, other: QTreeWidgetItem) -> bool:
+        col = self.treeWidget().sortColumn() if self.treeWidget() is not None else 0
+        if col == TIME_COLUMN:
+            mine = self.data(col, Qt.ItemDataRole.UserRole)
+            theirs = other.data(col, Qt.ItemDataRole.UserRole)
+            return (mine if mine is not None else -1.0) < (theirs if theirs is not None else -1.0)
+        if col in (FUSED_COLUMN, FUSED_COLUMN + 1):
+            return int(self.text(col) or 0) < int(other.text(col) or 0)
+        return self.text(col) < other.text(col)
 
 
 def _kind(kernel: Kernel) -> str:
@@ -54,6 +69,8 @@ class InductorPane(Pane):
         self.kernels = QTreeWidget()
         self.kernels.setHeaderLabels(KERNEL_COLUMNS)
         self.kernels.setRootIsDecorated(False)
+        self.kernels.setSortingEnabled(True)
+        self.kernels.sortByColumn(-1, Qt.SortOrder.AscendingOrder)  # output-code order until a click
         self.kernels.itemClicked.connect(self._kernel_clicked)
         lower = QWidget()
         lower_layout = QVBoxLayout(lower)
@@ -113,9 +130,9 @@ class InductorPane(Pane):
         loc = len(k.source.splitlines())
         ref = kernel_ref(c, k)
         us = self._times.get(ref)
-        item = QTreeWidgetItem([k.name, _kind(k), k.graph, str(len(k.fused_nodes)), str(loc), fmt_us(us)])
+        item = _KernelItem([k.name, fmt_us(us), _kind(k), k.graph, str(len(k.fused_nodes)), str(loc)])
         item.setIcon(0, color_icon(color_for(k.name)))
-        item.setToolTip(3, ", ".join(k.fused_nodes))
+        item.setToolTip(FUSED_COLUMN, ", ".join(k.fused_nodes))
         if us is not None:
             item.setTextAlignment(TIME_COLUMN, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             item.setData(TIME_COLUMN, Qt.ItemDataRole.UserRole, us)

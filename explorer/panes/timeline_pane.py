@@ -62,7 +62,7 @@ class TimelinePane(QWidget):
         splitter.addWidget(self.plot)
         splitter.addWidget(self.table)
         splitter.setStretchFactor(0, 1)
-        splitter.setSizes([600, 560])
+        splitter.setSizes([520, 800])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.controls)
