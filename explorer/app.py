@@ -15,12 +15,12 @@ from pathlib import Path
 from PySide6.QtCore import QCoreApplication, QSettings, QTimer
 from PySide6.QtWidgets import QApplication
 
+from compiler_core.resource_paths import examples_dir, sessions_dir
 from explorer.actions.loading import MODEL, kind_of, load_any
 from explorer.main_window import MainWindow
 
-ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES_DIR = ROOT / "resources" / "examples"
-SESSIONS_DIR = ROOT / "resources" / "sessions"
+EXAMPLES_DIR = examples_dir()
+SESSIONS_DIR = sessions_dir()
 
 
 def example_paths(name: str) -> tuple[Path, Path]:

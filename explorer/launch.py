@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "resources" / "examples"
 DEFAULT_EXAMPLE = "transformer_block"
 
 

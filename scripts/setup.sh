@@ -26,15 +26,23 @@ sys.exit(0 if (major, minor) >= (2, 11) else 1)
 PY
 }
 if ! have_torch; then
+    local_wheels="$(mktemp -d)"
     if [ -n "${CS_TORCH:-}" ]; then
         echo "[setup] installing ${CS_TORCH}"
         "${pip[@]}" "$CS_TORCH" ${CS_TORCH_INDEX:+--index-url "$CS_TORCH_INDEX"}
-    elif "${pip[@]}" --no-index torch==2.13.0 2>/dev/null; then
+    # A local CPU wheel (pip's find-links): install that file; its own dependencies come from the
+    # configured index. (`--no-index` for the whole install fails on a new venv, since torch's
+    # dependencies are not local, and the fallback then spent a minute in network retries.)
+    elif .venv/bin/python -m pip download -q --no-index --no-deps --only-binary=:all: torch==2.13.0 \
+            -d "$local_wheels" >/dev/null 2>&1; then
+        "${pip[@]}" "$local_wheels"/torch-*.whl
         echo "[setup] installed torch 2.13.0 (CPU) from the local wheel"
     else
         echo "[setup] installing the CPU build of torch from download.pytorch.org"
-        "${pip[@]}" "torch>=2.11" --index-url https://download.pytorch.org/whl/cpu
+        "${pip[@]}" "torch>=2.11" --index-url https://download.pytorch.org/whl/cpu \
+            --extra-index-url https://pypi.org/simple
     fi
+    rm -rf "$local_wheels"
 fi
 
 spec="."

@@ -14,6 +14,7 @@ import argparse
 import sys
 from typing import Any
 
+from compiler_core.capture_support import capture_unavailable
 from compiler_core.worker import protocol
 from compiler_core.worker.client import WorkerClient
 from compiler_core.worker.protocol import CaptureSpec, Event
@@ -69,6 +70,10 @@ def run(args: argparse.Namespace) -> int:
     spec = spec_from_args(args)
     spec = CaptureSpec(**{**spec.__dict__, "model_path": os.path.abspath(spec.model_path),
                           "out_path": os.path.abspath(spec.out_path)})
+    reason = capture_unavailable()
+    if reason is not None:
+        print(f"error: {reason}", file=sys.stderr)
+        return protocol.EXIT_USAGE
     if not os.path.isfile(spec.model_path):
         print(f"error: capture failed in stage 'load': no such file: {spec.model_path}", file=sys.stderr)
         return protocol.EXIT_USAGE

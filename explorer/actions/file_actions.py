@@ -7,14 +7,16 @@ capture is autosaved (the worker writes it into CompileScope's cache dir).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QFileDialog, QMenu, QMessageBox, QPushButton
 
+from compiler_core.capture_support import capture_unavailable
 from compiler_core.session import Session, save
 from compiler_core.worker.protocol import CaptureSpec, default_cache_dir
 from explorer.actions.capture_dialog import CaptureOptionsDialog, CaptureProgressDialog
@@ -132,6 +134,8 @@ class FileActions(QObject):
 
     def ask_and_capture(self, path: str) -> bool:
         self._remember(path)  # in Recent even if cancelled; Recent leads back to this dialog
+        if not self._can_capture(path):
+            return False
         trusted = self._list_setting(TRUSTED_KEY)
         first = str(Path(path).resolve()) not in trusted
         dialog = CaptureOptionsDialog(path, first, self.window)
@@ -164,8 +168,23 @@ class FileActions(QObject):
         if self.last_spec is not None and not self.worker.running():
             self.start_capture(self.last_spec)
 
+    def _can_capture(self, path: str) -> bool:
+        """A viewer-only install (no torch) says how to enable capture instead of failing later."""
+        reason = capture_unavailable()
+        if reason is None:
+            return True
+        box = QMessageBox(QMessageBox.Icon.Information, "Capture needs PyTorch", f"{path}\n\n{reason}",
+                          parent=self.window)
+        box.setTextFormat(Qt.TextFormat.PlainText)
+        box.exec()
+        return False
+
     def capture_blocking(self, model_path: str) -> bool:
         """Capture with default options and wait (for --screenshot, where nobody can click)."""
+        reason = capture_unavailable()
+        if reason is not None:
+            print(reason, file=sys.stderr)
+            return False
         self.start_capture(self.default_spec(model_path), show_progress=False)
         self.worker.wait()
         while self.last_outcome is None or self.worker.running() or self.loading_capture:
