@@ -165,7 +165,8 @@ class ModeRun:
         self.watch.install()
 
     def block(self, indices: range) -> None:
-        """Time the steps `indices` as one block; then mark, probe and emit them."""
+        """Time the steps `indices` as one block; then mark, probe and emit them. A step's
+        `peak_mem_bytes` is its block's peak: the allocator's peak is reset once per block."""
         inputs = {i: self.inputs(i) for i in indices}  # built outside the timed region
         for i in indices:
             if self.inputs.changes_shape_at(i):
