@@ -2,15 +2,24 @@
 
 Counts follow the records a user would count in the log: `graphs` are Dynamo output graphs,
 `kernels` are generated kernel definitions (Triton / C++), extern calls are counted apart.
-Saved-tensor bytes de-duplicate views of one storage within a compile.
+Saved-tensor bytes de-duplicate views of one storage within a compile. `break_reasons` are
+Dynamo's specific reasons (not its generic "Encountered graph break ..." header);
+`distinct_breaks` and `distinct_recompiles` group them per cause over all ranks, most costly first.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
+<<<<<<< HEAD
 from compiler_core.session.model import Compile, ModeStats, Session
 from compiler_core.session.refs import Ref, RefKind
+=======
+from compiler_core.break_ranking import distinct_breaks
+from compiler_core.recompile_explain import distinct_recompiles
+from compiler_core.session.model import Compile, Session
+>>>>>>> main
 from compiler_core.timeline.stats import speedups
 
 
@@ -20,15 +29,18 @@ def summarize(session: Session) -> dict[str, Any]:
         "compile_ids": [_label(c) for c in compiles],
         "graphs": sum(1 for c in compiles if c.dynamo_graph is not None),
         "graph_breaks": sum(len(c.graph_breaks) for c in compiles),
-        "break_reasons": [
-            gb.reason.splitlines()[0] if gb.reason else "" for c in compiles for gb in c.graph_breaks
-        ],
+        "break_reasons": [gb.reason for c in compiles for gb in c.graph_breaks],
+        "distinct_breaks": [row.as_dict() for row in distinct_breaks(session, all_ranks=True)],
         "recompiles": sum(1 for c in compiles if c.recompile_reasons),
+        "distinct_recompiles": [row.as_dict() for row in distinct_recompiles(session, all_ranks=True)],
         "graph_op_counts": [_op_count(c) for c in compiles if c.dynamo_graph is not None],
         "aot_forward_graphs": sum(1 for c in compiles if c.aot and c.aot.forward is not None),
         "aot_backward_graphs": sum(1 for c in compiles if c.aot and c.aot.backward is not None),
         "saved_tensors": sum(len(c.aot.saved_tensors) for c in compiles if c.aot),
         "saved_tensor_bytes": sum(_saved_bytes(c) for c in compiles),
+        # backward nodes the partitioner recomputed; forward call nodes with >= 1 backward partner
+        "recomputed_nodes": sum(len(c.aot.recomputed) for c in compiles if c.aot),
+        "backward_links": sum(len(c.aot.backward_of) for c in compiles if c.aot),
         "kernels": sum(1 for c in compiles for o in c.inductor for k in o.kernels if k.language != "extern"),
         "extern_calls": sum(
             1 for c in compiles for o in c.inductor for k in o.kernels if k.language == "extern"
@@ -52,6 +64,8 @@ def summarize(session: Session) -> dict[str, Any]:
             }
             for m in session.mode_stats
         }
+    if session.memory_budget:
+        out["memory_budget"] = [dataclasses.asdict(p) for p in session.memory_budget]
     if len(session.meta.ranks) > 1:
         out["ranks_diff"] = _ranks_diff(session)
     return out

@@ -13,9 +13,10 @@ import re
 from dataclasses import replace
 from typing import Any
 
+from compiler_core.build.backward_links import backward_info
 from compiler_core.build.compile_records import CompileRecords, Partition
 from compiler_core.build.graph_breaks import parse_break, restart_breaks
-from compiler_core.build.kernel_lines import buffer_producers, kernel_line_nodes
+from compiler_core.build.kernel_lines import aten_op, buffer_producers, kernel_line_nodes
 from compiler_core.build.parse_memo import ParseMemo
 from compiler_core.build.saved_tensors import saved_tensors
 from compiler_core.session.codec import from_jsonable
@@ -96,7 +97,10 @@ def _aot(acc: CompileRecords, memo: ParseMemo) -> AotInfo | None:
     if not any((joint, fw, bw, inf)):
         return None
     saved = _saved(memo, fw, bw) if bw is not None else ()
-    return AotInfo(joint=joint, forward=fw, backward=bw, inference=inf, saved_tensors=saved)
+    back = backward_info(fw, bw)
+    return AotInfo(joint=joint, forward=fw, backward=bw, inference=inf, saved_tensors=saved,
+                   recomputed=back.recomputed, backward_of=back.backward_of, backward_via=back.via,
+                   recomputed_bytes=back.recomputed_bytes)  # fmt: skip
 
 
 def _saved(memo: ParseMemo, fw: Graph | None, bw: Graph) -> tuple[SavedTensor, ...]:
@@ -154,11 +158,21 @@ def _kernels(part: Partition, post: Graph | None) -> list[Kernel]:
     pre_to_post: dict[str, list[str]] = part.provenance.get("preToPost") or {}
     by_kernel = _provenance_by_kernel(part)
     out = []
+    by_op: dict[str, list[str]] = {}
+    for n in post.nodes if post is not None else ():
+        by_op.setdefault(aten_op(n.target), []).append(n.name)
     for pk in parse_output_code(part.output_code):
-        fused = list(pk.post_grad_nodes)
-        fused += by_kernel.get(pk.name, [])
-        for src in pk.source_nodes:  # Source Nodes are Dynamo names (forward) or post-grad (backward)
-            fused += pre_to_post.get(src, []) if src not in post_names else [src]
+        provenance = by_kernel.get(pk.name, [])
+        if provenance:  # Inductor's own kernel → node map: exact, so nothing is added to it
+            fused = list(provenance)
+        elif pk.language == "extern":
+            # The comment above an extern call names the whole statement group (the fused
+            # kernel before it too); the call's own node is the n-th node of its op.
+            fused = _extern_own_node(pk.name, by_op) or list(pk.post_grad_nodes)
+        else:
+            fused = list(pk.post_grad_nodes)
+            for src in pk.source_nodes:  # Source Nodes: Dynamo names (forward) or post-grad (backward)
+                fused += pre_to_post.get(src, []) if src not in post_names else [src]
         fused = [n for n in dict.fromkeys(fused) if not post_names or n in post_names]
         out.append(Kernel(
             name=pk.name, language=pk.language, graph=part.name, source=pk.source,
@@ -174,6 +188,15 @@ def _kernels(part: Partition, post: Graph | None) -> list[Kernel]:
         else replace(k, line_nodes=kernel_line_nodes(k, part.output_code, post, producers))
         for k in out
     ]
+
+
+def _extern_own_node(name: str, by_op: dict[str, list[str]]) -> list[str]:
+    """`extern_kernels.mm:2` → the second `aten.mm` post-grad node (externs run in graph order)."""
+    callee, _, nth = name.rpartition(":")
+    op = aten_op(callee) if callee.startswith(("aten.", "torch.ops.")) else callee.rsplit(".", 1)[-1]
+    same_op = by_op.get(op, [])
+    index = int(nth) - 1 if nth.isdigit() else 0
+    return same_op[index : index + 1]
 
 
 def _provenance_by_kernel(part: Partition) -> dict[str, list[str]]:

@@ -1,7 +1,28 @@
 """Graph breaks from `dynamo_graph_break_reason` artifacts (torch >= 2.6) or restart reasons.
 
-The artifact is free text: `Graph break in user code at FILE:LINE`, `Graph Break Reason: ...`,
-then `User code traceback:` with Python traceback frames, then Dynamo's own traceback (ignored).
+The artifact is free text. Since torch 2.7 it reads::
+
+    Graph break in user code at FILE:LINE
+    Graph Break Reason: Encountered graph break when attempting to trace CALL: ... (generic header)
+
+    Unsupported Tensor.item() call with capture_scalar_outputs=False      (the specific reason)
+      Explanation: ...
+      Hint: ...                                                          (one or more)
+
+      Developer debug context: ...
+
+     For more details about this graph break, please visit: https://.../gb/gb0124.html
+
+    User code traceback:
+      File "...", line N, in fn
+        code
+    Traceback (most recent call last): ...   (Dynamo's own traceback, ignored)
+
+The generic header is the same for every break at a CALL instruction, so it is kept apart
+(`GraphBreak.header`) and `reason` is the specific line under it. Older torch writes the reason on
+the `Graph Break Reason:` line itself and has no code, explanation or hints. `location` is the
+frame a user would edit: the deepest traceback frame outside torch (Dynamo's own "user code" may
+be inside torch.nn when the break is in an inlined module); the frame Dynamo names is the fallback.
 Older logs only list `restart_reasons` in compilation_metrics; each becomes a break without a
 location.
 """
@@ -15,38 +36,102 @@ from compiler_core.session.model import GraphBreak, SourceLoc
 
 _AT = re.compile(r"Graph break in user code at (.+):(\d+)")
 _FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+), in (.+)$')
+_DOC = re.compile(r"(https?://\S+/gb/(gb\d+)\.html)")
+_HEADER = "Encountered graph break"
+_NOT_RESUMABLE = "cannot resume"
+# A frame inside torch itself: torch installed as a package, or a source checkout's torch/ tree.
+_TORCH_FILE = re.compile(
+    r"[/\\]torch[/\\](?:_|nn[/\\]|utils[/\\]|autograd[/\\]|fx[/\\]|distributed[/\\]|amp[/\\]|"
+    r"cuda[/\\]|optim[/\\]|functional\.py|overrides\.py|random\.py)"
+    r"|-packages[/\\]torch[/\\]"
+)
+
+
+def is_torch_file(path: str) -> bool:
+    """Whether a traceback frame belongs to torch rather than to the user or another library."""
+    return bool(_TORCH_FILE.search(path))
 
 
 def parse_break(text: str) -> GraphBreak:
     lines = text.splitlines()
-    location = None
+    at = None
     m = _AT.search(text)
     if m:
-        location = SourceLoc(m.group(1).strip(), int(m.group(2)))
-    reason = _reason(lines)
+        at = SourceLoc(m.group(1).strip(), int(m.group(2)))
+    block = _reason_block(lines)
+    header, reason, explanation, hints = _split_reason(block)
     stack = _user_stack(lines)
-    if stack and location is not None:
-        last = stack[-1]
-        if last.file == location.file and last.line == location.line:
-            location = last
-    elif stack and location is None:
-        location = stack[-1]
-    return GraphBreak(reason=reason, location=location, user_stack=tuple(stack))
+    doc = _DOC.search("\n".join(block)) or _DOC.search(text)
+    return GraphBreak(
+        reason=reason or (lines[0].strip() if lines else "graph break"),
+        location=_culprit(stack, at),
+        user_stack=tuple(stack),
+        header=header,
+        gb_code=doc.group(2).upper() if doc else "",
+        doc_url=doc.group(1) if doc else "",
+        explanation=explanation,
+        hints=tuple(hints),
+        resumable=_NOT_RESUMABLE not in header,
+    )
 
 
-def _reason(lines: list[str]) -> str:
-    out: list[str] = []
+def _culprit(stack: list[SourceLoc], at: SourceLoc | None) -> SourceLoc | None:
+    """The deepest frame outside torch; Dynamo's `at` location (with its code) when none is."""
+    for frame in reversed(stack):
+        if not frame.file.startswith("<") and not is_torch_file(frame.file):
+            return frame
+    if at is not None:
+        for frame in reversed(stack):
+            if frame.file == at.file and frame.line == at.line:
+                return frame
+        return at
+    return stack[-1] if stack else None
+
+
+def _reason_block(lines: list[str]) -> list[str]:
+    """The lines from `Graph Break Reason:` up to the user traceback (prefix stripped)."""
     for i, line in enumerate(lines):
         if line.startswith("Graph Break Reason:"):
-            out.append(line[len("Graph Break Reason:") :].strip())
+            out = [line[len("Graph Break Reason:") :].strip()]
             for nxt in lines[i + 1 :]:
-                stop = nxt.startswith(("User code traceback:", "Traceback (most recent"))
-                if stop or "Developer debug" in nxt:
+                if nxt.startswith(("User code traceback:", "Traceback (most recent")):
                     break
                 out.append(nxt.rstrip())
-            break
-    text = "\n".join(out).strip()
-    return text or (lines[0].strip() if lines else "graph break")
+            return out
+    return []
+
+
+def _split_reason(block: list[str]) -> tuple[str, str, str, list[str]]:
+    """(generic header, specific reason, explanation, hints) of a reason block."""
+    if not block:
+        return "", "", "", []
+    header = ""
+    rest = block
+    if block[0].startswith(_HEADER):
+        header, rest = block[0], block[1:]
+    reason = ""
+    explanation: list[str] = []
+    hints: list[list[str]] = []
+    current: list[str] | None = None
+    for ln in rest:
+        stripped = ln.strip()
+        if not reason:
+            if stripped:
+                reason = stripped
+            continue
+        if stripped.startswith("Explanation:"):
+            explanation = [stripped[len("Explanation:") :].strip()]
+            current = explanation
+        elif stripped.startswith("Hint:"):
+            hints.append([stripped[len("Hint:") :].strip()])
+            current = hints[-1]
+        elif stripped.startswith(("Developer debug context:", "For more details")) or not stripped:
+            current = None
+        elif current is not None and ln.startswith("    "):
+            current.append(stripped)  # a wrapped explanation or hint continues, indented
+        else:
+            current = None
+    return header, reason, " ".join(explanation), [" ".join(h) for h in hints]
 
 
 def _user_stack(lines: list[str]) -> list[SourceLoc]:
@@ -61,7 +146,8 @@ def _user_stack(lines: list[str]) -> list[SourceLoc]:
             break
         m = _FRAME.match(line)
         if m:
-            code = lines[i + 1].strip() if i + 1 < len(lines) else ""
+            nxt = lines[i + 1] if i + 1 < len(lines) else ""
+            code = nxt.strip() if nxt.startswith("    ") and not _FRAME.match(nxt) else ""
             frames.append(SourceLoc(m.group(1), int(m.group(2)), m.group(3).strip(), code))
     return frames
 
@@ -70,4 +156,4 @@ def restart_breaks(metrics: dict[str, Any]) -> tuple[GraphBreak, ...]:
     reasons = metrics.get("restart_reasons") or []
     if not isinstance(reasons, list):
         return ()
-    return tuple(GraphBreak(reason=str(r)) for r in reasons if str(r).strip())
+    return tuple(GraphBreak(reason=str(r).strip().strip("'\"")) for r in reasons if str(r).strip())

@@ -13,11 +13,15 @@ stores. Where its code allows, we follow that shape (Triton `tmpN = tl.load(in_p
    `bufB = bufA; del bufA  # reuse`.
 3. A load line links to the node that produced the buffer it reads.
 4. An op line `tmpN = <expr>` links to the next not-yet-used fused node whose ATen op the expr
-   spells (`aten.add` → ` + `, `aten.relu` → `maximum`, `aten.sigmoid` → `sigmoid`...); the use
+   spells and that reads a node the expr's `tmp`s carry (data flow, when known); a line that
+   spells no op (broadcast, mask, scale) carries its operand's node on and links to it
+   (`aten.add` → ` + `, `aten.relu` → `maximum`, `aten.sigmoid` → `sigmoid`...); the use
    pointer restarts with each loop body (a load after a store), since C++ repeats the body for its
    vectorised and scalar tails.
 5. A store line links to the node whose op made the `tmp` it stores (a `tmp` no op matched
-   inherits the latest such node among the `tmp`s it reads), else to the kernel's last fused node.
+   inherits the latest such node among the `tmp`s it reads; a loaded `tmp` its buffer's node;
+   an indirect load, whose index holds a `tmp`, is the kernel's gather node, e.g. `embedding`),
+   else to the kernel's one node whose op no line spells (a copy), else to nothing.
 6. As before, any line naming a fused node as a whole word links to it.
 Anything unmatched stays unlinked rather than guessed.
 """
@@ -44,8 +48,10 @@ _SPELLINGS = {
     "add": (" + ",), "sub": (" - ",), "rsub": (" - ",), "mul": (" * ",), "div": (" / ",),
     "relu": ("maximum", "relu"), "neg": ("-",), "clamp_min": ("maximum",), "clamp_max": ("minimum",),
     "where": ("where",), "pow": ("pow", " * "), "gelu": ("erf", "tanh"), "abs": ("abs",),
-    "sum": ("sum", "reduction"), "amax": ("max",), "mean": ("sum",), "convert_element_type": ("to(",),
+    "sum": ("sum", "reduction"), "amax": ("max",), "mean": ("sum",), "convert_element_type": (".to(",),
 }  # fmt: skip
+# Ops whose value a load computes: an indirect load (its index holds a `tmp`) is the gather.
+_GATHER_OPS = ("embedding", "index", "gather", "take")
 
 
 def kernel_line_nodes(kernel: Kernel, output_code: str, post: Graph | None,
@@ -55,29 +61,44 @@ def kernel_line_nodes(kernel: Kernel, output_code: str, post: Graph | None,
         return {}
     order = {n.name: i for i, n in enumerate(post.nodes)}
     fused = sorted((n for n in kernel.fused_nodes if n in order), key=order.__getitem__)
-    ops = {n.name: _op(n.target) for n in post.nodes}
+    ops = {n.name: aten_op(n.target) for n in post.nodes}
+    node_inputs = {n.name: set(n.inputs) for n in post.nodes}
+    loaded: dict[str, list[str]] = {}  # tmp -> nodes that produced the buffer it was loaded from
     args = _param_args(kernel, output_code)
     out: dict[str, list[str]] = {}
     made: dict[str, list[str]] = {}  # tmp -> fused nodes whose op produced it (through plain copies)
     used: set[str] = set()
     stored = False
+    op_matched = {n for n in fused if _op_has_line(n, ops, kernel.source)}
     for i, line in enumerate(kernel.source.split("\n"), start=1):
         hits = _name_hits(line, fused)
         m = _ASSIGN.match(line)
         if _STORE.search(line):
             stored = True
-            hits += [n for t in _TMP.findall(line) for n in made.get(t, [])] or fused[-1:]
+            value = [t for t in _TMP.findall(line) if t in made]
+            hits += [n for t in value[-1:] for n in made[t]] or _copy_node(fused, op_matched)
         elif _LOAD.search(line):
             used, stored = (set(), False) if stored else (used, stored)
-            hits += [n for p in _PTR.findall(line) for n in _buffer_nodes(args.get(p, ""), order, producers)]
+            read = [n for p in _PTR.findall(line) for n in _buffer_nodes(args.get(p, ""), order, producers)]
+            gather = _gather_node(line, fused, ops, used)
+            if gather is not None:  # the load computes the gathered value (embedding lookup)
+                used.add(gather)
+                read = [gather]
+                if m:
+                    made[m.group(1)] = [gather]
+            elif m:
+                loaded[m.group(1)] = read
+            hits += read
         elif m:
-            node = _op_match(m.group(2), fused, ops, used)
+            operands = {n for t in _TMP.findall(m.group(2)) for n in made.get(t) or loaded.get(t, [])}
+            node = _op_match(m.group(2), fused, ops, used, operands, node_inputs)
             if node is not None:
                 used.add(node)
                 hits.append(node)
                 made[m.group(1)] = [node]
-            else:
+            else:  # a broadcast / mask / scale step carries its operand's value on
                 made[m.group(1)] = [n for t in _TMP.findall(m.group(2)) for n in made.get(t, [])][-1:]
+                hits += made[m.group(1)]
         if hits:
             out[str(i)] = list(dict.fromkeys(hits))
     return {k: tuple(v) for k, v in out.items()}
@@ -88,7 +109,7 @@ def buffer_producers(output_code: str, kernels: Iterable[Kernel], post: Graph) -
     kernels = list(kernels)
     by_op: dict[str, list[str]] = {}
     for n in post.nodes:
-        by_op.setdefault(_op(n.target), []).append(n.name)
+        by_op.setdefault(aten_op(n.target), []).append(n.name)
     by_name = {k.name: k for k in kernels if k.language != "extern"}
     extern_seen: dict[str, int] = {}
     out: dict[str, list[str]] = {}
@@ -130,15 +151,19 @@ def _extern_nodes(kernel: Kernel, by_op: dict[str, list[str]]) -> list[str]:
     return same_op[index : index + 1] or list(kernel.fused_nodes[:1])
 
 
-def _op(target: str) -> str:
+def aten_op(target: str) -> str:
     """`aten.add.Tensor` / `torch.ops.aten.add.Tensor` → `add`."""
     parts = target.replace("torch.ops.", "").split(".")
     return parts[1] if len(parts) >= 2 and parts[0] in ("aten", "prims") else parts[-1]
 
 
-def _op_match(expr: str, fused: list[str], ops: dict[str, str], used: set[str]) -> str | None:
+def _op_match(expr: str, fused: list[str], ops: dict[str, str], used: set[str], operands: set[str],
+              node_inputs: dict[str, set[str]]) -> str | None:  # fmt: skip
+    """The next unused fused node whose op `expr` spells and which reads one of the nodes the
+    expr's `tmp`s carry (when they carry any): `tmp2 = tmp0 + tmp1` on an index is not the
+    `add` of a later variance + eps."""
     for name in fused:
-        if name in used:
+        if name in used or (operands and not operands & node_inputs.get(name, set())):
             continue
         op = ops.get(name, "").rstrip("_")
         if op and (
@@ -146,6 +171,26 @@ def _op_match(expr: str, fused: list[str], ops: dict[str, str], used: set[str]) 
         ):
             return name
     return None
+
+
+def _gather_node(line: str, fused: list[str], ops: dict[str, str], used: set[str]) -> str | None:
+    index = line.split("+", 1)[1] if "+" in line else ""
+    if not _TMP.search(index):
+        return None
+    return next((n for n in fused if n not in used and ops.get(n, "") in _GATHER_OPS), None)
+
+
+def _op_has_line(name: str, ops: dict[str, str], source: str) -> bool:
+    """Whether the kernel spells node `name`'s op anywhere (else it may be a pure copy/layout op)."""
+    op = ops.get(name, "").rstrip("_")
+    return bool(op) and (op in source or any(s in source for s in _SPELLINGS.get(op, ())))
+
+
+def _copy_node(fused: list[str], op_matched: set[str]) -> list[str]:
+    """A store of a value no op line made: the kernel's one node whose op it never spells (a
+    clone / layout copy), else nothing; the kernel's last node would be a guess."""
+    copies = [n for n in fused if n not in op_matched]
+    return copies[-1:] if len(copies) == 1 else []
 
 
 def _name_hits(line: str, fused: list[str]) -> list[str]:

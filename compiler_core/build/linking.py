@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from compiler_core.build.backward_links import link_backward
 from compiler_core.session.links import LinkBuilder
 from compiler_core.session.model import AotInfo, Compile, Graph, Node, SourceLoc
 from compiler_core.session.refs import Ref, RefKind, graph_key, source_line
@@ -44,6 +45,7 @@ def link_compile(lb: LinkBuilder, c: Compile, pre_to_post: dict[str, list[str]],
                 lb.add_encoded(src_line(n.source.file, n.source.line), ref(RefKind.DYNAMO_NODE, n.name))
     if c.aot is not None:
         _link_aot(lb, c.aot, dyn, pre_to_post, ref)
+        link_backward(lb, c.aot, prefixes)
     for out in c.inductor:
         aot_graph = _aot_partition(c.aot, out.graph)
         if out.post_grad is not None:

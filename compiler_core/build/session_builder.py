@@ -74,7 +74,9 @@ def build_session(streams: Iterable[tuple[str, int | None, Iterable[Record]]], *
             for part in acc.partitions:
                 merged.update(part.provenance.get("preToPost") or {})
             pre_to_post[(acc.rank, acc.compile_id)] = merged
-    srcs = collect_sources(compiles) if sources is None else dict(sources)
+    srcs, source_notes = collect_sources(compiles, sources)
+    diagnostics.extend(Diagnostic("info", f"source of {path} {note}", path=path, stage="build")
+                       for path, note in source_notes.items() if note.startswith("left out"))  # fmt: skip
     lb = LinkBuilder()
     user_files = set(srcs)
     for c in compiles:
@@ -86,7 +88,7 @@ def build_session(streams: Iterable[tuple[str, int | None, Iterable[Record]]], *
     if not base_meta.ranks and rank_set:
         base_meta = _replace_meta(base_meta, rank_set)
     session = Session(meta=base_meta, sources=srcs, compiles=tuple(compiles), links=lb.freeze(),
-                      diagnostics=tuple(diagnostics))  # fmt: skip
+                      diagnostics=tuple(diagnostics), source_notes=source_notes)  # fmt: skip
     return _with_stage_artifacts(session, ranks)
 
 

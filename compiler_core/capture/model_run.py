@@ -126,3 +126,19 @@ def compile_and_run(
                 call_once(spec, compiled, to_device(spec.make_inputs(step), device))
             stage("steps", "finished")
         facts["graphs_compiled"] = backend.graphs_compiled
+        if facts["mode"] not in CUDAGRAPH_MODES:
+            _profile_breaks(spec, compiled, device, facts)
+
+
+def _profile_breaks(spec: ModelSpec, compiled: Any, device: str, facts: dict[str, Any]) -> None:
+    """One more call, profiled, on the example inputs (no recompile): the eager time between
+    graphs that each break costs. CUDA-graph modes are skipped: an extra call there re-records."""
+    from compiler_core.capture.break_profile import profile_eager_gaps
+
+    try:
+        gaps = profile_eager_gaps(lambda: call_once(spec, compiled, to_device(spec.example_inputs(), device)))
+    except Exception as exc:  # best effort: the capture stands without measured costs
+        facts.setdefault("warnings", []).append(f"profiled step for graph-break costs failed: {exc}")
+        return
+    if len(gaps) > 1:  # one region: no break to attribute anything to
+        facts["eager_gaps"] = gaps

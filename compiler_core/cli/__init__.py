@@ -12,7 +12,7 @@ import importlib
 import sys
 from types import ModuleType
 
-COMMANDS = ("capture", "import", "summary")
+COMMANDS = ("capture", "import", "summary", "budget")
 
 
 def _command_module(name: str) -> ModuleType:

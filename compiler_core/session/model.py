@@ -73,10 +73,23 @@ class Graph:
 
 @dataclass(frozen=True)
 class GraphBreak:
+    """One graph break as Dynamo logged it (see build/graph_breaks.py for the text it reads).
+
+    `reason` is the specific cause ("Unsupported Tensor.item() call ..."), not Dynamo's generic
+    `header` ("Encountered graph break when attempting to trace CALL ..."). `location` is the
+    deepest frame of `user_stack` outside torch: the line a user would change.
+    """
+
     reason: str
     location: SourceLoc | None = None
     user_stack: tuple[SourceLoc, ...] = ()
     graph_index: int = 0  # Dynamo graphs in this frame captured before the break
+    header: str = ""
+    gb_code: str = ""  # e.g. "GB0124", from the documentation link torch logs
+    doc_url: str = ""
+    explanation: str = ""
+    hints: tuple[str, ...] = ()
+    resumable: bool = True  # False: Dynamo skipped the rest of the function (it runs eagerly)
 
 
 @dataclass(frozen=True)
@@ -127,6 +140,10 @@ class AotInfo:
     saved_tensors: tuple[SavedTensor, ...] = ()
     recomputed: tuple[str, ...] = ()  # forward-node names recomputed in backward instead of saved
     backward_of: dict[str, tuple[str, ...]] = field(default_factory=dict)  # fw node -> bw nodes
+    # how each forward node's partners were found: seq_nr | original_aten | via_user | source_line
+    # (build/backward_links.py says what each means and how exact it is)
+    backward_via: dict[str, str] = field(default_factory=dict)
+    recomputed_bytes: int = 0  # bytes of recomputed values the backward reads: what saving would cost
 
 
 @dataclass(frozen=True)
@@ -164,6 +181,9 @@ class AutotuneResult:
     winner: str = ""
     tuning_s: float | None = None
     kernel: str = ""  # kernel name the winner became, when known
+    # post-grad nodes this tuning decided (one result serves every node of the same op and
+    # input shapes: Inductor tunes a shape once); filled by stages/autotune_targets.py
+    nodes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -207,6 +227,26 @@ class Compile:
     status: str = "ok"  # ok | failed | cache_hit | skipped | empty
     failure: str = ""
     artifacts: dict[str, str] = field(default_factory=dict)  # other named payloads, kept verbatim
+
+
+@dataclass(frozen=True)
+class BudgetPoint:
+    """One re-partition of a training graph at `activation_memory_budget == budget`.
+
+    `saved_bytes`/`recomputed` come from the partitioned graphs (summed over the run's compiles);
+    `step_ms`/`peak_mem_bytes` are measured training steps (None when not measured, e.g. on CPU
+    without `--steps`). `error` says why a budget produced nothing.
+    """
+
+    budget: float
+    saved_bytes: int = 0
+    saved_tensors: int = 0
+    recomputed: int = 0
+    step_ms: float | None = None
+    peak_mem_bytes: int | None = None
+    device: str = ""
+    torch_version: str = ""
+    error: str = ""
 
 
 @dataclass(frozen=True)
@@ -308,6 +348,15 @@ class Diagnostic:
 
 
 @dataclass(frozen=True)
+class EagerGap:
+    """What ran eagerly after a compile's graph, before the next compiled region, in one profiled
+    step: the measured cost of the graph break that ended that graph (build/eager_gaps.py)."""
+
+    ms: float = 0.0
+    ops: int = 0  # top-level aten ops
+
+
+@dataclass(frozen=True)
 class SessionMeta:
     torch_version: str = ""
     device: str = ""  # cpu | cuda | "NVIDIA H200"...
@@ -332,6 +381,13 @@ class Session:
     mode_stats: tuple[ModeStats, ...] = ()
     diagnostics: tuple[Diagnostic, ...] = ()
     schema_version: int = SCHEMA_VERSION
+    memory_budget: tuple[BudgetPoint, ...] = ()  # activation-memory-budget sweep (stages/memory_budget)
+    # path -> how its text in `sources` was obtained when not read as-is ("rebuilt from graph
+    # comments", "local copy of transformers 5.23 at ..."), or why it is missing ("left out: ...")
+    source_notes: dict[str, str] = field(default_factory=dict)
+    # compile id ("rank:id" on multi-rank runs) -> eager window after its graph, from one profiled
+    # step of a capture; empty for imported logs, which hold no profile
+    eager_gaps: dict[str, EagerGap] = field(default_factory=dict)
 
     def compile(self, compile_id: str, rank: int | None = None) -> Compile | None:
         for c in self.compiles:

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from compiler_core.session.model import AutotuneResult, Compile, CudaGraphInfo, InductorOutput, Session
 from compiler_core.stages.autotune_records import ARTIFACT as AUTOTUNE
 from compiler_core.stages.autotune_records import autotune_from_artifact, autotune_graph
+from compiler_core.stages.autotune_targets import resolve
 from compiler_core.stages.cudagraph_records import ARTIFACT as CUDAGRAPHS
 from compiler_core.stages.cudagraph_records import FOUND_AT, PartitionKey, cudagraph_from_artifact
 from compiler_core.stages.decompositions import ARTIFACT as DECOMPOSITIONS
@@ -120,7 +121,7 @@ def _output(o: InductorOutput, tuned: list[tuple[str, AutotuneResult]], info: Cu
     mine = tuple(r for graph, r in tuned if graph == o.graph or (sole and graph in ("", "forward")))
     return dataclasses.replace(
         o,
-        autotune=o.autotune or mine,
+        autotune=tuple(resolve(r, o) for r in (o.autotune or mine)),
         cudagraph=o.cudagraph if o.cudagraph is not None else info,
     )
 

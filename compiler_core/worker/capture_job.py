@@ -8,6 +8,7 @@ client rebuilds from the same log (`WorkerClient.recover_session`).
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -131,6 +132,8 @@ class CaptureJob:
         self.stage("build", "started")
         try:
             session = build_session(trace_path, self._meta(), self._sources(), self._diagnostics())
+            if self.facts.get("eager_gaps"):
+                session = dataclasses.replace(session, eager_gaps=dict(self.facts["eager_gaps"]))
             if "timeline" in self.facts:
                 from compiler_core.timeline import with_timeline
 

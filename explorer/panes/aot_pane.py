@@ -1,36 +1,52 @@
 """AOTAutograd pane: forward and backward as separate bands, and the tensors that cross them.
 
 Saved tensors are the edges between the bands; the table lists them with bytes, totals
-de-duplicated by storage (q/k/v views of one projection count once). Besides what the link
-index relates, this pane follows the AOT-local relations the session records directly: a forward
-node's backward counterparts (`backward_of`) and a saved tensor's producer and consumers.
+de-duplicated by storage (q/k/v views of one projection count once). Clicking a forward op
+lights what the core linked to it (build/backward_links.py): its backward partners and the
+saved tensors it produces or its backward reads; a detail line says how the partners were found
+and whether its value is saved or recomputed (♻). A second tab lists the activation-memory-budget
+sweep (`python -m compiler_core budget`) when the session holds one.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from functools import partial
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QSplitter, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSplitter,
+    QTabWidget,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
-from compiler_core.session import AotInfo, Compile, Ref, RefKind, SavedTensor
+from compiler_core.session import AotInfo, Compile, Ref, RefKind, SavedTensor, Session
+from compiler_core.session.model import BudgetPoint
 from compiler_core.session.refs import graph_key, split_graph_key
+from explorer.actions.budget_sweep import BudgetSweepRun
 from explorer.canvas import EdgeStyle
+from explorer.panes.aot_facts import (
+    BUDGET_COLUMNS,
+    budget_row,
+    forward_op_facts,
+    log_cannot_tell,
+    recompute_summary,
+)
+from explorer.panes.aot_facts import human_bytes as human_bytes
 from explorer.panes.base import Pane
 from explorer.panes.graph_view import GraphSection, make_graph_view
 from explorer.state import SelectionModel, SessionState
 from explorer.state.palette import SAVED
 
 TABLE_COLUMNS = ["Saved tensor", "Shape", "Dtype", "Bytes", "Producer", "Consumers"]
-
-
-def human_bytes(n: int) -> str:
-    value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if value < 1024 or unit == "GiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{n} B"
 
 
 def saved_totals(saved: tuple[SavedTensor, ...]) -> tuple[int, int]:
@@ -41,32 +57,6 @@ def saved_totals(saved: tuple[SavedTensor, ...]) -> tuple[int, int]:
         key = t.storage_key or t.name
         by_storage[key] = max(by_storage.get(key, 0), t.bytes)
     return total, sum(by_storage.values())
-
-
-def aot_local_related(aot: AotInfo, c: Compile, refs: frozenset[Ref]) -> set[Ref]:
-    """Backward counterparts of selected forward nodes, and ends of selected saved tensors."""
-    def aot_ref(graph: str, name: str) -> Ref:
-        return Ref(RefKind.AOT_NODE, c.compile_id, graph_key(graph, name), c.rank)
-
-    out: set[Ref] = set()
-    for ref in refs:
-        if ref.compile_id != c.compile_id or ref.rank != c.rank:
-            continue
-        if ref.kind is RefKind.AOT_NODE:
-            graph, name = split_graph_key(ref.key)
-            if graph == "backward":
-                continue
-            out.update(aot_ref("backward", b) for b in aot.backward_of.get(name, ()))
-            for t in aot.saved_tensors:
-                if t.producer == name:
-                    out.add(Ref(RefKind.SAVED_TENSOR, c.compile_id, t.name, c.rank))
-        elif ref.kind is RefKind.SAVED_TENSOR:
-            for t in aot.saved_tensors:
-                if t.name == ref.key:
-                    if t.producer:
-                        out.add(aot_ref("forward", t.producer))
-                    out.update(aot_ref("backward", n) for n in t.consumers)
-    return out
 
 
 class AotPane(Pane):
@@ -83,10 +73,42 @@ class AotPane(Pane):
         self.table.itemClicked.connect(self._tensor_clicked)
         self.totals = QLabel()
         self.totals.setWordWrap(True)
+        self.detail = QLabel("Click a forward op to see its backward partners and whether its value "
+                             "is saved or recomputed.")  # fmt: skip
+        self.detail.setWordWrap(True)
+        self.detail.setTextFormat(Qt.TextFormat.RichText)
+        self.budget = QTreeWidget()
+        self.budget.setHeaderLabels(BUDGET_COLUMNS)
+        self.budget.setRootIsDecorated(False)
+        self.budget_note = QLabel()
+        self.budget_note.setWordWrap(True)
+        self.budget_values = QLineEdit("1,0.5,0.2")
+        self.budget_device = QComboBox()
+        self.budget_device.addItems(["cpu", "cuda"])
+        self.budget_run = QPushButton("Re-partition at these budgets")
+        self.budget_run.clicked.connect(self._run_sweep)
+        controls = QHBoxLayout()
+        for w in (QLabel("activation_memory_budget values:"), self.budget_values, self.budget_device,
+                  self.budget_run):  # fmt: skip
+            controls.addWidget(w)
+        controls.addStretch(1)
+        self.sweep = BudgetSweepRun(self)
+        self.sweep.pointReady.connect(self._budget_point)
+        self.sweep.finished.connect(self._sweep_done)
+        budget_page = QWidget()
+        budget_layout = QVBoxLayout(budget_page)
+        budget_layout.setContentsMargins(0, 0, 0, 0)
+        budget_layout.addLayout(controls)
+        budget_layout.addWidget(self.budget)
+        budget_layout.addWidget(self.budget_note)
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self.table, "Saved tensors")
+        self.tabs.addTab(budget_page, "Memory budget")
         lower = QWidget()
         lower_layout = QVBoxLayout(lower)
         lower_layout.setContentsMargins(0, 0, 0, 0)
-        lower_layout.addWidget(self.table)
+        lower_layout.addWidget(self.detail)
+        lower_layout.addWidget(self.tabs)
         lower_layout.addWidget(self.totals)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.graphs)
@@ -118,9 +140,12 @@ class AotPane(Pane):
         for col in range(len(TABLE_COLUMNS)):
             self.table.resizeColumnToContents(col)
         total, dedup = saved_totals(aot.saved_tensors)
+        note = (" · partners by source line: this log has no seq_nr, so they are approximate"
+                if log_cannot_tell(aot) else "")  # fmt: skip
         self.totals.setText(
             f"{len(aot.saved_tensors)} saved tensors · {human_bytes(total)} "
-            f"({human_bytes(dedup)} de-duplicated by storage) · {len(aot.recomputed)} recomputed nodes"
+            f"({human_bytes(dedup)} de-duplicated by storage) · {recompute_summary(aot)} · "
+            f"{len(aot.backward_of)} forward ops with backward partners{note}"
         )
         self.on_selection(self.selection.selected, self.selection.highlighted)
 
@@ -134,9 +159,15 @@ class AotPane(Pane):
             links = self.state.links
 
             def joint_refs(name: str) -> tuple[Ref, ...]:
-                """The joint node, then the partition nodes the session links it to (names differ)."""
+                """The node's own partition ref first (a click selects it, and the backward
+                partners are linked to the partition node), then the joint ref and the other
+                partition nodes the session links it to."""
                 own = refs("joint", name)
-                return own + tuple(sorted(r for r in links.direct(own[0]) if r.kind is RefKind.AOT_NODE))
+                part = tuple(r for r in links.direct(own[0]) if r.kind is RefKind.AOT_NODE
+                             and split_graph_key(r.key)[0] in ("forward", "backward"))  # fmt: skip
+                band_name = "forward" if name in fw else "backward"
+                first = tuple(r for r in part if split_graph_key(r.key) == (band_name, name))
+                return first + own + tuple(sorted(r for r in part if r not in first))
 
             band = {n.name: "forward" if n.name in fw else "backward" for n in aot.joint.nodes}
             self.graphs.set_banded(GraphSection("Joint graph", aot.joint, joint_refs), band)
@@ -147,8 +178,7 @@ class AotPane(Pane):
             self.graphs.set_sections([
                 GraphSection(name.capitalize(), g, partial(refs, name)) for g, name in parts
             ])
-        marks = {refs("forward", n)[0]: "♻" for n in aot.recomputed}
-        marks.update({refs("joint", n)[0]: "♻" for n in aot.recomputed})
+        marks = {refs(g, n)[0]: "♻" for n in aot.recomputed for g in ("forward", "backward", "joint")}
         self.graphs.set_marks(marks)
 
     @staticmethod
@@ -168,18 +198,78 @@ class AotPane(Pane):
     def _tensor_clicked(self, item: QTreeWidgetItem) -> None:
         self.selection.select({item.data(0, Qt.ItemDataRole.UserRole)})
 
+    def on_session(self, session: Session) -> None:
+        self.budget.clear()
+        for p in session.memory_budget:
+            self._budget_point(p)
+        model = session.meta.origin_path
+        runnable = model.endswith(".py") and bool(session.meta.train)
+        self.budget_run.setEnabled(runnable and not self.sweep.running())
+        self.budget_run.setToolTip(f"runs {model} in a worker process, one fresh compile per value"
+                                   if runnable else "needs a session captured from a training model file")
+        if session.memory_budget:
+            p = session.memory_budget[0]
+            self.budget_note.setText(
+                f"Each row re-partitions the training graph at torch._functorch.config."
+                f"activation_memory_budget = budget (torch {p.torch_version}, {p.device or 'cpu'}); "
+                "step time and peak memory are measured, not estimated.")
+        else:
+            self.budget_note.setText(
+                "No memory-budget sweep in this session: press the button above (a session captured "
+                "from a training model file), or run python -m compiler_core budget MODEL.py "
+                "--budgets 1,0.5,0.2 --device cuda -o SESSION.json")
+
+    def _budget_point(self, p: BudgetPoint) -> None:
+        self.budget.addTopLevelItem(QTreeWidgetItem(budget_row(p)))
+        for col in range(len(BUDGET_COLUMNS)):
+            self.budget.resizeColumnToContents(col)
+
+    def _run_sweep(self) -> None:
+        """Start the sweep worker; results land in the session when it ends (sessions are
+        immutable: the state gets a new one with `memory_budget` filled)."""
+        self.budget.clear()
+        self.budget_run.setEnabled(False)
+        self.budget_note.setText("Re-partitioning: each value is a fresh compile in a worker process…")
+        self.sweep.start(self.state.session.meta.origin_path, self.budget_values.text(),
+                         self.budget_device.currentText())  # fmt: skip
+
+    def _sweep_done(self, points: list[BudgetPoint], error: str) -> None:
+        self.budget_run.setEnabled(True)
+        if points:
+            self.state.set_session(dataclasses.replace(self.state.session, memory_budget=tuple(points)),
+                                   self.state.source_path)  # fmt: skip
+        if error:
+            self.budget_note.setText(f"Sweep stopped: {error}")
+
     def on_selection(self, selected: frozenset[Ref], highlighted: frozenset[Ref]) -> None:
         current = self.state.current
-        extra: set[Ref] = set()
-        if current is not None and current.aot is not None:
-            extra = aot_local_related(current.aot, current, selected)
-        lit = set(highlighted) | extra
+        lit = set(highlighted)
+        self._show_detail(current, selected)
         self.graphs.set_highlight(lit, set(selected))
         self.table.blockSignals(True)
         self.table.clearSelection()
         for ref, item in self._tensor_items.items():
             item.setSelected(ref in lit)
         self.table.blockSignals(False)
+
+    def _show_detail(self, current: Compile | None, selected: frozenset[Ref]) -> None:
+        if current is None or current.aot is None:
+            return
+        here = (current.compile_id, current.rank)
+        for ref in sorted(selected):
+            if ref.kind is RefKind.AOT_NODE and (ref.compile_id, ref.rank) == here:
+                graph, name = split_graph_key(ref.key)
+                if graph in ("forward", "joint", "inference") and (
+                        name in current.aot.backward_of or graph == "forward"):  # fmt: skip
+                    self.detail.setText(forward_op_facts(current.aot, name))
+                    return
+                if graph == "backward":
+                    owners = sorted(split_graph_key(r.key)[1] for r in self.state.links.direct(ref)
+                                    if r.kind is RefKind.AOT_NODE and r.key.startswith("forward:"))
+                    rec = " · ♻ recomputed forward op" if name in current.aot.recomputed else ""
+                    self.detail.setText(f"<b>{name}</b> (backward){rec}<br>derived from forward: "
+                                        + (", ".join(owners[:8]) or "—"))  # fmt: skip
+                    return
 
     def has_content(self) -> bool:
         return bool(self.graphs.refs())

@@ -3,6 +3,11 @@
 Shared by the Source and Kernel code panes. Colours work as in Compiler Explorer: a line may carry
 several colours at once (one per related item); the first tints the line, all of them show as
 stripes in the gutter. Line numbers are 1-based throughout, like `SourceLoc.line`.
+
+Annotations (a graph break's reason under its line) are appended to the line's own text block
+behind Unicode line separators (U+2028): they show as extra visual lines under the code, while
+block N stays source line N+1, so colours, markers, clicks and selection need no renumbering.
+QPlainTextEdit's layout ignores block margins, which rules out drawing into a gap instead.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from explorer.panes.syntax import PygmentsHighlighter
 from explorer.state.palette import SELECT_COLOR_HEX
 
 _STRIPE_W = 4
+LINE_SEPARATOR = "\u2028"
 _MARKER_W = 12
 HEAT = QColor(214, 69, 38)
 SELECT_COLOR = QColor(SELECT_COLOR_HEX)
@@ -73,19 +79,38 @@ class CodeView(QPlainTextEdit):
         self._colors: dict[int, list[QColor]] = {}
         self._markers: dict[int, tuple[QColor, str]] = {}
         self._selected: set[int] = set()
+<<<<<<< HEAD
         self._heat: dict[int, tuple[float, str, str]] = {}
+=======
+        self._annotations: dict[int, list[str]] = {}
+>>>>>>> main
         self.blockCountChanged.connect(self._update_margins)
         self.updateRequest.connect(self._on_update_request)
         self._update_margins()
 
     # ----- content -----
-    def set_code(self, text: str, language: str = "python") -> None:
+    def set_code(
+        self, text: str, language: str = "python", annotations: dict[int, list[str]] | None = None
+    ) -> None:
+        """Show `text`; `annotations[line]` are notes shown under that 1-based line."""
         self._colors.clear()
         self._markers.clear()
         self._selected.clear()
-        self.setPlainText(text)
-        self._highlighter.set_source(text, language)
+        self._annotations = {k: list(v) for k, v in (annotations or {}).items() if v}
+        shown, notes_from = text, {}
+        if self._annotations:
+            lines = text.split("\n")
+            for line, notes in self._annotations.items():
+                if 0 < line <= len(lines):
+                    notes_from[line - 1] = len(lines[line - 1])
+                    lines[line - 1] += "".join(LINE_SEPARATOR + "   " + n for n in notes)
+            shown = "\n".join(lines)
+        self.setPlainText(shown)
+        self._highlighter.set_source(text, language, notes_from)
         self._refresh()
+
+    def annotations(self) -> dict[int, list[str]]:
+        return {k: list(v) for k, v in self._annotations.items()}
 
     def set_line_colors(self, colors: dict[int, list[QColor]]) -> None:
         self._colors = {k: v for k, v in colors.items() if v}
@@ -230,7 +255,7 @@ class CodeView(QPlainTextEdit):
         if marker:
             painter.setBrush(marker[0])
             painter.setPen(Qt.PenStyle.NoPen)
-            x, cy = digits_w + 3 * _STRIPE_W + 4, top + h // 2
+            x, cy = digits_w + 3 * _STRIPE_W + 4, top + self.fontMetrics().height() // 2
             painter.drawPolygon([QPoint(x, cy - 5), QPoint(x + 8, cy), QPoint(x, cy + 5)])
         pen = QColor(40, 40, 40) if line in self._selected else QColor(150, 150, 150)
         painter.setPen(pen)

@@ -1,8 +1,10 @@
-"""Source pane: the user's files, coloured by what the compiler did to each line.
+"""Source pane: every file the graphs came from, coloured by what the compiler did to each line.
 
 Green: captured by Dynamo; kernel colours: fused into that kernel (one stripe per kernel); red
-marker in the gutter: a graph break, reason on hover. Clicking a line selects it, so every other
-pane highlights what that line produced.
+marker in the gutter and a red note under the line: a graph break (its code, reason and hint) or
+a recompile (the guard that failed and the fix). Clicking a line selects it, so every other pane
+highlights what that line produced. The file list holds library files too (transformers,
+torchvision), most Dynamo nodes first; a note says when a text was rebuilt from the log.
 """
 
 from __future__ import annotations
@@ -12,14 +14,24 @@ from pathlib import Path
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QComboBox, QLabel, QVBoxLayout
 
+from compiler_core.build.user_sources import node_counts
 from compiler_core.session import Compile, Ref, RefKind, Session
 from compiler_core.session.refs import source_line, split_source_key
 from explorer.panes.base import Pane
 from explorer.panes.code_view import CodeView
 from explorer.state import SelectionModel, SessionState
-from explorer.state.line_facts import LineFacts, line_facts
+from explorer.state.line_facts import LineFacts, LineKey, line_annotations, line_facts
 from explorer.state.palette import BROKE, CAPTURED, RECOMPILED, color_for
 from explorer.state.runtime_times import RuntimeTimes, fmt_us, runtime_times
+
+
+def _where(path: str) -> str:
+    """A file's folder as a user names it: `transformers/models/gpt2` inside site-packages."""
+    parent = str(Path(path).parent)
+    for marker in ("site-packages/", "dist-packages/"):
+        if marker in parent + "/":
+            return (parent + "/").split(marker, 1)[1].rstrip("/")
+    return parent
 
 
 class SourcePane(Pane):
@@ -32,16 +44,22 @@ class SourcePane(Pane):
         self.files.currentIndexChanged.connect(self._show_file)
         self.view = CodeView()
         self.view.lineClicked.connect(self._clicked)
-        self.legend = QLabel("green: captured · stripes: fused into kernel · ▶ red: graph break")
+        self.note = QLabel()
+        self.note.setStyleSheet("color: #8a5a00")
+        self.note.setWordWrap(True)
+        self.legend = QLabel("green: captured · stripes: fused into kernel · ▶ red: graph break, "
+                             "reason under the line · ▶ orange: recompiled")  # fmt: skip
         self.legend.setStyleSheet("color: #666")
         self.legend.setWordWrap(True)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.files)
+        layout.addWidget(self.note)
         layout.addWidget(self.view)
         layout.addWidget(self.legend)
         self._facts: dict[tuple[str, int], LineFacts] = {}
         self._times = RuntimeTimes()
+        self._notes: dict[LineKey, list[str]] = {}
         self._path = ""
 
     @property
@@ -49,25 +67,54 @@ class SourcePane(Pane):
         return self._path
 
     def on_session(self, session: Session) -> None:
-        self._facts = line_facts(session, self.state.links, self._rank())
+        rank = self._rank()
+        self._facts = line_facts(session, self.state.links, rank)
+        self._notes = line_annotations(session, rank)
+        counts = node_counts(c for c in session.compiles if c.rank == rank)
+        order = {p: i for i, p in enumerate(session.sources)}
         self._times = runtime_times(session)
-        if self._times.mode:
+        if self._times.mode and "left column" not in self.legend.text():
             self.legend.setText(self.legend.text() + f" · left column: {self._times.caption()} "
                                 "(kernel time shared out to the lines they came from)")
         self.files.blockSignals(True)
         self.files.clear()
-        for path in session.sources:
-            self.files.addItem(Path(path).name, path)
-            self.files.setItemData(self.files.count() - 1, path, 3)  # tooltip role
+        for path in sorted(session.sources, key=lambda p: (-counts.get(p, 0), order[p])):
+            n = counts.get(path, 0)
+            self.files.addItem(f"{Path(path).name} — {n} node{'s' * (n != 1)}  ·  {_where(path)}", path)
+            note = session.source_notes.get(path, "")
+            self.files.setItemData(self.files.count() - 1, path + (f"\n{note}" if note else ""), 3)
         self.files.setVisible(self.files.count() > 1)
+        first = self._first_index()
+        self.files.setCurrentIndex(first)
         self.files.blockSignals(False)
-        self._show_file(0)
+        self._show_file(first)
+
+    def _first_index(self) -> int:
+        """The file of the first break (the one to fix first) when there is one, else the file
+        with most nodes."""
+        for (path, _line), notes in self._notes.items():
+            if any("graph break" in n for n in notes):
+                index = self.files.findData(path)
+                if index >= 0:
+                    return index
+        return 0
 
     def on_compile(self, current: Compile | None) -> None:
-        if current is not None and current.code is not None and current.code.file != self._path:
-            index = self.files.findData(current.code.file)
+        """Show the compile's break line when it has one (the line to fix: in GPT-2, a
+        transformers logging call), else the file of the frame it compiled."""
+        if current is None:
+            return
+        places = [b.location for b in current.graph_breaks if b.location is not None]
+        if current.code is not None:
+            places.append(current.code)
+        for loc in places:
+            index = self.files.findData(loc.file)
             if index >= 0:
-                self.files.setCurrentIndex(index)
+                if loc.file != self._path:
+                    self.files.setCurrentIndex(index)
+                if loc is not current.code:
+                    self.view.scroll_to_line(loc.line)
+                return
 
     def _rank(self) -> int | None:
         current = self.state.current
@@ -76,7 +123,11 @@ class SourcePane(Pane):
     def _show_file(self, index: int) -> None:
         path = self.files.itemData(index) if index >= 0 else None
         self._path = path or ""
-        self.view.set_code(self.state.session.sources.get(self._path, ""), "python")
+        note = self.state.session.source_notes.get(self._path, "")
+        self.note.setText(note)
+        self.note.setVisible(bool(note))
+        notes = {line: n for (file, line), n in self._notes.items() if file == self._path}
+        self.view.set_code(self.state.session.sources.get(self._path, ""), "python", notes)
         colors: dict[int, list[QColor]] = {}
         markers: dict[int, tuple[QColor, str]] = {}
         for (file, line), facts in self._facts.items():
@@ -90,6 +141,10 @@ class SourcePane(Pane):
         self.view.set_line_colors(colors)
         self.view.set_markers(markers)
         self.view.set_heat(self.heat(self._path))
+        if notes:
+            self.view.scroll_to_line(min(notes))
+        elif colors:
+            self.view.scroll_to_line(min(colors))
         self.on_selection(self.selection.selected, self.selection.highlighted)
 
     def heat(self, path: str) -> dict[int, tuple[float, str, str]]:
@@ -118,6 +173,7 @@ class SourcePane(Pane):
             self.selection.select({source_line(self._path, line, self._rank())})
 
     def on_selection(self, selected: frozenset[Ref], highlighted: frozenset[Ref]) -> None:
+        self._follow(selected)
         lines = set()
         for ref in highlighted:
             if ref.kind is RefKind.SOURCE_LINE:
@@ -125,6 +181,17 @@ class SourcePane(Pane):
                 if path == self._path:
                     lines.add(line)
         self.view.set_selected_lines(lines)
+
+    def _follow(self, selected: frozenset[Ref]) -> None:
+        """Switch to the file of a selected source line (a traceback frame in a library file)."""
+        paths = {split_source_key(r.key)[0] for r in selected if r.kind is RefKind.SOURCE_LINE}
+        if not paths or self._path in paths:
+            return
+        for path in sorted(paths):
+            index = self.files.findData(path)
+            if index >= 0:
+                self.files.setCurrentIndex(index)  # shows the file, which calls on_selection again
+                return
 
     def has_content(self) -> bool:
         return bool(self.view.toPlainText())

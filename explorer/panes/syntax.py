@@ -63,13 +63,27 @@ def line_spans(text: str, language: str) -> list[list[Span]]:
     return lines
 
 
+def _note_format() -> QTextCharFormat:
+    fmt = QTextCharFormat()
+    fmt.setForeground(QColor("#b3261e"))
+    fmt.setFontItalic(True)
+    fmt.setBackground(QColor(255, 235, 232))
+    return fmt
+
+
 class PygmentsHighlighter(QSyntaxHighlighter):
+    """`notes_from[block]` is the column where an inline annotation starts in that block (the
+    code view appends annotations after the code, behind line separators): it gets one style."""
+
     def __init__(self, document: QTextDocument) -> None:
         super().__init__(document)
         self._spans: list[list[Span]] = []
+        self.notes_from: dict[int, int] = {}
+        self._note = _note_format()
 
-    def set_source(self, text: str, language: str) -> None:
+    def set_source(self, text: str, language: str, notes_from: dict[int, int] | None = None) -> None:
         self._spans = line_spans(text, language) if text else []
+        self.notes_from = dict(notes_from or {})
         self.rehighlight()
 
     def highlightBlock(self, text: str) -> None:
@@ -77,3 +91,6 @@ class PygmentsHighlighter(QSyntaxHighlighter):
         if number < len(self._spans):
             for start, length, fmt in self._spans[number]:
                 self.setFormat(start, length, fmt)
+        note_start = self.notes_from.get(number)
+        if note_start is not None:
+            self.setFormat(note_start, len(text) - note_start, self._note)

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from compiler_core.break_ranking import distinct_breaks
+from compiler_core.recompile_explain import distinct_recompiles
 from compiler_core.session import LinkIndex, Ref, RefKind, Session
 from compiler_core.session.refs import split_graph_key, split_source_key
 
@@ -64,3 +66,25 @@ def line_facts(session: Session, index: LinkIndex, rank: int | None = None) -> d
         if c.recompile_reasons and c.code is not None:
             facts[(c.code.file, c.code.line)].recompiles.extend(c.recompile_reasons)
     return dict(facts)
+
+
+def line_annotations(session: Session, rank: int | None = None) -> dict[LineKey, list[str]]:
+    """The notes shown under a source line: each distinct break at it (code, reason, count, first
+    hint) and each distinct recompile of a frame defined there (the failed guard and its fix)."""
+    notes: dict[LineKey, list[str]] = defaultdict(list)
+    for row in distinct_breaks(session, rank):
+        loc = row.location
+        if loc is None:
+            continue
+        code = f"{row.gb_code} " if row.gb_code else ""
+        times = f" (×{row.count})" if row.count > 1 else ""
+        notes[(loc.file, loc.line)].append(f"▲ graph break {code}{row.reason}{times}")
+        if row.first.hints:
+            notes[(loc.file, loc.line)].append(f"    hint: {row.first.hints[0]}")
+    for cause in distinct_recompiles(session, rank):
+        if not cause.file:
+            continue
+        notes[(cause.file, cause.line)].append(f"▲ recompiled ×{cause.count}: {cause.in_words()}")
+        if cause.fix:
+            notes[(cause.file, cause.line)].append(f"    fix: {cause.fix}")
+    return dict(notes)

@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import Qt
 
 from compiler_core.session import AutotuneChoice, AutotuneResult, CudaGraphInfo, Ref, RefKind, Session, load
 from explorer.panes.autotune_pane import AutotunePane
@@ -22,6 +23,7 @@ SHOTS = os.environ.get("COMPILESCOPE_SHOTS")  # set to a folder to keep the scre
 
 GEMM = AutotuneResult(
     op="addmm", shape="64x64 float16, 64x256 float16", winner="triton_mm_3", tuning_s=2.4,
+    nodes=("addmm_2",), kernel="cpp_fused_gelu_view_3",
     choices=(
         AutotuneChoice("triton_mm_3", 0.0081, "triton", {"BLOCK_M": "64", "BLOCK_N": "64", "num_warps": "4"}),
         AutotuneChoice("addmm", 0.0102, "extern"),
@@ -88,6 +90,20 @@ def test_autotune_pane_sorted_bars_and_failures(qtbot, session: Session) -> None
     assert pane.bar_widths == sorted(pane.bar_widths) == [0.0081, 0.0102, 0.0134]
     assert "triton_mm_9: out of resource: shared memory" in pane.failures.text()
     assert "winner <b>triton_mm_3</b>" in pane.header.text()
+    # every bar is labelled with its template, blocks and warps; the table names each candidate
+    assert pane.bar_labels == ["triton_mm_3 64×64 w4", "addmm (extern)", "triton_mm_1 32×32 w2"]
+    axis = pane.plot.getAxis("left")
+    assert axis.width() >= 8 * len("triton_mm_3 64×64 w4")
+    assert pane.table.topLevelItemCount() == 4 and pane.table.topLevelItem(0).text(0) == "★ triton_mm_3"
+    assert pane.table.topLevelItem(3).text(5) == "failed"
+    # a click selects the node the tuning decided and the kernel the winner became
+    c = session.compiles[0]
+    qtbot.mouseClick(pane.ops.viewport(), Qt.MouseButton.LeftButton, pos=pane.ops.visualItemRect(
+        pane.ops.item(0)).center())  # fmt: skip
+    assert selection.selected == {
+        Ref(RefKind.POST_GRAD_NODE, c.compile_id, "forward:addmm_2", c.rank),
+        Ref(RefKind.KERNEL, c.compile_id, "forward:cpp_fused_gelu_view_3", c.rank),
+    }
 
 
 def test_cudagraph_pane_reasons(qtbot, session: Session) -> None:  # type: ignore[no-untyped-def]

@@ -25,8 +25,10 @@ def test_cpu_max_autotune_records_every_candidate(tmp_path: Path) -> None:
     torch._dynamo.reset()
     model = torch.nn.Linear(64, 64).eval()
     trace = tmp_path / "trace.log"
-    with TraceLogSink(trace), stage_recorders() as rec, torch._inductor.config.patch(freezing=True), \
-            torch.no_grad():
+    from compiler_core.capture.inspect_config import inspect_config
+
+    with inspect_config(), TraceLogSink(trace), stage_recorders() as rec, \
+            torch._inductor.config.patch(freezing=True), torch.no_grad():
         torch.compile(model, mode="max-autotune-no-cudagraphs")(torch.randn(32, 64))
     torch._dynamo.reset()
 
@@ -44,6 +46,12 @@ def test_cpu_max_autotune_records_every_candidate(tmp_path: Path) -> None:
     stored = [r for c in session.compiles for o in c.inductor for r in o.autotune]
     assert [r.op for r in stored] == [r.op for r in rec.autotune.results]
     assert stored[0].choices == result.choices
+    # resolved in the core: the post-grad node this tuning decided and the kernel the winner became
+    (out,) = session.compiles[0].inductor
+    assert out.post_grad is not None and stored[0].nodes
+    assert all(out.post_grad.node(n) is not None for n in stored[0].nodes)
+    kernel = next(k for k in out.kernels if k.name == stored[0].kernel)
+    assert set(stored[0].nodes) & set(kernel.fused_nodes)
 
 
 def test_artifact_round_trip_and_bad_payloads() -> None:

@@ -1,0 +1,90 @@
+"""`python -m compiler_core budget MODEL.py --budgets 1,0.5,0.2 [--device cuda] [-o SESSION.json]`.
+
+Re-partitions the model file's training step at each `activation_memory_budget` in a worker
+process (compiler_core/stages/memory_budget.py) and prints, per budget, saved bytes, recomputed
+ops and (with `--steps`, on any device) the median step time, plus peak memory on a GPU. With
+`-o`, the results are stored in that session (`Session.memory_budget`), which is created if it
+does not exist; an existing session keeps everything else. Torch is never imported here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from compiler_core.session.codec import load, save
+from compiler_core.session.model import BudgetPoint, Session, SessionMeta
+from compiler_core.stages.memory_budget import parse_point, worker_command
+
+
+def add_parser(subparsers: Any) -> None:
+    p = subparsers.add_parser("budget", help="re-partition a training step at several memory budgets",
+                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("model", help="model file with a train_step (see compiler_core/modelfile.py)")
+    p.add_argument("--budgets", default="1,0.5,0.2", help="comma-separated values in [0, 1]")
+    p.add_argument("--device", default="cpu", help="cpu or cuda[:N] (default cpu)")
+    p.add_argument("--steps", type=int, default=5, help="timed steps per budget after the compiling one")
+    p.add_argument("-o", "--output", default="", help="session JSON to store the results in")
+    p.add_argument("--timeout", type=float, default=1800.0, metavar="SECONDS")
+    p.add_argument("--json", action="store_true", help="print the results as one JSON line")
+
+
+def run_sweep(model: str, budgets: str, device: str, steps: int,
+              timeout: float) -> tuple[list[BudgetPoint], str]:  # fmt: skip
+    """Run the worker; returns the points it reported and the tail of its stderr."""
+    cmd = worker_command(model, budgets, device, steps)
+    root = str(Path(__file__).resolve().parents[2])
+    paths = (root, os.environ.get("PYTHONPATH", ""))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in paths if p))
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, check=False)
+        stdout, err = proc.stdout, proc.stderr[-3000:] if proc.returncode else ""
+    except subprocess.TimeoutExpired as exc:  # keep the budgets that finished in time
+        out = exc.stdout or b""
+        stdout = out.decode() if isinstance(out, bytes) else out
+        err = f"timed out after {timeout:.0f} s"
+    points = [p for p in map(parse_point, stdout.splitlines()) if p is not None]
+    return points, err
+
+
+def store(points: list[BudgetPoint], output: str, model: str) -> Session:
+    if output and os.path.exists(output):
+        session = load(output)
+    else:
+        session = Session(meta=SessionMeta(origin="budget", origin_path=os.path.abspath(model)))
+    session = dataclasses.replace(session, memory_budget=tuple(points))
+    if output:
+        save(session, output)
+    return session
+
+
+def run(args: argparse.Namespace) -> int:
+    points, err = run_sweep(args.model, args.budgets, args.device, args.steps, args.timeout)
+    if err:
+        print(f"error: {err}", file=sys.stderr)
+    if not points:
+        print("error: the budget worker reported nothing", file=sys.stderr)
+        print(err, file=sys.stderr)
+        return 1
+    if args.output:
+        store(points, args.output, args.model)
+    if args.json:
+        print(json.dumps([dataclasses.asdict(p) for p in points]))
+    else:
+        print(f"{'budget':>7} {'saved MiB':>10} {'tensors':>8} {'recomputed':>10} {'step ms':>9} "
+              f"{'peak MiB':>9}")
+        for p in points:
+            if p.error:
+                print(f"{p.budget:>7g} {p.error}")
+                continue
+            step = "-" if p.step_ms is None else f"{p.step_ms:.2f}"
+            peak = "-" if p.peak_mem_bytes is None else f"{p.peak_mem_bytes / 2**20:.1f}"
+            print(f"{p.budget:>7g} {p.saved_bytes / 2**20:>10.2f} {p.saved_tensors:>8} {p.recomputed:>10} "
+                  f"{step:>9} {peak:>9}")
+    return 1 if err else 0

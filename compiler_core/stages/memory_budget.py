@@ -1,0 +1,157 @@
+"""The memory-budget lever: re-partition a model's training graph at several budgets, measured.
+
+For each `activation_memory_budget` value the model file's training step is compiled afresh
+(Dynamo reset, caches off, see capture/memory_budget_patch.py) with Inductor, through a backend
+whose `inner_compile` wrapper sees each partition as AOTAutograd hands it over. From the
+backward graph we count what the forward saves (non-tangent backward inputs, bytes de-duplicated
+by storage, as the session's saved-tensor totals) and what the partitioner recomputed (the
+`is_forward`-tagged backward nodes), with the same functions the session builder uses. Then
+`steps` more training steps are timed (CUDA-synchronised on a GPU) and the peak memory of one
+step is read from the CUDA allocator. PyTorch itself only plots its own *estimate* of this
+trade-off; here it is measured on the user's model.
+
+Run in its own process (`python -m compiler_core budget` spawns `python -m
+compiler_core.stages.memory_budget`), so torch never loads in the CLI or the GUI and a crash in a
+budget's compile cannot take them down. The process prints one JSON line per budget.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict
+from typing import Any
+
+from compiler_core.session.model import BudgetPoint, Graph
+
+LINE_PREFIX = "BUDGET "  # the worker's stdout: one `BUDGET {json}` line per finished budget
+
+
+def parse_point(line: str) -> BudgetPoint | None:
+    """A worker stdout line → its BudgetPoint (None for any other line); torch-free."""
+    from compiler_core.session.codec import from_jsonable
+
+    if not line.startswith(LINE_PREFIX):
+        return None
+    try:
+        point: BudgetPoint = from_jsonable(BudgetPoint, json.loads(line[len(LINE_PREFIX):]))
+    except ValueError:
+        return None
+    return point
+
+
+def worker_command(model: str, budgets: str, device: str, steps: int) -> list[str]:
+    """argv (interpreter first) of the sweep worker, for the CLI and the GUI alike."""
+    return [sys.executable, "-m", "compiler_core.stages.memory_budget", model, "--budgets", budgets,
+            "--device", device, "--steps", str(steps)]  # fmt: skip
+
+
+def _storage_bytes(saved: Sequence[Any]) -> int:
+    by_storage: dict[str, int] = {}
+    for st in saved:
+        key = st.storage_key or st.name
+        by_storage[key] = max(by_storage.get(key, 0), st.bytes)
+    return sum(by_storage.values())
+
+
+def measure_budget(spec: Any, budget: float, device: str, steps: int) -> BudgetPoint:
+    """Compile and run `spec` (a ModelSpec with a train_step) at one budget."""
+    import torch
+    from torch._inductor.compile_fx import compile_fx, compile_fx_inner
+
+    from compiler_core.build.backward_links import recomputed_nodes
+    from compiler_core.build.saved_tensors import saved_tensors
+    from compiler_core.capture.graph_records import graph_record
+    from compiler_core.capture.memory_budget_patch import activation_memory_budget
+    from compiler_core.capture.model_run import to_device
+
+    graphs: list[tuple[str, Graph]] = []
+
+    def inner(gm: torch.fx.GraphModule, inputs: Sequence[Any], **kwargs: Any) -> Any:
+        part = "backward" if kwargs.get("is_backward") else "forward"
+        graphs.append((part, graph_record(gm.graph, f"aot_{part}", part)))
+        return compile_fx_inner(gm, inputs, **kwargs)
+
+    def backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> Callable[..., Any]:
+        return compile_fx(gm, example_inputs, inner_compile=inner)  # type: ignore[return-value]
+
+    assert spec.train_step is not None
+    cuda = device.startswith("cuda")
+    with activation_memory_budget(budget):
+        torch._dynamo.reset()
+        compiled = torch.compile(spec.model, backend=backend)
+        inputs = to_device(spec.example_inputs(), device)
+        _zero_grads(spec.model)
+        spec.train_step(compiled, inputs)  # compiles forward, then (lazily) backward
+        times: list[float] = []
+        peak = None
+        for i in range(steps):
+            _zero_grads(spec.model)
+            if cuda:
+                torch.cuda.synchronize()
+                if i == 0:
+                    torch.cuda.reset_peak_memory_stats()
+            start = time.perf_counter()
+            spec.train_step(compiled, inputs)
+            if cuda:
+                torch.cuda.synchronize()
+                if i == 0:
+                    peak = int(torch.cuda.max_memory_allocated())
+            times.append((time.perf_counter() - start) * 1000)
+    forwards = [g for p, g in graphs if p == "forward"]
+    backwards = [g for p, g in graphs if p == "backward"]
+    saved = [st for fw, bw in zip(forwards, backwards, strict=False) for st in saved_tensors(fw, bw)]
+    recomputed = sum(len(recomputed_nodes(fw, bw)) for fw, bw in zip(forwards, backwards, strict=False))
+    return BudgetPoint(
+        budget=budget, saved_bytes=_storage_bytes(saved), saved_tensors=len(saved), recomputed=recomputed,
+        step_ms=statistics.median(times) if times else None, peak_mem_bytes=peak,
+        device=torch.cuda.get_device_name() if cuda else device, torch_version=torch.__version__,
+    )  # fmt: skip
+
+
+def _zero_grads(model: Any) -> None:
+    if hasattr(model, "parameters"):
+        for p in model.parameters():
+            p.grad = None
+
+
+def sweep(model_path: str, budgets: Sequence[float], device: str, steps: int,
+          emit: Callable[[BudgetPoint], None] | None = None) -> list[BudgetPoint]:  # fmt: skip
+    """Every budget in order; a budget that fails records its error and the sweep goes on."""
+    from compiler_core.capture.model_run import with_train_choice
+    from compiler_core.modelfile import load_model_file
+
+    spec = with_train_choice(load_model_file(model_path, device), True)
+    if hasattr(spec.model, "to"):
+        spec.model.to(device)
+    out = []
+    for b in budgets:
+        try:
+            point = measure_budget(spec, b, device, steps)
+        except Exception as exc:  # one budget's failure is a row, not the end of the sweep
+            point = BudgetPoint(budget=b, device=device, error=f"{type(exc).__name__}: {str(exc)[:300]}")
+        out.append(point)
+        if emit is not None:
+            emit(point)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description="memory-budget sweep worker (one JSON line per budget)")
+    p.add_argument("model")
+    p.add_argument("--budgets", default="1,0.5,0.2")
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--steps", type=int, default=5)
+    args = p.parse_args(argv)
+    budgets = [float(b) for b in args.budgets.split(",") if b.strip()]
+    sweep(args.model, budgets, args.device, args.steps,
+          emit=lambda pt: print(LINE_PREFIX + json.dumps(asdict(pt)), flush=True))  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,143 @@
+"""Graph breaks and recompiles explained, de-duplicated and ranked, on real logs.
+
+The bench logs were made on an H200 (torch 2.11, transformers 5.17) from bench/models: a
+torchvision ResNet-50 with an `.item()` branch and a `print`, an HF GPT-2 whose loss path calls
+transformers' `logger.warning_once`, and an HF Llama fed a growing sequence length. tlparse's own
+logs add old-style restart reasons and a 14-times recompiling frame.
+"""
+
+from __future__ import annotations
+
+import lzma
+from pathlib import Path
+
+import pytest
+
+from compiler_core.break_ranking import distinct_breaks
+from compiler_core.build import import_trace
+from compiler_core.recompile_explain import distinct_recompiles, explain
+from compiler_core.session import Session
+from compiler_core.summary import summarize
+from tests.conftest import ROOT
+
+DATA = ROOT / "bench" / "data"
+HEADER = "Encountered graph break"
+
+
+def _bench(tmp_path_factory: pytest.TempPathFactory, name: str) -> Session:
+    path = tmp_path_factory.mktemp(name) / f"{name}.log"
+    path.write_bytes(lzma.decompress((DATA / f"{name}.log.xz").read_bytes()))
+    return import_trace(path)
+
+
+@pytest.fixture(scope="module")
+def resnet(tmp_path_factory: pytest.TempPathFactory) -> Session:
+    return _bench(tmp_path_factory, "tv_resnet_breaks")
+
+
+@pytest.fixture(scope="module")
+def gpt2(tmp_path_factory: pytest.TempPathFactory) -> Session:
+    return _bench(tmp_path_factory, "hf_gpt2_train")
+
+
+@pytest.fixture(scope="module")
+def llama_dynamic(tmp_path_factory: pytest.TempPathFactory) -> Session:
+    return _bench(tmp_path_factory, "hf_llama_dynamic")
+
+
+def test_resnet_breaks_by_specific_reason_code_and_user_line(resnet: Session) -> None:
+    s = summarize(resnet)
+    assert s["break_reasons"] == [
+        "Unsupported Tensor.item() call with capture_scalar_outputs=False",
+        "Unsupported Tensor.item() call with capture_scalar_outputs=False",
+        "Failed to trace builtin operator",
+    ]
+    assert not any(HEADER in r for r in s["break_reasons"])
+    rows = s["distinct_breaks"]
+    # ranked: the .item() under the whole ResNet body first, the print (no graph before it) last
+    assert [(r["gb_code"], Path(r["file"]).name, r["line"]) for r in rows] == [
+        ("GB0124", "tv_resnet_breaks.py", 18),
+        ("GB0124", "tv_resnet_breaks.py", 20),
+        ("GB0059", "tv_resnet_breaks.py", 20),
+    ]
+    assert rows[0]["ops_cut"] > 200 > rows[1]["ops_cut"] >= rows[2]["ops_cut"] == 0
+    assert "capture_scalar_outputs = True" in rows[0]["hints"][0]
+    assert any("reorderable_logging_functions" in h for h in rows[2]["hints"])
+    brk = resnet.compiles[0].graph_breaks[0]
+    assert brk.header.startswith(HEADER) and brk.explanation.startswith("Dynamo does not support tracing")
+    assert brk.doc_url == "https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0124.html"
+    assert brk.location is not None and brk.location.code.startswith("if logits.abs().max().item()")
+    # the traceback keeps torch's frames; the location skips them
+    assert any("torch/nn/modules/module.py" in f.file for f in brk.user_stack)
+
+
+def test_gpt2_logging_break_is_one_row_in_transformers(gpt2: Session) -> None:
+    rows = distinct_breaks(gpt2, all_ranks=True)
+    assert len(rows) == 1 and rows[0].count == 3 and rows[0].graphs_split == 3
+    row = rows[0]
+    assert row.gb_code == "GB0291"
+    assert row.reason == "logging.Logger method not supported for non-export cases"
+    assert row.location is not None and row.location.line == 4635
+    assert row.location.file.endswith("site-packages/transformers/modeling_utils.py")
+    assert row.location.code == "logger.warning_once("
+    assert "ignore_logging_functions" in row.first.hints[0]
+    # the second frame's header differs (Dynamo could not resume) yet it is the same cause
+    assert [b.resumable for c in gpt2.compiles for b in c.graph_breaks] == [True, False, True]
+
+
+def test_gpt2_library_sources_rebuilt_at_their_line_numbers(gpt2: Session) -> None:
+    utils = "/opt/torch/.venv/lib/python3.12/site-packages/transformers/modeling_utils.py"
+    lines = gpt2.sources[utils].splitlines()
+    assert lines[4635 - 1].strip() == "logger.warning_once("
+    gpt2_model = next(p for p in gpt2.sources if p.endswith("models/gpt2/modeling_gpt2.py"))
+    assert "rebuilt" in gpt2.source_notes[gpt2_model]
+    # every line a graph comment quotes sits at its number
+    for c in gpt2.compiles:
+        for n in c.dynamo_graph.nodes if c.dynamo_graph else ():
+            if n.source and n.source.code and n.source.file == gpt2_model:
+                assert gpt2.sources[gpt2_model].splitlines()[n.source.line - 1].strip() == n.source.code
+
+
+def test_llama_recompile_in_words_with_fix(llama_dynamic: Session) -> None:
+    rows = summarize(llama_dynamic)["distinct_recompiles"]
+    assert len(rows) == 1 and rows[0]["count"] == 1
+    assert rows[0]["guard"] == "input args[0] dim 1 changed 8 → 16"
+    assert "mark_dynamic(args[0], 1)" in rows[0]["fix"] and "dynamic=True" in rows[0]["fix"]
+
+
+def test_tlparse_recompiles_collapse_to_one_cause(shared_traces: Path) -> None:
+    log = shared_traces / "inputs" / "multi_rank_logs" / "dedicated_log_torch_trace_rank_1.log"
+    session = import_trace(log)
+    rows = distinct_recompiles(session, all_ranks=True)
+    assert len(rows) == 1 and rows[0].count == 14
+    assert rows[0].in_words().startswith("input x dim 0 changed 2 → 3, 3 → 4, 4 → 5, … (14 changes)")
+    assert rows[0].function == "kernel"
+
+
+def test_tlparse_restart_reasons_deduplicated(shared_traces: Path) -> None:
+    session = import_trace(shared_traces / "inputs" / "comp_metrics.log")
+    rows = distinct_breaks(session, all_ranks=True)
+    assert len(rows) == 1 and rows[0].count == 2
+    assert rows[0].reason.startswith("skip function graph_break in file")
+
+
+@pytest.mark.parametrize(
+    ("reason", "words"),
+    [
+        ("0/0: ___check_obj_id(fn, 139870659812992)", "identity of fn"),
+        ("tensor 'L['x']' dtype mismatch. expected Float, actual Half", "input x dtype"),
+        ("0/3: L['n'] == 4", "value of n"),
+    ],
+)
+def test_other_guards_in_words(reason: str, words: str) -> None:
+    assert explain(reason)[0].startswith(words)
+
+
+def test_source_cap_keeps_quoted_lines_and_says_so(gpt2: Session) -> None:
+    from compiler_core.build.user_sources import collect_sources
+
+    sources, notes = collect_sources(list(gpt2.compiles), total_cap=4000)
+    capped = [p for p, n in notes.items() if n.startswith("left out: over the")]
+    assert capped, notes
+    for path in capped:  # what did not fit keeps the lines the log quotes, at their numbers
+        assert "rebuilt from the log" in notes[path] and sources[path].strip()

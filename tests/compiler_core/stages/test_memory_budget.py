@@ -1,0 +1,56 @@
+"""The memory-budget lever on the bundled transformer, for real: re-partitioned at each budget in a
+worker process, results stored in the session; and the config patch restores what it changed."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from compiler_core.session import load
+from compiler_core.summary import summarize
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def test_patch_restores_and_rejects_bad_values() -> None:
+    import torch._functorch.config as functorch_config
+    import torch._inductor.config as inductor_config
+
+    from compiler_core.capture.memory_budget_patch import activation_memory_budget
+
+    before = (functorch_config.activation_memory_budget, functorch_config.enable_autograd_cache,
+              inductor_config.fx_graph_cache)  # fmt: skip
+    with pytest.raises(RuntimeError), activation_memory_budget(0.25):
+        assert functorch_config.activation_memory_budget == 0.25
+        assert not functorch_config.enable_autograd_cache and not inductor_config.fx_graph_cache
+        raise RuntimeError("boom")
+    after = (functorch_config.activation_memory_budget, functorch_config.enable_autograd_cache,
+             inductor_config.fx_graph_cache)  # fmt: skip
+    assert after == before
+    with pytest.raises(ValueError), activation_memory_budget(1.5):
+        pass
+
+
+@pytest.mark.slow
+def test_budget_sweep_saves_less_as_budget_drops(tmp_path: Path) -> None:
+    out = tmp_path / "budget.json"
+    model = str(ROOT / "resources/examples/transformer_block.py")
+    cmd = [sys.executable, "-m", "compiler_core", "budget", model,
+           "--budgets", "1,0.5,0", "--steps", "1", "-o", str(out)]  # fmt: skip
+    proc = subprocess.run(cmd, env=dict(os.environ, PYTHONPATH=str(ROOT)), cwd=ROOT, capture_output=True,
+                          text=True, timeout=900, check=False)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    points = load(out).memory_budget
+    assert [p.budget for p in points] == [1.0, 0.5, 0.0]
+    assert all(not p.error for p in points)
+    saved = [p.saved_bytes for p in points]
+    assert saved == sorted(saved, reverse=True) and saved[0] > saved[-1]
+    recomputed = [p.recomputed for p in points]
+    assert recomputed == sorted(recomputed) and recomputed[-1] > recomputed[0]
+    assert all(p.step_ms is not None and p.step_ms > 0 for p in points)
+    assert points[0].torch_version.startswith("2.")
+    assert summarize(load(out))["memory_budget"][0]["budget"] == 1.0

@@ -1,0 +1,91 @@
+"""AOT pane on a real transformer training capture (tests/fixtures/transformer_block.json): clicking a
+forward op lights its backward partners and says whether its value is saved or recomputed; the
+memory-budget tab lists a sweep. Partners and links are rebuilt with the core's own builder
+(torch-free), so the fixture recorded before they existed serves as it is."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+import pytest
+
+from compiler_core.build.backward_links import backward_info, link_backward
+from compiler_core.session import LinkBuilder, Ref, RefKind, Session, load
+from compiler_core.session.model import BudgetPoint
+from explorer.panes.aot_pane import AotPane
+from explorer.state import SelectionModel, SessionState
+from tests.conftest import FIXTURES
+
+SHOTS = os.environ.get("COMPILESCOPE_SHOTS")
+
+
+@pytest.fixture
+def session() -> Session:
+    s = load(FIXTURES / "transformer_block.json")
+    c = s.compiles[0]
+    assert c.aot is not None
+    info = backward_info(c.aot.forward, c.aot.backward)
+    aot = dataclasses.replace(c.aot, backward_of=info.backward_of, backward_via=info.via,
+                              recomputed=info.recomputed, recomputed_bytes=info.recomputed_bytes)  # fmt: skip
+    lb = LinkBuilder()
+    for a, others in s.links.items():
+        for b in others:
+            lb.add_encoded(a, b)
+    link_backward(lb, aot, {k: Ref.prefix(k, c.compile_id, c.rank) for k in RefKind})
+    budget = (BudgetPoint(1.0, 477_000, 21, 14, 1.3, 2_000_000, "NVIDIA H200", "2.11.0"),
+              BudgetPoint(0.2, 262_000, 18, 32, 1.4, 1_500_000, "NVIDIA H200", "2.11.0"))
+    return dataclasses.replace(s, compiles=(dataclasses.replace(c, aot=aot), *s.compiles[1:]),
+                               links=lb.freeze(), memory_budget=budget)  # fmt: skip
+
+
+def test_forward_op_click_lights_backward_partners(qtbot, session: Session) -> None:  # type: ignore[no-untyped-def]
+    state, selection = SessionState(), SelectionModel()
+    pane = AotPane(state, selection)
+    qtbot.addWidget(pane)
+    state.set_session(session)
+    selection.set_links(state.links)
+    pane.resize(1600, 1000)
+    pane.show()
+    qtbot.waitExposed(pane)
+    c = session.compiles[0]
+    aot = c.aot
+    assert aot is not None
+    selection.select({Ref(RefKind.AOT_NODE, c.compile_id, "forward:erf", c.rank)})
+    lit = {r.key for r in pane.graphs.highlighted()}
+    assert {f"backward:{p}" for p in aot.backward_of["erf"]} <= lit
+    assert "recomputed" in pane.detail.text() and "same autograd seq_nr" in pane.detail.text()
+    assert f"♻ {len(aot.recomputed)} recomputed nodes" in pane.totals.text()
+    # a forward op whose value is saved says so, and the saved tensor's row lights up
+    saved = next(t for t in aot.saved_tensors if t.producer and t.producer in aot.backward_of
+                 and t.producer not in aot.recomputed)  # fmt: skip
+    selection.select({Ref(RefKind.AOT_NODE, c.compile_id, f"forward:{saved.producer}", c.rank)})
+    assert "<b>saved</b> as" in pane.detail.text()
+    assert any(item.isSelected() for item in pane._tensor_items.values())
+    # memory-budget tab: one row per budget
+    assert pane.budget.topLevelItemCount() == 2 and pane.budget.topLevelItem(1).text(3) == "32"
+    if SHOTS:
+        pane.grab().save(os.path.join(SHOTS, "aot_pane.png"))
+
+
+@pytest.mark.slow
+def test_sweep_button_runs_the_worker_and_stores_points(qtbot, session: Session) -> None:  # type: ignore[no-untyped-def]
+    """The GUI's lever: a real sweep in a worker process, its rows in the table and the session."""
+    from tests.conftest import EXAMPLES
+
+    model = str(EXAMPLES / "transformer_block.py")
+    session = dataclasses.replace(session, memory_budget=(),
+                                  meta=dataclasses.replace(session.meta, origin_path=model))  # fmt: skip
+    state, selection = SessionState(), SelectionModel()
+    pane = AotPane(state, selection)
+    qtbot.addWidget(pane)
+    state.set_session(session)
+    assert pane.budget_run.isEnabled()
+    pane.budget_values.setText("1,0")
+    with qtbot.waitSignal(pane.sweep.finished, timeout=600_000) as done:
+        pane.budget_run.click()
+    points, error = done.args
+    assert error == "" and [p.budget for p in points] == [1.0, 0.0]
+    assert points[0].saved_bytes > points[1].saved_bytes
+    assert state.session.memory_budget == tuple(points)
+    assert pane.budget.topLevelItemCount() == 2
