@@ -12,14 +12,10 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-<<<<<<< HEAD
-from compiler_core.session.model import Compile, ModeStats, Session
-from compiler_core.session.refs import Ref, RefKind
-=======
 from compiler_core.break_ranking import distinct_breaks
 from compiler_core.recompile_explain import distinct_recompiles
-from compiler_core.session.model import Compile, Session
->>>>>>> main
+from compiler_core.session.model import Compile, ModeStats, Session
+from compiler_core.session.refs import Ref, RefKind
 from compiler_core.timeline.stats import speedups
 
 

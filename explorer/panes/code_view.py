@@ -79,11 +79,8 @@ class CodeView(QPlainTextEdit):
         self._colors: dict[int, list[QColor]] = {}
         self._markers: dict[int, tuple[QColor, str]] = {}
         self._selected: set[int] = set()
-<<<<<<< HEAD
         self._heat: dict[int, tuple[float, str, str]] = {}
-=======
         self._annotations: dict[int, list[str]] = {}
->>>>>>> main
         self.blockCountChanged.connect(self._update_margins)
         self.updateRequest.connect(self._on_update_request)
         self._update_margins()
