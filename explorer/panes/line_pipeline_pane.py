@@ -15,7 +15,7 @@ from explorer.state.line_facts import LineFacts, line_facts
 from explorer.state.palette import color_for
 from explorer.state.runtime_times import fmt_us, runtime_times
 
-COLUMNS = ["Line", "Code", "Dynamo", "AOT ops", "Kernels", "Time/step", "Graph break", "Recompiles"]
+COLUMNS = ["Line", "Code", "Time/step", "Dynamo", "AOT ops", "Kernels", "Graph break", "Recompiles"]
 TIME_COLUMN = COLUMNS.index("Time/step")
 
 
@@ -25,10 +25,10 @@ def row_cells(session: Session, file: str, line: int, facts: LineFacts, us: floa
     return [
         f"{Path(file).name}:{line}",
         code,
+        fmt_us(us),
         f"{len(facts.dynamo_nodes)} nodes" if facts.captured else "—",
         str(len(facts.aot_nodes)) if facts.aot_nodes else "—",
         ", ".join(facts.kernel_names) or "—",
-        fmt_us(us),
         sorted(set(facts.breaks))[0].splitlines()[0] if facts.breaks else "",
         str(len(facts.recompiles)) if facts.recompiles else "",
     ]
@@ -66,7 +66,7 @@ class LinePipelinePane(Pane):
                 item.setToolTip(TIME_COLUMN, f"{times.share(ref):.1%} of the profiled step ({times.mode})")
             item.setData(0, Qt.ItemDataRole.UserRole, ref)
             if facts.kernel_names:
-                item.setForeground(4, color_for(facts.kernel_names[0]).darker(130))
+                item.setForeground(COLUMNS.index("Kernels"), color_for(facts.kernel_names[0]).darker(130))
             if facts.breaks:
                 item.setToolTip(COLUMNS.index("Graph break"), "\n".join(sorted(set(facts.breaks))))
             self.tree.addTopLevelItem(item)
