@@ -58,12 +58,10 @@ def with_timeline(
     profiled kernel times joined to the session's kernels, nodes and lines (`time_by_ref`), and
     compiled modes given the saved-activation bytes of the session's graphs (`saved_bytes`)."""
     from compiler_core.build.kernel_times import join_runtime
-    from compiler_core.session.links import LinkIndex
 
-    index = LinkIndex(session.links)
     saved = saved_activation_bytes(session)
     joined = [dataclasses.replace(
-        s, time_by_ref=join_runtime(session, s.runtime, index) if s.runtime else {},
+        s, time_by_ref=join_runtime(session, s.runtime) if s.runtime else {},
         saved_bytes=None if s.mode == "eager" else saved) for s in stats]
     return dataclasses.replace(
         session, timeline=tuple(samples), timeline_events=tuple(events), mode_stats=tuple(joined)
