@@ -16,7 +16,9 @@ from PySide6.QtCore import QCoreApplication, QSettings, QTimer
 from PySide6.QtWidgets import QApplication
 
 from compiler_core.resource_paths import examples_dir, sessions_dir
+from compiler_core.run.spec import ScriptSpec
 from explorer.actions.loading import MODEL, kind_of, load_any
+from explorer.actions.run_script import script_autosave_path
 from explorer.main_window import MainWindow
 
 EXAMPLES_DIR = examples_dir()
@@ -61,15 +63,40 @@ def run_app(args: argparse.Namespace) -> int:
         settings = QSettings(str(ini), QSettings.Format.IniFormat)
     window = MainWindow(settings)
     path, prerecorded = _initial_paths(args)
+    run = _script_spec(args)
+    if args.screenshot and run is not None:
+        window.ensure_panes()
+        window.show()
+        window.files.scripts.run_blocking(run)
+        screenshot(window, args.screenshot)
+        print(args.screenshot)
+        return 0
     if args.screenshot:
         return _screenshot_run(window, path, prerecorded, args.screenshot)
     window.show()
+    if run is not None:  # asked for on the command line: no dialog, it starts at once
+        QTimer.singleShot(0, lambda: window.files.scripts.start(run))
+        return app.exec()
     if prerecorded is not None and prerecorded.is_file():
         window.set_session(load_any(prerecorded), str(prerecorded))
         window.files.offer_rerun(str(path))
     elif path is not None:
         QTimer.singleShot(0, lambda: window.files.open_path(str(path)))
     return app.exec()
+
+
+def _script_spec(args: argparse.Namespace) -> ScriptSpec | None:
+    """`--run SCRIPT -- ARGS` as a ScriptSpec (cwd: here, as on a shell), or None."""
+    if not getattr(args, "run", None):
+        return None
+    import os
+
+    script = str(Path(args.run).resolve())
+    if not Path(script).is_file():
+        raise SystemExit(f"no such script: {args.run}")
+    return ScriptSpec(model_path=script, out_path=str(script_autosave_path(script)), device=args.device,
+                      script_args=tuple(args.script_args), cwd=os.getcwd(), max_steps=args.max_steps,
+                      nproc=max(1, args.nproc))
 
 
 def _initial_paths(args: argparse.Namespace) -> tuple[Path | None, Path | None]:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signal
 
-from compiler_core.worker.protocol import CaptureSpec, Event, worker_argv, worker_env
+from compiler_core.worker.protocol import CaptureSpec, Event, worker_env
 
 ROOT = Path(__file__).resolve().parent.parent
 POLL_MS = 50
@@ -103,7 +103,7 @@ class WorkerProcess(QObject):
         self._events_path = str(events_dir / "events.jsonl")
         Path(self._events_path).touch()
         self._offset, self._buffer = 0, b""
-        argv = worker_argv(spec, events_file=self._events_path)
+        argv = spec.argv(events_file=self._events_path)
         setsid = shutil.which("setsid")
         program, args = (setsid, argv) if setsid else (argv[0], argv[1:])
         proc = QProcess(self)

@@ -1,4 +1,4 @@
-"""`python -m compiler_core <command>`: capture, import, summary.
+"""`python -m compiler_core <command>`: capture, import, summary, budget, run.
 
 Each command lives in its own module exposing `add_parser(subparsers)` and `run(args) -> int`, so
 the commands stay independent. Failures print one clear line first (what failed, in which stage,
@@ -12,7 +12,7 @@ import importlib
 import sys
 from types import ModuleType
 
-COMMANDS = ("capture", "import", "summary", "budget")
+COMMANDS = ("capture", "import", "summary", "budget", "run")
 
 
 def _command_module(name: str) -> ModuleType:

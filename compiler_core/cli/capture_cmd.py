@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
     return report(client)
 
 
-def report(client: WorkerClient) -> int:
+def report(client: WorkerClient, what: str = "capture") -> int:
     """Print the outcome (first line = what failed, where, why) and return the exit status."""
     assert client.exit is not None
     exit_info = client.exit
@@ -94,14 +94,14 @@ def report(client: WorkerClient) -> int:
         return 0
     stage = (client.error.stage if client.error else "") or client.last_stage or "load"
     if exit_info.timed_out:
-        first = (f"error: capture timed out after {client.timeout_s:g} s in stage '{stage}' "
+        first = (f"error: {what} timed out after {client.timeout_s:g} s in stage '{stage}' "
                  "(process group killed)")
     elif exit_info.cancelled:
-        first = f"error: capture cancelled in stage '{stage}'"
+        first = f"error: {what} cancelled in stage '{stage}'"
     elif client.error is not None:
-        first = f"error: capture failed in stage '{stage}': {client.error.message.splitlines()[0]}"
+        first = f"error: {what} failed in stage '{stage}': {client.error.message.splitlines()[0]}"
     else:
-        first = f"error: capture failed in stage '{stage}': the worker {exit_info.describe()}"
+        first = f"error: {what} failed in stage '{stage}': the worker {exit_info.describe()}"
     print(first, file=sys.stderr)
     if client.error is not None:
         print(client.error.traceback.rstrip(), file=sys.stderr)

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import IO
 
 from compiler_core.session.model import Diagnostic, Session
-from compiler_core.worker.protocol import CaptureSpec, Event, worker_argv, worker_env
+from compiler_core.worker.protocol import CaptureSpec, Event, worker_env
 
 KILL_GRACE_S = 1.0
 OUTPUT_TAIL_BYTES = 64_000
@@ -111,7 +111,7 @@ class WorkerClient:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
         try:
             self.proc = subprocess.Popen(
-                worker_argv(self.spec, events_fd=write_fd), cwd=cwd, env=env, pass_fds=(write_fd,),
+                self.spec.argv(events_fd=write_fd), cwd=cwd, env=env, pass_fds=(write_fd,),
                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                 start_new_session=True,
             )

@@ -52,7 +52,7 @@ EXIT_INTERNAL = 4  # CompileScope itself failed (a bug: please report)
 EXIT_BUILD_FAILED = 5  # the model ran but the session could not be built/saved
 
 STAGES = ("load", "run", "dynamo", "aot", "inductor", "steps", "timeline", "build", "save")
-EVENT_KINDS = ("hello", "stage", "warning", "error", "timeline", "session", "done")
+EVENT_KINDS = ("hello", "stage", "warning", "error", "timeline", "session", "done", "rank")
 STATES = ("started", "finished", "failed")
 MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 
@@ -71,6 +71,8 @@ class Event:
       timeline_event, mode_stats; see compiler_core/timeline/records.py), only with --steps > 0
     - session: `path`, `data` {trace, partial, compiles}
     - done: `exit_code`
+    - rank: `pid`, `exit_code`, `data` {rank, state: started|finished}; only from a script run
+      with --nproc > 1 (compiler_core/run/spec.py)
     """
 
     kind: str
@@ -121,6 +123,10 @@ class CaptureSpec:
     @property
     def resolved_trace_path(self) -> str:
         return self.trace_path or default_trace_path(self.out_path)
+
+    def argv(self, events_fd: int | None = None, events_file: str | None = None) -> list[str]:
+        """The worker's command line; a script run's spec (compiler_core/run/spec.py) overrides it."""
+        return worker_argv(self, events_fd=events_fd, events_file=events_file)
 
 
 def default_trace_path(out_path: str) -> str:

@@ -21,6 +21,7 @@ from compiler_core.session import Session, save
 from compiler_core.worker.protocol import CaptureSpec, default_cache_dir
 from explorer.actions.capture_dialog import CaptureOptionsDialog, CaptureProgressDialog
 from explorer.actions.loading import MODEL, BackgroundLoader, kind_of
+from explorer.actions.run_script import ScriptRuns
 from explorer.actions.timeline_runs import TimelineRuns
 from explorer.worker_process import WorkerOutcome, WorkerProcess
 
@@ -58,10 +59,12 @@ class FileActions(QObject):
         self._rerun_path = ""
         self._build_menu()
         self.timeline = TimelineRuns(window, self)
+        self.scripts = ScriptRuns(window, self)
 
     def _build_menu(self) -> None:
         menu = self.window.menuBar().addMenu("&File")
         self._add(menu, "Open &model…", self.open_model_dialog, QKeySequence.StandardKey.Open)
+        self._add(menu, "Run s&cript…", lambda: self.scripts.open_dialog())
         self._add(menu, "Open &trace log…", self.open_trace_dialog)
         self._add(menu, "Open trace &directory…", self.open_trace_dir_dialog)
         self._add(menu, "Open &session…", self.open_session_dialog)
@@ -194,6 +197,8 @@ class FileActions(QObject):
     def _capture_finished(self, outcome: WorkerOutcome) -> None:
         """Keep whatever was recorded: the saved session, or a partial one rebuilt from the trace."""
         self.last_outcome = outcome
+        if self.scripts.owns(self.last_spec) and self.scripts.finished(outcome):
+            return  # a script run that saved nothing: its controller showed the trace log
         path = outcome.session_path
         if not path and outcome.trace_path and Path(outcome.trace_path).is_file():
             path = outcome.trace_path

@@ -30,8 +30,17 @@ LABELLED = ("compile", "recompile", "error")
 MAX_LABELS = 8  # text labels per mode; further markers keep their hover tooltip only
 
 
+# Other series (a script run's compiled callables, `Net`, `r1:train_step`): a stable colour per
+# name, so two callables never share one and a name keeps its colour from run to run.
+OTHER_COLORS = ("#e15759", "#76b7b2", "#edc948", "#ff9da7", "#9c755f", "#bab0ac", "#17becf", "#bcbd22")
+
+
 def mode_color(mode: str) -> QColor:
-    return QColor(MODE_COLORS.get(mode, "#e15759"))
+    if mode in MODE_COLORS:
+        return QColor(MODE_COLORS[mode])
+    import zlib
+
+    return QColor(OTHER_COLORS[zlib.crc32(mode.encode()) % len(OTHER_COLORS)])
 
 
 def marker_tip(x: float, y: float, data: Any) -> str:

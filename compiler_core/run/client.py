@@ -1,0 +1,102 @@
+"""`ScriptClient`: the CLI's handle on a script run; a `WorkerClient` with three differences.
+
+- The script's own stdout/stderr are echoed as they arrive (a user running their training
+  script wants its prints), while the bounded tails the crash report needs are still kept.
+- `stop()` asks for a clean end (SIGUSR1 to the worker, see spec.py); `cancel()` still kills.
+- A partial session is rebuilt with the script's meta, from a rank directory too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import IO
+
+from compiler_core.run.spec import ScriptSpec
+from compiler_core.session.model import Session
+from compiler_core.worker.client import WorkerClient, _TailBuffer
+
+STOP_SIGNAL = signal.SIGUSR1
+
+
+class _EchoTail(_TailBuffer):
+    """A tail buffer that also copies each chunk to `echo` (the terminal)."""
+
+    def __init__(self, stream: IO[bytes], echo: IO[bytes] | None) -> None:
+        self._echo = echo
+        super().__init__(stream)
+
+    def _drain(self, stream: IO[bytes]) -> None:
+        echo = self._echo
+        if echo is None:
+            super()._drain(stream)
+            return
+        with stream:
+            for chunk in iter(lambda: stream.read1(65536), b""):  # type: ignore[attr-defined]
+                if echo is not None:
+                    try:
+                        echo.write(chunk)
+                        echo.flush()
+                    except (OSError, ValueError):
+                        echo = None  # our own terminal went away: keep the tail only
+                self.total += len(chunk)
+                self._chunks.append(chunk)
+                self._size += len(chunk)
+                while self._size > self._limit and len(self._chunks) > 1:
+                    self._size -= len(self._chunks.popleft())
+
+
+class ScriptClient(WorkerClient):
+    spec: ScriptSpec
+
+    def __init__(self, spec: ScriptSpec, timeout_s: float | None = None, echo: bool = True,
+                 env: dict[str, str] | None = None) -> None:
+        super().__init__(spec, timeout_s=timeout_s, env=env)
+        self.echo = echo
+        self.worker_pid: int | None = None
+
+    def start(self) -> None:
+        read_fd, write_fd = os.pipe()
+        env = dict(self._env)
+        root = str(Path(__file__).resolve().parents[2])  # so `-m compiler_core.run` imports
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
+        try:
+            self.proc = subprocess.Popen(
+                self.spec.argv(events_fd=write_fd), cwd=self.spec.cwd or None, env=env,
+                pass_fds=(write_fd,), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, start_new_session=True,
+            )
+        finally:
+            os.close(write_fd)
+        assert self.proc.stdout is not None and self.proc.stderr is not None
+        out = sys.stdout.buffer if self.echo else None
+        err = sys.stderr.buffer if self.echo else None
+        self._stdout = _EchoTail(self.proc.stdout, out)
+        self._stderr = _EchoTail(self.proc.stderr, err)
+        threading.Thread(target=self._read_events, args=(read_fd,), daemon=True).start()
+
+    def stop(self) -> None:
+        """End the run cleanly at the script's next compiled call (everything is kept)."""
+        if self.proc is not None and self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.proc.pid, STOP_SIGNAL)
+
+    def recover_session(self) -> Session | None:
+        from compiler_core.run.script_session import build_script_session, script_meta
+        from compiler_core.session.codec import load, save
+
+        if self.session_path and Path(self.session_path).is_file():
+            return load(self.session_path)
+        trace = Path(self.spec.resolved_trace_path)
+        if not trace.exists() or (trace.is_file() and trace.stat().st_size == 0):
+            return None
+        diagnostic = self.failure_diagnostic()
+        session = build_script_session(self.spec, script_meta(self.spec), None,
+                                       [diagnostic] if diagnostic else [])
+        save(session, self.spec.out_path)
+        return session

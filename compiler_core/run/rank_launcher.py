@@ -1,0 +1,159 @@
+"""`--nproc N`: the script under `torch.distributed.run --standalone`, each rank recorded, one session.
+
+Each rank is `python -m compiler_core.run --rank-child ...` started by torchrun (so RANK,
+LOCAL_RANK, WORLD_SIZE, MASTER_ADDR/PORT are torchrun's own), recording into
+`TRACE_DIR/dedicated_log_torch_trace_rank_R.log`, the names TORCH_TRACE gives, and appending
+its events (tagged `data.rank`) to one shared events file. Lines under PIPE_BUF written with
+O_APPEND do not interleave, so the file needs no lock. The launcher tails that file and passes
+every event on, so ranks appear (`rank` started) and their compiles and step times stream in
+as they happen. When torchrun exits, the launcher merges the rank logs with the importer's own
+multi-rank path and saves one session whose timeline holds every rank's callables (`r0:Net`,
+`r1:Net`).
+
+Stop (SIGUSR1 to the launcher) is forwarded to every rank that reported its pid. Ranks die with
+torchrun (PR_SET_PDEATHSIG, script_worker.py), and torchrun is in the launcher's process group,
+which the client kills on Cancel or timeout.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from compiler_core.run.spec import ScriptSpec
+from compiler_core.session.model import Diagnostic, ModeStats, StepSample, TimelineEvent
+from compiler_core.timeline.records import EVENT, SAMPLE, STATS, from_record
+from compiler_core.worker import protocol
+from compiler_core.worker.protocol import Event
+
+Emit = Callable[[Event], None]
+TAIL_POLL_S = 0.05
+
+
+class RankLauncher:
+    def __init__(self, spec: ScriptSpec, emit: Emit) -> None:
+        self.spec = spec
+        self._emit = emit
+        self._t0 = time.monotonic()
+        self.rank_pids: dict[int, int] = {}
+        self.rank_exits: dict[int, int | None] = {}
+        self.errors: list[Event] = []
+        self.samples: list[StepSample] = []
+        self.events: list[TimelineEvent] = []
+        self.stats: list[ModeStats] = []
+        self._stopping = False
+
+    def clock(self) -> float:
+        return round(time.monotonic() - self._t0, 4)
+
+    def torchrun_argv(self, events_file: str) -> list[str]:
+        child = ["--rank-child", "--events-file", events_file, "--out", self.spec.out_path,
+                 "--device", self.spec.device, "--trace", self.spec.resolved_trace_path]
+        if self.spec.cwd:
+            child += ["--cwd", self.spec.cwd]
+        if self.spec.max_steps is not None:
+            child += ["--max-steps", str(self.spec.max_steps)]
+        if self.spec.max_memory_mb is not None:
+            child += ["--max-memory-mb", str(self.spec.max_memory_mb)]
+        return [sys.executable, "-m", "torch.distributed.run", "--standalone",
+                f"--nproc-per-node={self.spec.nproc}", "-m", "compiler_core.run",
+                self.spec.model_path, *child, "--", *self.spec.script_args]
+
+    def run(self) -> int:
+        trace_dir = Path(self.spec.resolved_trace_path)
+        trace_dir.mkdir(parents=True, exist_ok=True)
+        for old in trace_dir.glob("dedicated_log_torch_trace*"):
+            old.unlink()  # a previous run's ranks must not merge into this one
+        events_file = Path(tempfile.mkdtemp(prefix="compilescope-ranks-")) / "events.jsonl"
+        events_file.touch()
+        self._emit(Event("stage", t=self.clock(), stage="run", state="started",
+                         data={"nproc": self.spec.nproc}))
+        previous = signal.signal(signal.SIGUSR1, self._forward_stop)
+        proc = subprocess.Popen(self.torchrun_argv(str(events_file)), cwd=self.spec.cwd or None,
+                                stdin=subprocess.DEVNULL)
+        done = threading.Event()
+        tail = threading.Thread(target=self._tail, args=(events_file, done), daemon=True)
+        tail.start()
+        code = proc.wait()
+        done.set()
+        tail.join()
+        signal.signal(signal.SIGUSR1, previous)
+        state = "finished" if code == 0 else "failed"
+        self._emit(Event("stage", t=self.clock(), stage="run", state=state, elapsed_s=self.clock()))
+        return self._save(protocol.EXIT_OK if code == 0 else protocol.EXIT_USER_ERROR)
+
+    def _forward_stop(self, signum: int, frame: Any) -> None:
+        for pid in self.rank_pids.values():
+            try:
+                os.kill(pid, signal.SIGUSR1)
+            except (ProcessLookupError, PermissionError):
+                continue
+
+    def _tail(self, path: Path, done: threading.Event) -> None:
+        """Pass on each complete line of the ranks' events file until torchrun has exited."""
+        offset, buffer = 0, b""
+        while True:
+            finished = done.is_set()  # read once more after the process ended
+            with path.open("rb") as handle:
+                handle.seek(offset)
+                chunk = handle.read()
+            offset += len(chunk)
+            buffer += chunk
+            *lines, buffer = buffer.split(b"\n")
+            for raw in lines:
+                if raw.strip():
+                    self._on_line(raw.decode("utf-8", "replace"))
+            if finished:
+                return
+            time.sleep(TAIL_POLL_S)
+
+    def _on_line(self, line: str) -> None:
+        try:
+            event = Event.from_json(line)
+        except (ValueError, TypeError):
+            return
+        rank = event.data.get("rank")
+        if event.kind == "rank" and isinstance(rank, int):
+            if event.data.get("state") == "started" and event.pid:
+                self.rank_pids[rank] = event.pid
+            else:
+                self.rank_exits[rank] = event.exit_code
+        elif event.kind == "error":
+            self.errors.append(event)
+        elif event.kind == "timeline":
+            self._keep_record(event.data)
+        self._emit(event)
+
+    def _keep_record(self, record: dict[str, Any]) -> None:
+        kind = record.get("event")
+        if kind == SAMPLE:
+            self.samples.append(from_record(record, StepSample))
+        elif kind == EVENT:
+            self.events.append(from_record(record, TimelineEvent))
+        elif kind == STATS:
+            self.stats.append(from_record(record, ModeStats))
+
+    def _save(self, code: int) -> int:
+        from compiler_core.run.script_session import save_script_session
+
+        diagnostics = [Diagnostic("error", f"rank {e.data.get('rank')}: {e.message}\n{e.traceback}",
+                                  self.spec.model_path, stage=e.stage or "run") for e in self.errors]
+        lost = sorted(r for r in self.rank_pids if r not in self.rank_exits)
+        if lost:
+            diagnostics.append(Diagnostic("error", f"rank(s) {lost} died without reporting (killed?)",
+                                          self.spec.model_path, stage="run"))
+        if code != protocol.EXIT_OK and self.errors:
+            first = self.errors[0]
+            self._emit(Event("error", t=self.clock(), stage="run",
+                             message=f"rank {first.data.get('rank')}: {first.message}",
+                             traceback=first.traceback))
+        return save_script_session(self.spec, self._emit, self.clock, code, None, diagnostics,
+                                   (self.samples, self.events, self.stats))

@@ -1,0 +1,83 @@
+"""File ▸ Run script… for real: an unmodified script in the worker, its compile showing in the
+panes while it still runs, step times streaming into the timeline, Stop keeping everything; a
+script that dies outright still leaves its compiles on screen."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pytestqt.qtbot import QtBot
+
+from compiler_core.run.spec import ScriptSpec
+from explorer.actions.run_script import RunScriptDialog
+from explorer.main_window import MainWindow
+from tests.conftest import FIXTURES
+
+SCRIPTS = FIXTURES / "scripts"
+
+
+def _spec(name: str, tmp_path: Path, *args: str) -> ScriptSpec:
+    return ScriptSpec(model_path=str(SCRIPTS / name), out_path=str(tmp_path / "s.json"),
+                      script_args=args, cwd=str(tmp_path))
+
+
+def test_dialog_builds_the_spec_with_shell_words(qtbot: QtBot, tmp_path: Path) -> None:
+    dialog = RunScriptDialog(str(SCRIPTS / "train_loader.py"), "--epochs 3 --name 'two words'")
+    qtbot.addWidget(dialog)
+    dialog.max_steps.setValue(50)
+    spec = dialog.spec(str(tmp_path / "out.json"))
+    assert spec.script_args == ("--epochs", "3", "--name", "two words")
+    assert spec.cwd == str(SCRIPTS) and spec.max_steps == 50 and spec.nproc == 1
+    assert dialog.problem() == ""
+    dialog.script.setText(str(tmp_path / "missing.py"))
+    assert dialog.problem().startswith("No such script")
+
+
+@pytest.mark.slow
+def test_compiles_arrive_live_and_stop_keeps_the_run(
+        qtbot: QtBot, window: MainWindow, tmp_path: Path) -> None:
+    scripts = window.files.scripts
+    with qtbot.waitSignal(scripts.liveSession, timeout=300_000) as live:
+        scripts.start(_spec("endless.py", tmp_path))
+    assert window.files.worker.running()  # shown while the script is still running
+    assert live.args[0].compiles and window.state.current is not None
+    assert window.state.current.dynamo_graph is not None
+    timeline = window.panes["TimelinePane"]
+    qtbot.waitUntil(lambda: "<lambda>" in timeline.data.series  # type: ignore[attr-defined]
+                    and len(timeline.data.series["<lambda>"].steps) >= 30, timeout=60_000)  # type: ignore[attr-defined]
+    assert "compiled calls timed" in scripts.status.text()
+    with qtbot.waitSignal(window.files.worker.finished, timeout=60_000) as done:
+        scripts.stop_button.click()
+    assert done.args[0].ok, done.args[0].describe()
+    qtbot.waitUntil(lambda: window.state.session.meta.extra.get("stopped") == "stopped by the user",
+                    timeout=60_000)
+    session = window.state.session
+    assert session.compiles and len([s for s in session.timeline if s.mode == "<lambda>"]) >= 30
+    assert "still going" in scripts.output.toPlainText()  # prints went to the Output window
+    assert window.isVisible()
+
+
+@pytest.mark.slow
+def test_a_script_that_dies_outright_leaves_its_compiles_on_screen(
+        qtbot: QtBot, window: MainWindow, tmp_path: Path) -> None:
+    scripts = window.files.scripts
+    with qtbot.waitSignal(window.files.worker.finished, timeout=300_000) as done:
+        scripts.start(_spec("dies_hard.py", tmp_path))
+    assert not done.args[0].ok and not done.args[0].session_path
+    qtbot.waitUntil(lambda: bool(window.state.session.compiles), timeout=30_000)
+    session = window.state.session
+    assert session.meta.origin == "script" and session.compiles[0].inductor
+    assert any("without saving" in d.message for d in session.diagnostics)
+    assert "killed" in scripts.status.text() or "signal" in scripts.status.text()
+
+
+def test_compilescope_run_command_line() -> None:
+    from explorer.app import _script_spec
+    from explorer.launch import parse_args
+
+    args = parse_args(["--run", str(SCRIPTS / "shape_change.py"), "--max-steps", "5", "--", "8", "--x", "y"])
+    spec = _script_spec(args)
+    assert spec is not None and spec.model_path == str(SCRIPTS / "shape_change.py")
+    assert spec.script_args == ("8", "--x", "y") and spec.max_steps == 5 and spec.nproc == 1
+    assert _script_spec(parse_args([str(SCRIPTS / "shape_change.py")])) is None  # a plain open
