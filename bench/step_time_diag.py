@@ -113,10 +113,10 @@ def main() -> int:
 
     from compiler_core.modelfile import load_model_file
     from compiler_core.session.model import StepSample
+    from compiler_core.timeline.call_clock import CudaStepClock, clock_for
     from compiler_core.timeline.probes import MemoryProbe
     from compiler_core.timeline.records import to_record
     from compiler_core.timeline.run_phase import ModeRun, step_function
-    from compiler_core.timeline.step_clock import CudaStepClock, clock_for
 
     log("device", torch.cuda.get_device_name() if DEVICE == "cuda" else "cpu")
     log("torch", torch.__version__)
