@@ -14,9 +14,11 @@ from typing import Any
 
 from compiler_core.break_ranking import distinct_breaks
 from compiler_core.recompile_explain import distinct_recompiles
-from compiler_core.session.model import Compile, ModeStats, Session
+from compiler_core.session.model import Compile, Diagnostic, ModeStats, Session
 from compiler_core.session.refs import Ref, RefKind
 from compiler_core.timeline.stats import speedups
+
+FIRST_DIAGNOSTICS = 5
 
 
 def summarize(session: Session) -> dict[str, Any]:
@@ -43,6 +45,9 @@ def summarize(session: Session) -> dict[str, Any]:
         ),
         "failures": [f"{c.compile_id}: {c.failure}" for c in compiles if c.status == "failed"],
         "ranks": list(session.meta.ranks),
+        # a damaged log still opens; these say how damaged (issue 12, row 9)
+        "diagnostics": len(session.diagnostics),
+        "diagnostics_first": [_diagnostic(d) for d in session.diagnostics[:FIRST_DIAGNOSTICS]],
     }
     if session.mode_stats:
         speed = speedups(session.mode_stats)
@@ -85,6 +90,12 @@ def _runtime_summary(m: ModeStats) -> dict[str, Any]:
 
 def _ratio(part: float | None, whole: float | None) -> float | None:
     return part / whole if part is not None and whole else None
+
+
+def _diagnostic(d: Diagnostic) -> str:
+    where = f"{d.path}:{d.line}" if d.line is not None else d.path
+    message = d.message.splitlines()[0][:200] if d.message else ""
+    return f"{d.severity}: {where}: {message}" if where else f"{d.severity}: {message}"
 
 
 def _label(c: Compile) -> str:

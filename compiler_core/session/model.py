@@ -10,8 +10,9 @@ rather than missing, which keeps old sessions loadable as later issues fill more
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: packed rows, shared tables, links once (session/packed.py)
 
 Dim = int | str  # concrete size, or a symbolic one such as "s0"
 
@@ -65,10 +66,14 @@ class Graph:
     name: str = ""  # forward | backward | inference for per-partition graphs
 
     def node(self, name: str) -> Node | None:
-        for n in self.nodes:
-            if n.name == name:
-                return n
-        return None
+        """O(1): linking and the panes call this inside loops over 9k-node graphs."""
+        return self.node_index.get(name)
+
+    @cached_property
+    def node_index(self) -> dict[str, Node]:
+        """Name -> node, built once on first use (cached_property writes the instance __dict__
+        directly, so it works on a frozen dataclass and is not a field: never serialised)."""
+        return {n.name: n for n in self.nodes}
 
 
 @dataclass(frozen=True)

@@ -101,7 +101,8 @@ class RecordReader:
         pending: Record | None = None  # the record whose payload lines we are inside
         parts: list[bytes] = []
         line_at = 1  # line number at `pos`
-        for block in _blocks(chunks):
+        tail = [b"\n"]  # last byte read: a log cut short ends mid-line (issue 12, row 9)
+        for block in _blocks(_last_byte(chunks, tail)):
             pos = 0
             first = _HEADER_AT.match(block)
             for m in chain((first,), _HEADER.finditer(block)) if first else _HEADER.finditer(block):
@@ -118,6 +119,8 @@ class RecordReader:
                 line_at += 1
             if pos < len(block):
                 line_at += self._gap(block, pos, len(block), line_at, pending, parts)
+        if tail[0] not in (b"\n", b"}", b"]"):  # some tlparse test logs end on `}` with no newline
+            self._warn("the file ends mid-line: it was cut short (truncated?)", line_at)
         if pending is not None and pending.kind != _BAD:
             yield _finish(pending, parts)
 
@@ -203,6 +206,14 @@ def _finish(record: Record, parts: list[bytes]) -> Record:
     if parts:
         record.raw_payload = parts[0] if len(parts) == 1 else b"".join(parts)
     return record
+
+
+def _last_byte(chunks: Iterator[bytes], last: list[bytes]) -> Iterator[bytes]:
+    """Pass `chunks` through, keeping the final byte seen in `last[0]`."""
+    for chunk in chunks:
+        if chunk:
+            last[0] = chunk[-1:]
+        yield chunk
 
 
 def _blocks(chunks: Iterator[bytes]) -> Iterator[bytes]:

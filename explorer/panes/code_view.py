@@ -27,6 +27,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QToolTip, QWidget
 
 from explorer.panes.syntax import PygmentsHighlighter
+from explorer.plain_text import tip
 from explorer.state.palette import SELECT_COLOR_HEX
 
 _STRIPE_W = 4
@@ -50,9 +51,9 @@ class _Gutter(QWidget):
 
     def mouseMoveEvent(self, event: QMouseEvent) -> None:
         line = self._view.line_at(event.position().toPoint().y())
-        tip = "\n".join(t for t in (self._view.heat_tip(line), self._view.marker_tip(line)) if t)
-        if tip:
-            QToolTip.showText(event.globalPosition().toPoint(), tip, self)
+        text = "\n".join(t for t in (self._view.heat_tip(line), self._view.marker_tip(line)) if t)
+        if text:
+            QToolTip.showText(event.globalPosition().toPoint(), tip(text), self)
         else:
             QToolTip.hideText()
 

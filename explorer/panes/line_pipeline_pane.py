@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem, QVBoxLayout
 from compiler_core.session import Ref, RefKind, Session
 from compiler_core.session.refs import source_line
 from explorer.panes.base import Pane
+from explorer.plain_text import tip
 from explorer.state import SelectionModel, SessionState
 from explorer.state.line_facts import LineFacts, line_facts
 from explorer.state.palette import color_for
@@ -68,7 +69,7 @@ class LinePipelinePane(Pane):
             if facts.kernel_names:
                 item.setForeground(COLUMNS.index("Kernels"), color_for(facts.kernel_names[0]).darker(130))
             if facts.breaks:
-                item.setToolTip(COLUMNS.index("Graph break"), "\n".join(sorted(set(facts.breaks))))
+                item.setToolTip(COLUMNS.index("Graph break"), tip("\n".join(sorted(set(facts.breaks)))))
             self.tree.addTopLevelItem(item)
             self._items[ref] = item
         if not self._items:

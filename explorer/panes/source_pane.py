@@ -12,13 +12,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QComboBox, QLabel, QVBoxLayout
+from PySide6.QtWidgets import QComboBox, QVBoxLayout
 
 from compiler_core.build.user_sources import node_counts
 from compiler_core.session import Compile, Ref, RefKind, Session
 from compiler_core.session.refs import source_line, split_source_key
 from explorer.panes.base import Pane
 from explorer.panes.code_view import CodeView
+from explorer.plain_text import plain_label, tip
 from explorer.state import SelectionModel, SessionState
 from explorer.state.line_facts import LineFacts, LineKey, line_annotations, line_facts
 from explorer.state.palette import BROKE, CAPTURED, RECOMPILED, color_for
@@ -44,11 +45,11 @@ class SourcePane(Pane):
         self.files.currentIndexChanged.connect(self._show_file)
         self.view = CodeView()
         self.view.lineClicked.connect(self._clicked)
-        self.note = QLabel()
+        self.note = plain_label()
         self.note.setStyleSheet("color: #8a5a00")
         self.note.setWordWrap(True)
-        self.legend = QLabel("green: captured · stripes: fused into kernel · ▶ red: graph break, "
-                             "reason under the line · ▶ orange: recompiled")  # fmt: skip
+        self.legend = plain_label("green: captured · stripes: fused into kernel · ▶ red: graph break, "
+                                  "reason under the line · ▶ orange: recompiled")  # fmt: skip
         self.legend.setStyleSheet("color: #666")
         self.legend.setWordWrap(True)
         layout = QVBoxLayout(self)
@@ -82,7 +83,7 @@ class SourcePane(Pane):
             n = counts.get(path, 0)
             self.files.addItem(f"{Path(path).name} — {n} node{'s' * (n != 1)}  ·  {_where(path)}", path)
             note = session.source_notes.get(path, "")
-            self.files.setItemData(self.files.count() - 1, path + (f"\n{note}" if note else ""), 3)
+            self.files.setItemData(self.files.count() - 1, tip(path + (f"\n{note}" if note else "")), 3)
         self.files.setVisible(self.files.count() > 1)
         first = self._first_index()
         self.files.setCurrentIndex(first)

@@ -31,6 +31,7 @@ from compiler_core.timeline.records import from_record
 from explorer.panes.timeline_controls import TimelineControls
 from explorer.panes.timeline_data import TimelineData
 from explorer.panes.timeline_plot import TimelinePlot, mode_color
+from explorer.plain_text import tip
 from explorer.state import SessionState
 
 PLOT_INTERVAL_MS = 25
@@ -141,8 +142,8 @@ class TimelinePane(QWidget):
             for c, text in enumerate(_row_texts(stats, speed)):
                 item = self._cell(stats.mode, c, text)
                 if c == SPEEDUP_COLUMN and stats.baseline_ms is not None:
-                    item.setToolTip(f"vs {stats.baseline_ms:.3f} ms: the median of the eager steps "
-                                    f"run alternately with {stats.mode}'s, under the same host conditions")
+                    item.setToolTip(tip(f"vs {stats.baseline_ms:.3f} ms: the median of the eager steps run "
+                                        f"alternately with {stats.mode}'s, under the same host conditions"))
                 self.table.setItem(r, c, item)
         self.table.blockSignals(False)
 
