@@ -56,6 +56,7 @@ def test_damaged_log_opens_with_banner_and_diagnostics_pane(
     text = window.banner.label.text()
     assert "damaged" in text and f"{sum(d.severity == 'warning' for d in diags)} warning" in text
     window.banner.show_button.click()
+    qtbot.waitUntil(lambda: window.state.updates.pending() == 0)  # panes fill over event-loop turns
     pane = window.panes["DiagnosticsPane"]
     assert window.docks["DiagnosticsPane"].isVisible()
     tree = pane.findChild(QTreeWidget)
