@@ -43,6 +43,7 @@ def screenshot(window: MainWindow, out: str | Path) -> None:
     """Render the whole window offscreen to a PNG."""
     window.ensure_panes()
     window.show()
+    window.state.updates.flush()  # pane updates a shown session spreads over later turns
     settle(window)
     window.grab().save(str(out))
 

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
-from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QTabBar, QWidget
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QTabBar, QWidget
 
 from compiler_core.session import Session
 from explorer.actions.export_actions import ExportActions
 from explorer.actions.file_actions import FileActions
+from explorer.diagnostics_banner import DiagnosticsBanner
 from explorer.pane_registry import PANES, PaneSpec
+from explorer.plain_text import clip, plain_label
 from explorer.state import SelectionModel, SessionState
 from explorer.state.compile_status import status_summary
 from explorer.toolbar import NavigationBar
@@ -41,6 +43,7 @@ class MainWindow(QMainWindow):
         self.setDockNestingEnabled(True)
         self.state = SessionState(self)
         self.selection = SelectionModel(self)
+        self.state.updates.spread = True  # pane rebuilds one slice per event-loop turn
         self.state.sessionChanged.connect(lambda _s: self.selection.set_links(self.state.links))
         self.panes: dict[str, QWidget] = {}
         self.docks: dict[str, QDockWidget] = {}
@@ -49,7 +52,12 @@ class MainWindow(QMainWindow):
         self.navigation = NavigationBar(self.state, self.selection, self)
         self.navigation.stageRequested.connect(self.show_stage)
         self.addToolBar(self.navigation)
-        self.status_label = QLabel("No session loaded. File ▸ Open… or drop a file here.")
+        self.addToolBarBreak()
+        self.banner = DiagnosticsBanner(self)  # a damaged log says so, without a modal dialog
+        self.banner.showRequested.connect(self.show_diagnostics)
+        self.addToolBar(self.banner)
+        self.state.sessionChanged.connect(self.banner.set_session)
+        self.status_label = plain_label("No session loaded. File ▸ Open… or drop a file here.")
         self.statusBar().addWidget(self.status_label, 1)
         self.state.sessionChanged.connect(self._update_status)
         self.files = FileActions(self)
@@ -64,7 +72,7 @@ class MainWindow(QMainWindow):
         """Light panes now; canvas and plot panes (pyqtgraph costs ~0.5 s to import) right after
         the window is shown, one per event-loop turn, so the window comes up at once."""
         for spec in (p for p in PANES if p.available()):
-            placeholder = QLabel(f"{spec.title}: loading…")
+            placeholder = plain_label(f"{spec.title}: loading…")
             placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
             self._add_dock(spec.key, spec.title, placeholder, spec.stage)
             if spec.deferred:
@@ -168,12 +176,25 @@ class MainWindow(QMainWindow):
                 dock.show()
                 dock.raise_()
 
+    def show_diagnostics(self) -> None:
+        dock = self.docks.get("DiagnosticsPane")
+        if dock is not None:
+            dock.show()
+            dock.raise_()
+
     # ----- session -----
     def set_session(self, session: Session, source_path: str = "") -> None:
+        """Show `session` with every pane rebuilt on return (scripts, tests, screenshots)."""
+        self.show_session(session, source_path)
+        self.state.updates.flush()
+
+    def show_session(self, session: Session, source_path: str = "") -> None:
+        """Show `session`; panes rebuild over the following event-loop turns (the app's own
+        open path: the window keeps answering while a deep model's panes fill in)."""
         self.ensure_panes()
         self.state.set_session(session, source_path)
         title = source_path or session.meta.origin_path or "session"
-        self.setWindowTitle(f"CompileScope — {title}")
+        self.setWindowTitle(f"CompileScope — {clip(title, 300, 1)}")
 
     def _update_status(self, session: Session) -> None:
         meta = session.meta
@@ -184,7 +205,7 @@ class MainWindow(QMainWindow):
             f"mode: {meta.mode or '?'}",
             status_summary(session.compiles), f"{graphs} graphs", f"{breaks} breaks", f"{kernels} kernels",
         ]
-        self.status_label.setText("  ·  ".join(parts))
+        self.status_label.setText(clip("  ·  ".join(parts), 500, 1))
 
     # ----- layout persistence -----
     def restore_layout(self) -> None:
@@ -195,6 +216,7 @@ class MainWindow(QMainWindow):
         if isinstance(state, QByteArray):
             self.restoreState(state, LAYOUT_VERSION)
             self._hide_stale_tab_bars()
+        self.banner.set_session(self.state.session)  # the saved state may hold the banner shown
 
     def save_layout(self) -> None:
         self.settings.setValue("window/geometry", self.saveGeometry())
@@ -206,6 +228,7 @@ class MainWindow(QMainWindow):
         for dock in self.docks.values():
             dock.show()
         self._hide_stale_tab_bars()
+        self.banner.set_session(self.state.session)
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         if event.mimeData().hasUrls():

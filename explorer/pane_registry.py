@@ -55,4 +55,6 @@ PANES: tuple[PaneSpec, ...] = (
              "KernelCodePane"),
     PaneSpec("ModeComparePane", "Modes", "timeline", "mode_compare_pane:ModeComparePane", True,
              "TimelinePane"),
+    PaneSpec("DiagnosticsPane", "Diagnostics", "source", "diagnostics_pane:DiagnosticsPane",
+             tab_with="BreakSummaryPane"),
 )

@@ -16,7 +16,7 @@ from typing import Any
 from compiler_core.build.backward_links import backward_info
 from compiler_core.build.compile_records import CompileRecords, Partition
 from compiler_core.build.graph_breaks import parse_break, restart_breaks
-from compiler_core.build.kernel_lines import aten_op, buffer_producers, kernel_line_nodes
+from compiler_core.build.kernel_lines import aten_op, buffer_producers, graph_ops, kernel_line_nodes
 from compiler_core.build.parse_memo import ParseMemo
 from compiler_core.build.saved_tensors import saved_tensors
 from compiler_core.session.model import (
@@ -33,6 +33,7 @@ from compiler_core.session.model import (
 from compiler_core.trace.fx_text import parse_graph
 from compiler_core.trace.output_code import parse_output_code
 
+_WORD = re.compile(r"\w+")
 _AOT_ID = re.compile(r"# AOT ID: \['[^']*_(forward|backward|inference)'\]")
 _GUARD_KIND = re.compile(r"^\|?[\s|]*\+- ([A-Z_]+): (.*)$")
 _GUARD_LOC = re.compile(r"#\s*(.*?)\s*#\s*([^\s#]+\.py):(\d+) in (\w+)\s*$")
@@ -181,10 +182,11 @@ def _kernels(part: Partition, post: Graph | None) -> list[Kernel]:
     if post is None:
         return out
     producers = buffer_producers(part.output_code, out, post)
+    indexes = graph_ops(post)
     return [
         k
         if k.language == "extern"
-        else replace(k, line_nodes=kernel_line_nodes(k, part.output_code, post, producers))
+        else replace(k, line_nodes=kernel_line_nodes(k, part.output_code, post, producers, indexes))
         for k in out
     ]
 
@@ -223,9 +225,18 @@ def _line_nodes(source: str, fused: list[str]) -> dict[str, tuple[str, ...]]:
     `tmpN = ... # name` hints, buffer names that match a node)."""
     if not fused or not source:
         return {}
+    out: dict[str, tuple[str, ...]] = {}
+    if all(_WORD.fullmatch(n) for n in fused):
+        # A word-bounded identifier is exactly one maximal \w run: a set lookup per token instead
+        # of one large alternation regex compiled per kernel (0.3 s per 770 kernels).
+        names = set(fused)
+        for i, line in enumerate(source.split("\n"), start=1):
+            hits = tuple(dict.fromkeys(t for t in _WORD.findall(line) if t in names))
+            if hits:
+                out[str(i)] = hits
+        return out
     alternatives = "|".join(re.escape(n) for n in sorted(fused, key=len, reverse=True))
     pattern = re.compile(r"\b(" + alternatives + r")\b")
-    out: dict[str, tuple[str, ...]] = {}
     for i, line in enumerate(source.split("\n"), start=1):
         hits = tuple(dict.fromkeys(pattern.findall(line)))
         if hits:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import cache
 
 from compiler_core.session.model import Graph, Kernel
 
@@ -54,15 +55,26 @@ _SPELLINGS = {
 _GATHER_OPS = ("embedding", "index", "gather", "take")
 
 
+GraphIndexes = tuple[dict[str, int], dict[str, str], dict[str, set[str]]]
+
+
+def graph_ops(post: Graph) -> GraphIndexes:
+    """Per post-grad graph, once: node name -> position, -> short op name, -> its inputs. Built
+    per kernel before, this was kernels x nodes (a second per 9k-node backward)."""
+    return ({n.name: i for i, n in enumerate(post.nodes)}, {n.name: aten_op(n.target) for n in post.nodes},
+            {n.name: set(n.inputs) for n in post.nodes})  # fmt: skip
+
+
 def kernel_line_nodes(kernel: Kernel, output_code: str, post: Graph | None,
-                      producers: dict[str, list[str]]) -> dict[str, tuple[str, ...]]:  # fmt: skip
-    """`line_nodes` for a generated kernel (1-based line → post-grad nodes)."""
+                      producers: dict[str, list[str]],
+                      indexes: GraphIndexes | None = None,
+                      ) -> dict[str, tuple[str, ...]]:  # fmt: skip
+    """`line_nodes` for a generated kernel (1-based line → post-grad nodes); pass `indexes`
+    (`graph_ops(post)`) when calling for many kernels of one graph."""
     if not kernel.source or post is None:
         return {}
-    order = {n.name: i for i, n in enumerate(post.nodes)}
+    order, ops, node_inputs = indexes if indexes is not None else graph_ops(post)
     fused = sorted((n for n in kernel.fused_nodes if n in order), key=order.__getitem__)
-    ops = {n.name: aten_op(n.target) for n in post.nodes}
-    node_inputs = {n.name: set(n.inputs) for n in post.nodes}
     loaded: dict[str, list[str]] = {}  # tmp -> nodes that produced the buffer it was loaded from
     args = _param_args(kernel, output_code)
     out: dict[str, list[str]] = {}
@@ -167,10 +179,17 @@ def _op_match(expr: str, fused: list[str], ops: dict[str, str], used: set[str], 
             continue
         op = ops.get(name, "").rstrip("_")
         if op and (
-            re.search(rf"\b{re.escape(op)}\b", expr) or any(s in expr for s in _SPELLINGS.get(op, ()))
+            (op in expr and _word_re(op).search(expr)) or any(s in expr for s in _SPELLINGS.get(op, ()))
         ):
             return name
     return None
+
+
+@cache
+def _word_re(word: str) -> re.Pattern[str]:
+    """Whole-word pattern, compiled once per name (re's own cache holds 512 and a 9k-node graph
+    thrashes it)."""
+    return re.compile(rf"\b{re.escape(word)}\b")
 
 
 def _gather_node(line: str, fused: list[str], ops: dict[str, str], used: set[str]) -> str | None:
@@ -194,7 +213,7 @@ def _copy_node(fused: list[str], op_matched: set[str]) -> list[str]:
 
 
 def _name_hits(line: str, fused: list[str]) -> list[str]:
-    return [n for n in fused if n in line and re.search(rf"\b{re.escape(n)}\b", line)]
+    return [n for n in fused if n in line and _word_re(n).search(line)]
 
 
 def _buffer_nodes(arg: str, order: dict[str, int], producers: dict[str, list[str]]) -> list[str]:

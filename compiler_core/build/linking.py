@@ -4,7 +4,8 @@ Rules, most exact first:
 - source line ↔ Dynamo node: the node's `# File:` location (or enriched stack).
 - Dynamo node ↔ AOT node: enriched `from_node` chains when present; else provenance `preToPost`
   (its keys are Dynamo/pre-grad names, its values post-grad names, which equal AOT names); else
-  the same source line, narrowed to Dynamo nodes whose op name shares a word with the AOT op.
+  the same occurrence of the same source line (`_aligned_runs`: the k-th call of a layer line in
+  AOT is the k-th in Dynamo), narrowed to Dynamo nodes whose op name shares a word with the AOT op.
 - AOT joint ↔ forward/backward node and AOT node ↔ post-grad node: same name in the partition.
 - post-grad node ↔ kernel: `Kernel.fused_nodes`; kernel ↔ kernel line for every source line;
   kernel line ↔ post-grad node where `line_nodes` says so.
@@ -15,7 +16,7 @@ Rules, most exact first:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 
 from compiler_core.build.backward_links import link_backward
 from compiler_core.session.links import LinkBuilder
@@ -93,7 +94,7 @@ def _aot_partition(aot: AotInfo | None, name: str) -> Graph | None:
 def _link_aot(lb: LinkBuilder, aot: AotInfo, dyn: Graph | None, pre_to_post: dict[str, list[str]],
               mk: MakeRef) -> None:  # fmt: skip
     post_to_pre = _invert(pre_to_post)
-    by_line = _nodes_by_line(dyn) if dyn is not None else {}
+    by_line = _aligned_runs(aot, dyn) if dyn is not None else {}
     for gname, g in (("joint", aot.joint), ("forward", aot.forward), ("backward", aot.backward),
                      ("inference", aot.inference)):  # fmt: skip
         if g is None:
@@ -106,7 +107,7 @@ def _link_aot(lb: LinkBuilder, aot: AotInfo, dyn: Graph | None, pre_to_post: dic
                         lb.add_encoded(a, mk(RefKind.AOT_NODE, graph_key(other, n.name)))
             if dyn is None or n.op in ("placeholder", "output"):
                 continue
-            for d in _dynamo_matches(n, dyn, post_to_pre, by_line):
+            for d in _dynamo_matches(n, dyn, post_to_pre, by_line.get((gname, n.name), ())):
                 lb.add_encoded(mk(RefKind.DYNAMO_NODE, d), a)
     for st in aot.saved_tensors:
         s = mk(RefKind.SAVED_TENSOR, st.name)
@@ -118,20 +119,21 @@ def _link_aot(lb: LinkBuilder, aot: AotInfo, dyn: Graph | None, pre_to_post: dic
 
 def _from_node_names(n: Node) -> list[str]:
     chain = n.attrs.get("from_node", "")
+    if not chain:
+        return []
     return [p.strip() for p in re.split(r"[,\s>]+", chain) if p.strip()]
 
 
 def _dynamo_matches(n: Node, dyn: Graph, post_to_pre: dict[str, list[str]],
-                    by_line: dict[tuple[str, int], list[Node]]) -> list[str]:  # fmt: skip
+                    cands: Sequence[Node]) -> list[str]:  # fmt: skip
+    """Dynamo nodes for AOT node `n`: exact provenance first, else the nodes of the one occurrence
+    of `n`'s source line that `_aligned_runs` paired it with, narrowed by op name."""
     exact = [d for d in _from_node_names(n) if dyn.node(d) is not None]
     if exact:
         return exact
     via = [d for d in post_to_pre.get(n.name, []) if dyn.node(d) is not None]
     if via:
         return via
-    if n.source is None:
-        return []
-    cands = [d for d in by_line.get((n.source.file, n.source.line), []) if d.op != "placeholder"]
     if len(cands) <= 1:
         return [d.name for d in cands]
     words = set(_WORD.findall(n.target.rsplit(".", 2)[-2] if "." in n.target else n.target))
@@ -139,11 +141,65 @@ def _dynamo_matches(n: Node, dyn: Graph, post_to_pre: dict[str, list[str]],
     return narrowed or [d.name for d in cands]
 
 
-def _nodes_by_line(g: Graph) -> dict[tuple[str, int], list[Node]]:
-    out: dict[tuple[str, int], list[Node]] = {}
-    for n in g.nodes:
-        if n.source is not None:
-            out.setdefault((n.source.file, n.source.line), []).append(n)
+LineKey = tuple[str, int]
+
+
+def _line_runs(nodes: Iterable[Node]) -> dict[LineKey, list[list[Node]]]:
+    """Per source line, its occurrences: maximal stretches of consecutive nodes on that line.
+
+    A 32-layer model runs each line of its layer class 32 times; every run is one call. Without
+    this split an AOT node on a layer line linked to that line's nodes in all 32 layers (1.5
+    million links for one Llama compile, and a click highlighted every layer)."""
+    runs: dict[LineKey, list[list[Node]]] = {}
+    prev: LineKey | None = None
+    for n in nodes:
+        if n.source is None or n.op in ("placeholder", "output", "get_attr"):
+            prev = None
+            continue
+        key = (n.source.file, n.source.line)
+        if key == prev:
+            runs[key][-1].append(n)
+        else:
+            runs.setdefault(key, []).append([n])
+        prev = key
+    return runs
+
+
+def _aligned_runs(aot: AotInfo, dyn: Graph) -> dict[tuple[str, str], list[Node]]:
+    """(AOT graph, node name) -> the Dynamo nodes of the same line *occurrence*.
+
+    Execution order is kept by tracing: the k-th run of a line in the forward graph is the k-th
+    run of that line in the Dynamo graph; the backward runs it in reverse. When the counts differ
+    (decompositions split or merge runs) the run is mapped proportionally, which still lands in
+    the right layer of a deep stack. Joint nodes take their partition twin's match."""
+    dyn_runs = _line_runs(dyn.nodes)
+    out: dict[tuple[str, str], list[Node]] = {}
+
+    def align(gname: str, nodes: Iterable[Node], reverse: bool) -> None:
+        for key, runs in _line_runs(nodes).items():
+            druns = dyn_runs.get(key)
+            if not druns:
+                continue
+            n_aot, n_dyn = len(runs), len(druns)
+            for k, run in enumerate(runs):
+                j = k if n_aot == n_dyn else min(n_dyn - 1, (2 * k + 1) * n_dyn // (2 * n_aot))
+                target = druns[n_dyn - 1 - j] if reverse else druns[j]
+                for node in run:
+                    out[(gname, node.name)] = target
+
+    for gname, g, reverse in (("forward", aot.forward, False), ("backward", aot.backward, True),
+                              ("inference", aot.inference, False)):  # fmt: skip
+        if g is not None:
+            align(gname, g.nodes, reverse)
+    if aot.joint is not None:
+        rest: list[Node] = []
+        for n in aot.joint.nodes:
+            twin = out.get(("forward", n.name)) or out.get(("backward", n.name))
+            if twin is not None:
+                out[("joint", n.name)] = twin
+            else:
+                rest.append(n)
+        align("joint", rest, False)
     return out
 
 

@@ -20,6 +20,7 @@ from compiler_core.build.compile_records import PAYLOAD_KINDS, RankRecords, rout
 from compiler_core.build.linking import link_compile
 from compiler_core.build.parse_memo import ParseMemo
 from compiler_core.build.user_sources import collect_sources
+from compiler_core.session.gc_pause import gc_paused
 from compiler_core.session.links import LinkBuilder
 from compiler_core.session.model import Compile, Diagnostic, Session, SessionMeta
 from compiler_core.trace.compile_ids import trace_files
@@ -43,6 +44,13 @@ def import_trace(path: str | os.PathLike[str], *, meta: SessionMeta | None = Non
         diagnostics.append(Diagnostic("warning", "no dedicated_log_torch_trace*.log files here", path=p))
     if not os.path.isdir(p):
         os.close(open_regular(p))  # fail here, clearly, rather than as a skipped rank
+    with gc_paused():
+        return _import_files(p, files, diagnostics, meta, sources, limits)
+
+
+def _import_files(p: str, files: list[tuple[str, int | None]], diagnostics: list[Diagnostic],
+                  meta: SessionMeta | None, sources: dict[str, str] | None,
+                  limits: ReadLimits | None) -> Session:  # fmt: skip
     streams = []
     for file_path, rank in files:
         reader = RecordReader(file_path, PAYLOAD_KINDS, limits=limits or ReadLimits())

@@ -1,6 +1,6 @@
 """The session model, its JSON codec and the link index; importable without torch or Qt."""
 
-from compiler_core.session.codec import SessionFormatError, dumps, load, loads, save
+from compiler_core.session.codec import SessionFormatError, dumps, dumps_bytes, load, loads, save
 from compiler_core.session.links import LinkBuilder, LinkIndex
 from compiler_core.session.model import (
     SCHEMA_VERSION,
@@ -57,6 +57,7 @@ __all__ = [
     "TensorMeta",
     "TimelineEvent",
     "dumps",
+    "dumps_bytes",
     "load",
     "loads",
     "save",

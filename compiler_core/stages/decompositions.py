@@ -242,7 +242,7 @@ def decomposition_table(session: Session, compile_id: str, rank: int | None = No
     c = session.compile(compile_id, rank)
     if c is None or c.dynamo_graph is None:
         return []
-    links = LinkIndex(session.links)
+    links = LinkIndex.of(session.links)
     kernels = _Kernels(c, links)
     nodes = [kernels.phase(n) for n in decomposed_graph(c)[0]]
     owners = _Owners(c.dynamo_graph, nodes, links, c)

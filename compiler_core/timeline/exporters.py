@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from compiler_core.safe_paths import atomic_write_text
 from compiler_core.session.model import StepSample, TimelineEvent
 
 CSV_COLUMNS = ("mode", "step", "ms", "warmup", "peak_mem_bytes", "baseline_for", "events")
@@ -33,8 +34,15 @@ def samples_csv(samples: Sequence[StepSample], events: Sequence[TimelineEvent] =
     for s in samples:
         peak = "" if s.peak_mem_bytes is None else s.peak_mem_bytes
         note = "" if s.baseline_for else " | ".join(marks.get((s.mode, s.step), []))
-        writer.writerow([s.mode, s.step, repr(s.ms), int(s.warmup), peak, s.baseline_for, note])
+        mode, paired = _cell(s.mode), _cell(s.baseline_for)
+        writer.writerow([mode, s.step, repr(s.ms), int(s.warmup), peak, paired, _cell(note)])
     return out.getvalue()
+
+
+def _cell(text: str) -> str:
+    """A text cell from session data that a spreadsheet will not run as a formula (`=HYPERLINK(…)`,
+    `+cmd|…`): such a cell gets a leading apostrophe, as OWASP advises for CSV exports."""
+    return f"'{text}" if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
 
 def chrome_trace(samples: Sequence[StepSample], events: Sequence[TimelineEvent] = ()) -> dict[str, Any]:
@@ -76,10 +84,10 @@ def _meta(name: str, tid: int, value: str) -> dict[str, Any]:
 
 
 def write_csv(path: str | Path, samples: Sequence[StepSample], events: Sequence[TimelineEvent] = ()) -> None:
-    Path(path).write_text(samples_csv(samples, events), encoding="utf-8")
+    atomic_write_text(Path(path), samples_csv(samples, events))
 
 
 def write_chrome_trace(
     path: str | Path, samples: Sequence[StepSample], events: Sequence[TimelineEvent] = ()
 ) -> None:
-    Path(path).write_text(json.dumps(chrome_trace(samples, events)), encoding="utf-8")
+    atomic_write_text(Path(path), json.dumps(chrome_trace(samples, events)))

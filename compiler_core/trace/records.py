@@ -94,7 +94,7 @@ class RecordReader:
                 chunks = _gunzip(fh, self._read_failed, self.limits, size)
             else:
                 chunks = _raw(fh, size)
-            yield from self._read(_blocks(chunks, self._cap))
+            yield from self._read(chunks)
 
     def _warn(self, message: str, line: int | None) -> None:
         if len(self.diagnostics) < self.max_diagnostics:
@@ -104,12 +104,13 @@ class RecordReader:
                 Diagnostic("warning", "further problems in this file not listed", path=self.path)
             )
 
-    def _read(self, blocks: Iterator[bytes | _Overlong]) -> Iterator[Record]:
+    def _read(self, chunks: Iterator[bytes]) -> Iterator[Record]:
         pending: Record | None = None  # the record whose payload lines we are inside
         parts: list[bytes] = []
         line_at = 1  # line number at `pos`
         self._kept = 0  # payload bytes kept for `pending`
-        for block in blocks:
+        tail = [b"\n"]  # last byte read: a log cut short ends mid-line (issue 12, row 9)
+        for block in _blocks(_last_byte(chunks, tail), self._cap):
             if isinstance(block, _Overlong):
                 if block.first == b"\t" and pending is not None:  # a payload line: drop its record
                     if self._keeps(pending):  # (a payload nobody reads is skipped anyway)
@@ -141,6 +142,8 @@ class RecordReader:
                 line_at += 1
             if pos < len(block):
                 line_at += self._gap(block, pos, len(block), line_at, pending, parts)
+        if tail[0] not in (b"\n", b"}", b"]"):  # some tlparse test logs end on `}` with no newline
+            self._warn("the file ends mid-line: it was cut short (truncated?)", line_at)
         if pending is not None and pending.kind != _BAD:
             yield _finish(pending, parts)
 
@@ -241,6 +244,14 @@ def _finish(record: Record, parts: list[bytes]) -> Record:
     if parts:
         record.raw_payload = parts[0] if len(parts) == 1 else b"".join(parts)
     return record
+
+
+def _last_byte(chunks: Iterator[bytes], last: list[bytes]) -> Iterator[bytes]:
+    """Pass `chunks` through, keeping the final byte seen in `last[0]`."""
+    for chunk in chunks:
+        if chunk:
+            last[0] = chunk[-1:]
+        yield chunk
 
 
 @dataclass(frozen=True, slots=True)

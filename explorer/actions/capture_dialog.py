@@ -14,7 +14,6 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QFormLayout,
     QHBoxLayout,
-    QLabel,
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
@@ -24,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from compiler_core.worker.protocol import MODES, STAGES, CaptureSpec
+from explorer.plain_text import clip, plain_label, rich_label
 from explorer.worker_process import WorkerOutcome, WorkerProcess
 
 UNTRUSTED_NOTICE = (
@@ -49,11 +49,12 @@ class CaptureOptionsDialog(QDialog):
         self.model_path = model_path
         layout = QVBoxLayout(self)
         if first_time:
-            notice = QLabel(UNTRUSTED_NOTICE)
+            notice = rich_label()
+            notice.setText(UNTRUSTED_NOTICE)  # our markup only
             notice.setWordWrap(True)
             notice.setStyleSheet("background: #fff4ce; padding: 8px; border: 1px solid #e0c060;")
             layout.addWidget(notice)
-        layout.addWidget(QLabel(f"File: {model_path}"))
+        layout.addWidget(plain_label(f"File: {model_path}"))
         form = QFormLayout()
         self.device = QComboBox()
         self.device.addItems(["cpu", "cuda"])
@@ -84,7 +85,7 @@ class CaptureOptionsDialog(QDialog):
         form.addRow("Run", self.train)
         form.addRow("Timeline", self.steps)
         modes_row = QHBoxLayout()
-        modes_row.addWidget(QLabel("eager +"))
+        modes_row.addWidget(plain_label("eager +"))
         for box in self.timeline_modes.values():
             modes_row.addWidget(box)
         form.addRow("Timeline modes", modes_row)
@@ -129,13 +130,13 @@ class CaptureProgressDialog(QDialog):
         self.setWindowTitle("Capturing…")
         self.resize(720, 420)
         self.worker = worker
-        self.stage = QLabel("starting worker…")
+        self.stage = plain_label("starting worker…")
         self.bar = QProgressBar()
         self.bar.setRange(0, len(STAGES))
         self.log = QPlainTextEdit()
         self.log.setReadOnly(True)
         self.log.setMaximumBlockCount(5000)
-        self.fate = QLabel()
+        self.fate = plain_label()
         self.fate.setWordWrap(True)
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.clicked.connect(worker.cancel)
@@ -173,7 +174,7 @@ class CaptureProgressDialog(QDialog):
         self._update_elapsed()
 
     def _update_elapsed(self) -> None:
-        self.stage.setText(f"{self.worker.stage or 'starting'} — {self.worker.elapsed():.1f} s")
+        self.stage.setText(f"{clip(self.worker.stage or 'starting', 200)} — {self.worker.elapsed():.1f} s")
 
     def _on_finished(self, outcome: WorkerOutcome) -> None:
         self._tick.stop()
@@ -181,10 +182,11 @@ class CaptureProgressDialog(QDialog):
         self.bar.setValue(self.bar.maximum() if outcome.ok else self.bar.value())
         text = "Capture finished." if outcome.ok else outcome.describe()
         if outcome.traceback:
-            self.log.appendPlainText("\n--- traceback (your code) ---\n" + outcome.traceback)
+            traceback = clip(outcome.traceback, 200_000, 5000)
+            self.log.appendPlainText("\n--- traceback (your code) ---\n" + traceback)
         if not outcome.ok and outcome.session_path:
             text += "\nShowing what was recorded before it stopped."
-        self.fate.setText(text)
+        self.fate.setText(clip(text))  # an exception message can be 300 MB (issue 12, row 10)
         self.fate.setStyleSheet("" if outcome.ok else "color: #b00020;")
         self.cancel_button.setVisible(False)
         self.rerun_button.setVisible(True)

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 from compiler_core.session import Compile, Graph, save
 from explorer.actions.graph_export import save_dot, save_widget_image
 from explorer.actions.kernel_export import export_kernels
+from explorer.plain_text import show_problem
 
 if TYPE_CHECKING:
     from explorer.main_window import MainWindow
@@ -53,7 +54,11 @@ class ExportActions(QObject):
         c = self._current()
         folder = QFileDialog.getExistingDirectory(self.window, "Export kernels to folder") if c else ""
         if c is not None and folder:
-            files = export_kernels(self.window.state.session, c, folder)
+            try:
+                files = export_kernels(self.window.state.session, c, folder)
+            except (OSError, ValueError) as exc:  # UnsafePathError is a ValueError
+                show_problem(self.window, "Export failed", f"{folder}\n\n{type(exc).__name__}: {exc}")
+                return
             self.window.statusBar().showMessage(f"Exported {len(files)} files to {folder}", 5000)
 
     def graph_dialog(self, fmt: str) -> None:

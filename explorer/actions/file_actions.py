@@ -17,12 +17,14 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QFileDialog, QMenu, QMessageBox, QPushButton
 
 from compiler_core.capture_support import capture_unavailable
+from compiler_core.safe_paths import safe_name
 from compiler_core.session import Session, save
 from compiler_core.worker.protocol import CaptureSpec, default_cache_dir
 from explorer.actions.capture_dialog import CaptureOptionsDialog, CaptureProgressDialog
 from explorer.actions.loading import MODEL, BackgroundLoader, kind_of
 from explorer.actions.run_script import ScriptRuns
 from explorer.actions.timeline_runs import TimelineRuns
+from explorer.plain_text import clip, show_problem
 from explorer.worker_process import WorkerOutcome, WorkerProcess
 
 if TYPE_CHECKING:
@@ -34,7 +36,7 @@ RECENT_LIMIT = 10
 
 
 def autosave_path(model_path: str) -> Path:
-    return default_cache_dir() / "autosave" / f"{Path(model_path).stem}.json"
+    return default_cache_dir() / "autosave" / f"{safe_name(Path(model_path).stem, 'model')}.json"
 
 
 class FileActions(QObject):
@@ -127,13 +129,13 @@ class FileActions(QObject):
 
     def _loaded(self, path: str, session: Session) -> None:
         self.model_path = ""
-        self.window.set_session(session, path)
+        self.window.show_session(session, path)
         self.window.statusBar().clearMessage()
         self._remember(path)
 
     def _load_failed(self, path: str, message: str) -> None:
         self.window.statusBar().clearMessage()
-        QMessageBox.warning(self.window, "Could not open", f"{path}\n\n{message}")
+        show_problem(self.window, "Could not open", f"{path}\n\n{message}")
 
     def ask_and_capture(self, path: str) -> bool:
         self._remember(path)  # in Recent even if cancelled; Recent leads back to this dialog
@@ -209,12 +211,12 @@ class FileActions(QObject):
 
     def _capture_loaded(self, path: str, session: Session) -> None:
         self.loading_capture = False
-        self.window.set_session(session, self.last_spec.model_path if self.last_spec else path)
+        self.window.show_session(session, self.last_spec.model_path if self.last_spec else path)
 
     def _capture_load_failed(self, path: str, message: str) -> None:
         # a partial trace may not import; the progress dialog already shows the fate
         self.loading_capture = False
-        self.window.statusBar().showMessage(f"Nothing usable recorded: {message}")
+        self.window.statusBar().showMessage(clip(f"Nothing usable recorded: {message}", 300, 1))
 
     def offer_rerun(self, model_path: str) -> None:
         """A pre-recorded session is shown; let the user re-run the capture with one click."""

@@ -12,8 +12,9 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from compiler_core.session import Session, load
+from compiler_core.session import LinkIndex, Session, load
 from compiler_core.trace.read_limits import open_regular
+from explorer.plain_text import clip
 
 MODEL, TRACE, SESSION = "model", "trace", "session"
 
@@ -46,6 +47,17 @@ def load_any(path: str | Path) -> Session:
     return session
 
 
+def load_prepared(path: str | Path) -> Session:
+    """`load_any`, then the link index built too, so the GUI thread's first lookup is instant."""
+    session = load_any(path)
+    index = LinkIndex.of(session.links).prepare()
+    from explorer.state.line_facts import line_facts
+
+    for rank in sorted({c.rank for c in session.compiles}, key=lambda r: -1 if r is None else r)[:8]:
+        line_facts(session, index, rank)  # cached on the index for the Source / Per-line panes
+    return session
+
+
 class BackgroundLoader(QObject):
     """Loads in a Python thread so a 100 MB trace never freezes the window.
 
@@ -62,8 +74,8 @@ class BackgroundLoader(QObject):
 
     def _run(self, path: str) -> None:
         try:
-            session = load_any(path)
+            session = load_prepared(path)
         except Exception as exc:  # shown to the user verbatim; the app stays usable
-            self.failed.emit(path, f"{type(exc).__name__}: {exc}")
+            self.failed.emit(path, f"{type(exc).__name__}: {clip(exc)}")  # 300 MB messages exist
             return
         self.loaded.emit(path, session)

@@ -34,7 +34,6 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
-    QLabel,
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
@@ -46,6 +45,7 @@ from PySide6.QtWidgets import (
 from compiler_core.run.spec import ScriptSpec
 from compiler_core.session import Session
 from compiler_core.worker.protocol import Event, default_cache_dir
+from explorer.plain_text import clip, plain_label, rich_label
 from explorer.worker_process import WorkerOutcome
 
 if TYPE_CHECKING:
@@ -71,7 +71,8 @@ class RunScriptDialog(QDialog):
         self.setWindowTitle("Run script")
         self.setMinimumWidth(620)
         layout = QVBoxLayout(self)
-        notice = QLabel(NOTICE)
+        notice = rich_label()
+        notice.setText(NOTICE)  # our markup only
         notice.setWordWrap(True)
         notice.setStyleSheet("background: #fff4ce; padding: 8px; border: 1px solid #e0c060;")
         layout.addWidget(notice)
@@ -99,7 +100,7 @@ class RunScriptDialog(QDialog):
         form.addRow("Max steps", self.max_steps)
         form.addRow("Processes", self.nproc)
         layout.addLayout(form)
-        self.error = QLabel()
+        self.error = plain_label()
         self.error.setStyleSheet("color: #b00020;")
         layout.addWidget(self.error)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
@@ -211,7 +212,7 @@ class ScriptRuns(QObject):
         self.output.setMaximumBlockCount(5000)
         self.output.setWindowTitle("Script output")
         self.output.resize(800, 400)
-        self.status = QLabel()
+        self.status = plain_label()
         self.stop_button = QPushButton("Stop")
         self.stop_button.setToolTip("End the run at the script's next compiled call; everything is kept")
         self.stop_button.clicked.connect(self.stop)
@@ -387,7 +388,7 @@ class ScriptRuns(QObject):
         self._sweep_orphans()
         self.stop_button.setEnabled(False)
         self.kill_button.setVisible(False)
-        fate = "finished" if outcome.ok else outcome.describe().splitlines()[0]
+        fate = "finished" if outcome.ok else clip(outcome.describe().splitlines()[0], 300, 1)
         self._stage = fate
         self._update_status()
         if outcome.error:
@@ -403,7 +404,7 @@ class ScriptRuns(QObject):
         try:
             session = build_script_session(self.spec, script_meta(self.spec), None, [note])
         except Exception as exc:  # nothing readable was recorded
-            self.window.statusBar().showMessage(f"Nothing usable recorded: {exc}")
+            self.window.statusBar().showMessage(clip(f"Nothing usable recorded: {exc}", 300, 1))
             return True
         self._show(session)
         return True

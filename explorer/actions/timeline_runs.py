@@ -17,6 +17,7 @@ from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QPushButton, QWidget
 
 from compiler_core.worker.protocol import CaptureSpec, Event
+from explorer.plain_text import clip
 from explorer.worker_process import WorkerOutcome
 
 if TYPE_CHECKING:
@@ -104,13 +105,14 @@ class TimelineRuns(QObject):
     def _on_stage(self, stage: str) -> None:
         if self._quiet:
             self.cancel_button.setVisible(True)
-            self.window.statusBar().showMessage(f"Running {stage}…")
+            self.window.statusBar().showMessage(f"Running {clip(stage, 200, 1)}…")
 
     def _on_finished(self, outcome: WorkerOutcome) -> None:
         self.cancel_button.setVisible(False)
         if self._quiet:
             self._quiet = False
-            text = "Timeline run finished." if outcome.ok else outcome.describe().replace("\n", " ")
+            failed = clip(outcome.describe().replace("\n", " "), 500, 1)
+            text = "Timeline run finished." if outcome.ok else failed
             self.window.statusBar().showMessage(text, 0 if not outcome.ok else 10_000)
 
 

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, Signal
 from PySide6.QtGui import QColor, QCursor, QPainterPath
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QToolButton, QToolTip, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QToolButton, QToolTip, QVBoxLayout, QWidget
 
 from compiler_core.session import Graph
 from explorer.canvas.canvas_view import CanvasView, EdgeStyle, RenderState
@@ -25,6 +25,7 @@ from explorer.canvas.minimap import Minimap
 from explorer.canvas.node_text import group_tooltip, node_tooltip
 from explorer.canvas.scene_paths import node_paths, rects_path
 from explorer.layout import GraphArrays, from_sections
+from explorer.plain_text import plain_label
 
 OP_COLORS = ["#dce8f7", "#d8ecd0", "#e6e0f0", "#e0e0e0"]  # call, placeholder, get_attr, output
 
@@ -44,7 +45,7 @@ class GraphCanvas(QWidget):
         self.search_box = QLineEdit(self)
         self.search_box.setPlaceholderText("Search name / op / target, Enter for next")
         self.search_box.returnPressed.connect(self._search_next)
-        self.status = QLabel(self)
+        self.status = plain_label(parent=self)
         fit = QToolButton(self)
         fit.setText("Fit")
         fit.clicked.connect(self.fit_to_view)
@@ -78,6 +79,7 @@ class GraphCanvas(QWidget):
         self._center_after: str | None = None
         self._fit_after = True
         self._index: dict[str, int] = {}
+        self._decorated: object = None  # the RenderState whose fills/edges/marks are current
 
     # -- structure ------------------------------------------------------------------------
     def set_graph(self, graph: Graph, *, node_key: Callable[[str], object] | None = None) -> None:
@@ -226,12 +228,22 @@ class GraphCanvas(QWidget):
 
     def set_highlight(self, names: set[str], primary: str | None = None) -> None:
         self._highlight, self._primary = set(names), primary
-        self._redecorate()
+        self._redecorate(highlight_only=True)
 
-    def _redecorate(self) -> None:
+    def _redecorate(self, highlight_only: bool = False) -> None:
+        """Rebuild the decoration paths. A highlight change (every click) rebuilds only the
+        highlight outlines: fills, styled edges and marks depend on the overlay, edge styles,
+        marks and layout, and rebuilding them per click cost ~60 ms on a 9k-node graph."""
         st, res = self.view.state, self.result
         if st is None or res is None:
             return
+        if highlight_only and self._decorated is st:
+            st.highlight = self._items_path(self._highlight, 4.0)
+            st.primary = self._items_path({n for n in (self._primary, *self._search_current()) if n}, 6.0)
+            self.minimap.refresh()
+            self.view.update()
+            return
+        self._decorated = st
         s = res.scene
         palette = [QColor(c) for c in OP_COLORS]
         colors = res.op_color.copy()
@@ -361,13 +373,13 @@ class GraphCanvas(QWidget):
             return
         n = res.arrays.n
         if item < n:
-            QToolTip.showText(
+            QToolTip.showText(  # markup: ours, data escaped by node_text
                 QCursor.pos(), node_tooltip(res.arrays.nodes[item], res.arrays.module_paths[item])
             )
             self.nodeHovered.emit(res.arrays.ids[item])
         else:
             g = item - n
-            QToolTip.showText(
+            QToolTip.showText(  # markup: ours, data escaped by node_text
                 QCursor.pos(), group_tooltip(self.group_path(g), res.tree.size[g], g in res.expanded)
             )
 

@@ -7,6 +7,8 @@ exact it is, so an imported log without `seq_nr` says so instead of looking exac
 
 from __future__ import annotations
 
+from html import escape
+
 from compiler_core.session.model import AotInfo, BudgetPoint
 
 VIA_TEXT = {
@@ -27,18 +29,20 @@ def human_bytes(n: int) -> str:
 
 
 def _names(names: list[str], limit: int = 8) -> str:
-    shown = ", ".join(names[:limit])
+    """Names for the rich-text detail label: escaped (they come from the session)."""
+    shown = ", ".join(escape(n) for n in names[:limit])
     return shown + (f" … (+{len(names) - limit})" if len(names) > limit else "")
 
 
 def forward_op_facts(aot: AotInfo, name: str) -> str:
-    """One paragraph for forward node `name`: partners, rule, and the fate of its value."""
+    """One paragraph (rich text, every session string escaped) for forward node `name`: partners,
+    rule, and the fate of its value."""
     partners = list(aot.backward_of.get(name, ()))
     via = aot.backward_via.get(name, "")
-    lines = [f"<b>{name}</b>"]
+    lines = [f"<b>{escape(name)}</b>"]
     if partners:
         rule = VIA_TEXT.get(via, via)
-        lines.append(f"backward partners ({len(partners)}): {_names(partners)} <i>[{rule}]</i>")
+        lines.append(f"backward partners ({len(partners)}): {_names(partners)} <i>[{escape(rule)}]</i>")
     else:
         lines.append("no backward partner (no gradient flows through it, or the log cannot tell)")
     recomputed = set(aot.recomputed)
@@ -46,7 +50,7 @@ def forward_op_facts(aot: AotInfo, name: str) -> str:
     if name in recomputed:
         lines.append("its value: <b>♻ recomputed</b> in the backward, not saved")
     elif saved:
-        kept = ", ".join(f"{t.name} ({human_bytes(t.bytes)})" for t in saved)
+        kept = ", ".join(f"{escape(t.name)} ({human_bytes(t.bytes)})" for t in saved)
         lines.append(f"its value: <b>saved</b> as {kept}")
     else:
         lines.append("its value: not needed by the backward")

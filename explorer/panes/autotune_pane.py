@@ -16,7 +16,6 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QHBoxLayout,
-    QLabel,
     QListWidget,
     QListWidgetItem,
     QSplitter,
@@ -31,6 +30,7 @@ from compiler_core.session.model import AutotuneChoice
 from compiler_core.session.refs import graph_key
 from compiler_core.stages import ranked
 from explorer.panes.base import Pane
+from explorer.plain_text import clip, plain_label, rich, rich_label, tip
 from explorer.state import SelectionModel, SessionState
 
 WINNER = "#59a14f"
@@ -92,9 +92,9 @@ class AutotunePane(Pane):
         self.ops.currentRowChanged.connect(self.show_result)
         self.plot = pg.PlotWidget(background="w")
         self.plot.setLabel("bottom", "time (ms)")
-        self.header = QLabel()
+        self.header = rich_label()
         self.header.setWordWrap(True)
-        self.failures = QLabel()
+        self.failures = plain_label()
         self.failures.setWordWrap(True)
         self.table = QTreeWidget()
         self.table.setHeaderLabels(CANDIDATE_COLUMNS)
@@ -126,8 +126,8 @@ class AutotunePane(Pane):
         self.ops.clear()
         for graph, r in self.results:
             item = QListWidgetItem(op_label(graph, r))
-            item.setToolTip(f"{r.op} [{graph}] {r.shape}\nwinner {r.winner}, kernel {r.kernel or '—'}\n"
-                            f"tuned nodes: {', '.join(r.nodes) or '—'}")  # fmt: skip
+            item.setToolTip(tip(f"{r.op} [{graph}] {r.shape}\nwinner {r.winner}, kernel {r.kernel or '—'}\n"
+                                f"tuned nodes: {', '.join(r.nodes) or '—'}"))  # fmt: skip
             self.ops.addItem(item)
         if self.results:
             self.ops.setCurrentRow(0)
@@ -146,15 +146,17 @@ class AutotunePane(Pane):
         timed, failed = ranked(r)
         tuning = f", tuning {r.tuning_s:.2f} s" if r.tuning_s is not None else ""
         nodes = ", ".join(r.nodes[:6]) + (f" … (+{len(r.nodes) - 6})" if len(r.nodes) > 6 else "")
-        target = (f"<br>decides {len(r.nodes)} node(s): {nodes} → kernel <b>{r.kernel or '—'}</b> "
-                  "(click the operation or a candidate to select them)" if r.nodes else
+        target = (rich("<br>decides {n} node(s): {nodes} → kernel <b>{kernel}</b> "
+                       "(click the operation or a candidate to select them)",
+                       n=len(r.nodes), nodes=nodes, kernel=r.kernel or "—") if r.nodes else
                   "<br>tuned nodes unknown: no post-grad graph of this partition")  # fmt: skip
-        self.header.setText(f"<b>{r.op}</b> ({graph}) {r.shape}: {len(r.choices)} candidates, "
-                            f"winner <b>{r.winner or '—'}</b>{tuning}{target}")
+        template = "<b>{op}</b> ({graph}) {shape}: {n} candidates, winner <b>{winner}</b>{tuning}"
+        self.header.setText(rich(template, op=r.op, graph=graph, shape=r.shape, n=len(r.choices),
+                                 winner=r.winner or "—", tuning=tuning) + target)
         self._bars(timed, r.winner)
         self._table(timed, failed, r.winner)
         reasons = "; ".join(f"{c.name}: {c.error}" for c in failed)
-        self.failures.setText(f"Failed: {reasons}" if failed else "")
+        self.failures.setText(clip(f"Failed: {reasons}") if failed else "")
 
     def _bars(self, timed: list[AutotuneChoice], winner: str) -> None:
         n = len(timed)
@@ -187,7 +189,7 @@ class AutotunePane(Pane):
             name = f"★ {c.name}" if c.name == winner else c.name
             item = QTreeWidgetItem([name, c.kind, block_text(c), c.config.get("num_stages", ""),
                                     c.config.get("num_warps", ""), us, vs])  # fmt: skip
-            item.setToolTip(0, choice_label(c) + (f"\n{c.error}" if c.error else ""))
+            item.setToolTip(0, tip(choice_label(c) + (f"\n{c.error}" if c.error else "")))
             self.table.addTopLevelItem(item)
         for col in range(len(CANDIDATE_COLUMNS)):
             self.table.resizeColumnToContents(col)

@@ -23,6 +23,7 @@ from compiler_core.session import Ref, Session
 from compiler_core.session.model import SourceLoc
 from compiler_core.session.refs import source_line
 from explorer.panes.base import Pane
+from explorer.plain_text import tip
 from explorer.state import SelectionModel, SessionState
 
 # Reason last: it is the longest and the details repeat it; the user frame stays in view.
@@ -89,17 +90,17 @@ class BreakSummaryPane(Pane):
             cells = [str(i + 1), row.gb_code or "—", _where(loc), str(row.count), str(row.graphs_split),
                      str(row.ops_cut), measured, row.reason]  # fmt: skip
             targets: list[Ref] = list(row.refs) + ([source_line(loc.file, loc.line, rank)] if loc else [])
-            tip = row.reason + (f"\n{row.first.explanation}" if row.first.explanation else "")
+            hint = row.reason + (f"\n{row.first.explanation}" if row.first.explanation else "")
         else:
             loc = SourceLoc(row.file, row.line, row.function) if row.file else None
             cells = [str(i + 1), "recompile", _where(loc), str(row.count), "", "", "", row.in_words()]
             targets = [source_line(row.file, row.line, rank)] if row.file else []
-            tip = f"{row.in_words()}\nfix: {row.fix}" if row.fix else row.in_words()
+            hint = f"{row.in_words()}\nfix: {row.fix}" if row.fix else row.in_words()
         item = QTreeWidgetItem(cells)
         item.setData(0, Qt.ItemDataRole.UserRole, targets)
         item.setData(1, Qt.ItemDataRole.UserRole, i)
-        item.setToolTip(REASON, tip)
-        item.setToolTip(2, f"{loc.file}:{loc.line}" if loc else "")
+        item.setToolTip(REASON, tip(hint))
+        item.setToolTip(2, tip(f"{loc.file}:{loc.line}") if loc else "")
         return item
 
     def _clicked(self, item: QTreeWidgetItem) -> None:
@@ -115,7 +116,7 @@ class BreakSummaryPane(Pane):
             return
         row = self.rows[index]
         html = self._break_html(row) if isinstance(row, DistinctBreak) else self._recompile_html(row)
-        self.details.setHtml(html)
+        self.details.setHtml(html)  # markup: ours, every data value escaped
 
     def _break_html(self, row: DistinctBreak) -> str:
         b = row.first
@@ -160,8 +161,9 @@ class BreakSummaryPane(Pane):
 
     def _anchor(self, url: QUrl) -> None:
         if url.scheme() == _FRAME_SCHEME:
-            self.select_frame(int(url.path()))
-        else:
+            if url.path().isdecimal():
+                self.select_frame(int(url.path()))
+        elif url.scheme() == "https":  # doc_url comes from the session: never file:// or an app scheme
             QDesktopServices.openUrl(url)
 
     def select_frame(self, index: int) -> None:

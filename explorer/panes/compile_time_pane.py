@@ -6,6 +6,8 @@ Stacked so the bar's height is the compile's total and each colour its stage, wh
 
 from __future__ import annotations
 
+import heapq
+
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QSplitter, QTreeWidget, QTreeWidgetItem, QVBoxLayout
@@ -21,14 +23,34 @@ STAGES = ("dynamo", "aot", "inductor", "codegen", "backend")
 _NESTED_IN = {"codegen": "inductor", "inductor": "aot", "aot": "backend"}
 
 
+_INNER = {parent: child for child, parent in _NESTED_IN.items()}
+# A session of 1e6 compiles froze the GUI for 32 s building one bar and one row per compile
+# (issue 12, row 10). The chart keeps the slowest MAX_BARS (in execution order) and the table
+# the first MAX_ROWS, with a last row saying how many more there are.
+MAX_BARS = 200
+MAX_ROWS = 2000
+
+
 def exclusive_times(stage_s: dict[str, float]) -> dict[str, float]:
     """Seconds spent in each stage itself, so stacked bars add up to the real total."""
     out = {}
     for stage in STAGES:
-        inner = next((s for s, parent in _NESTED_IN.items() if parent == stage), None)
+        inner = _INNER.get(stage)
         own = stage_s.get(stage, 0.0) - (stage_s.get(inner, 0.0) if inner else 0.0)
         out[stage] = max(0.0, own)
     return out
+
+
+def _total(c: Compile) -> float:
+    return c.metrics.total_s or max(c.metrics.stage_s.values(), default=0.0)
+
+
+def charted(compiles: list[Compile], limit: int = MAX_BARS) -> list[Compile]:
+    """The compiles with timing, or the `limit` slowest of them, in execution order."""
+    timed = [(i, c) for i, c in enumerate(compiles) if c.metrics.total_s or c.metrics.stage_s]
+    if len(timed) > limit:
+        timed = sorted(heapq.nlargest(limit, timed, key=lambda ic: _total(ic[1])), key=lambda ic: ic[0])
+    return [c for _, c in timed]
 
 
 def stage_rows(compiles: list[Compile]) -> list[tuple[str, dict[str, float]]]:
@@ -71,14 +93,22 @@ class CompileTimePane(Pane):
 
     def on_session(self, session: Session) -> None:
         compiles = self.state.compiles()
-        self._draw(stage_rows(compiles))
+        shown = charted(compiles)
+        self._draw(stage_rows(shown))
+        timed = sum(1 for c in compiles if c.metrics.total_s or c.metrics.stage_s)
+        capped = timed > len(shown)
+        self.plot.setTitle(f"the {len(shown)} slowest of {timed:,} timed compiles" if capped else None)
         self.cache.clear()
-        for c in compiles:
+        items = []
+        for c in compiles[:MAX_ROWS]:
             cache = ", ".join(f"{k}: {v}" for k, v in sorted(c.metrics.cache.items())) or "—"
             total = f"{c.metrics.total_s:.3f}" if c.metrics.total_s is not None else "—"
             item = QTreeWidgetItem([c.compile_id, total, cache, status_text(c.status)])
             item.setData(0, Qt.ItemDataRole.UserRole, Ref(RefKind.COMPILE, c.compile_id, "", c.rank))
-            self.cache.addTopLevelItem(item)
+            items.append(item)
+        if len(compiles) > MAX_ROWS:
+            items.append(QTreeWidgetItem([f"… {len(compiles) - MAX_ROWS:,} more", "", "", ""]))
+        self.cache.addTopLevelItems(items)
         for col in range(4):
             self.cache.resizeColumnToContents(col)
 
@@ -100,7 +130,9 @@ class CompileTimePane(Pane):
         self.plot.setYRange(0, max(base, default=1.0) * 1.8, padding=0)  # headroom for the legend
 
     def _clicked(self, item: QTreeWidgetItem) -> None:
-        self.selection.select({item.data(0, Qt.ItemDataRole.UserRole)})
+        ref = item.data(0, Qt.ItemDataRole.UserRole)
+        if ref is not None:  # the "… more" row selects nothing
+            self.selection.select({ref})
 
     def has_content(self) -> bool:
         return self._bars > 0 or self.cache.topLevelItemCount() > 0

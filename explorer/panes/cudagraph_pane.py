@@ -8,12 +8,13 @@ step with and without graphs (from the timeline's mode statistics, when a run me
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QLabel, QVBoxLayout
+from PySide6.QtWidgets import QVBoxLayout
 
 from compiler_core.session import Compile, Ref, RefKind, Session
 from compiler_core.stages import skip_summary
 from explorer.panes.base import Pane
 from explorer.panes.stage_table import StageTable
+from explorer.plain_text import plain_label
 from explorer.state import SelectionModel, SessionState
 
 COLUMNS = ("Compile", "Graph", "CUDA graph", "Why skipped", "Re-recordings")
@@ -47,7 +48,7 @@ class CudaGraphPane(Pane):
     def __init__(self, state: SessionState, selection: SelectionModel) -> None:
         super().__init__(state, selection)
         self.entries: list[tuple[Compile, str, tuple[str, ...], str]] = []
-        self.note = QLabel()
+        self.note = plain_label()
         self.note.setWordWrap(True)
         self.table = StageTable(COLUMNS)
         self.table.cellClicked.connect(self._clicked)

@@ -10,7 +10,6 @@ from functools import partial
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
-    QLabel,
     QPlainTextEdit,
     QSplitter,
     QTreeWidget,
@@ -22,6 +21,7 @@ from PySide6.QtWidgets import (
 from compiler_core.session import Compile, Ref, RefKind, Session
 from explorer.panes.base import Pane
 from explorer.panes.graph_view import GraphSection, make_graph_view
+from explorer.plain_text import plain_label, tip
 from explorer.state import SelectionModel, SessionState
 from explorer.state.compile_status import status_text
 from explorer.state.guard_diff import guard_diff, previous_compile
@@ -58,9 +58,9 @@ class DynamoPane(Pane):
         side = QWidget()
         side_layout = QVBoxLayout(side)
         side_layout.setContentsMargins(0, 0, 0, 0)
-        side_layout.addWidget(QLabel("Guards"))
+        side_layout.addWidget(plain_label("Guards"))
         side_layout.addWidget(self.guards, 2)
-        side_layout.addWidget(QLabel("Recompile reasons and guard diff"))
+        side_layout.addWidget(plain_label("Recompile reasons and guard diff"))
         side_layout.addWidget(self.reasons, 1)
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(self.graphs)
@@ -79,7 +79,7 @@ class DynamoPane(Pane):
         self.graphs.set_sections(self._sections(current))
         for i, guard in enumerate(current.guards):
             item = QTreeWidgetItem([guard.code, guard.kind])
-            item.setToolTip(0, guard.code)
+            item.setToolTip(0, tip(guard.code))
             ref = Ref(RefKind.GUARD, current.compile_id, str(i), current.rank)
             item.setData(0, Qt.ItemDataRole.UserRole, ref)
             self.guards.addTopLevelItem(item)

@@ -36,13 +36,16 @@ class GraphView(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.canvas = GraphCanvas(self)
+        # Layout off the GUI thread from 1,000 nodes: a 2,400-node Dynamo graph laid out inline
+        # took one 200 ms turn (the canvas's own default, 3,000, suits a single view).
+        self.canvas = GraphCanvas(self, sync_limit=1000)
         self.canvas.nodeClicked.connect(self._clicked)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.canvas)
         self._refs: dict[str, tuple[Ref, ...]] = {}
         self._ids: dict[Ref, str] = {}
+        self._nodes_of: dict[Ref, list[str]] = {}  # every node a ref stands on (highlighting)
         self._lit: set[str] = set()
         self._pos: dict[str, int] = {}  # node id -> draw order, to centre on the earliest lit node
 
@@ -55,25 +58,20 @@ class GraphView(QWidget):
         separators = [s.break_before for s in sections[1:]]
         self.canvas.set_graphs(graphs, separators)
 
-    def set_banded(self, section: GraphSection, band_of: dict[str, str]) -> None:
-        """One graph split into bands (AOT joint: forward above backward)."""
-        self._index([section], lambda _i, name: name)
+    def set_banded(self, section: GraphSection, band_of: dict[str, str],
+                   prepared: RefIndex | None = None) -> None:  # fmt: skip
+        """One graph split into bands (AOT joint: forward above backward). `prepared` is
+        `banded_index(section)`, built by the caller off the GUI thread for a large graph."""
+        self._install_index(prepared if prepared is not None else banded_index(section))
         self.canvas.set_graph(section.graph)
         self.canvas.set_bands(band_of)
 
     def _index(self, sections: list[GraphSection], node_id: Callable[[int, str], str]) -> None:
-        self._refs.clear()
-        self._ids.clear()
+        self._install_index(build_index(sections, node_id))
+
+    def _install_index(self, index: RefIndex) -> None:
+        self._refs, self._ids, self._nodes_of, self._pos = index
         self._lit.clear()
-        self._pos.clear()
-        for i, section in enumerate(sections):
-            for node in section.graph.nodes:
-                nid = node_id(i, node.name)
-                refs = section.make_refs(node.name)
-                self._refs[nid] = refs
-                self._pos[nid] = len(self._pos)
-                for ref in refs:
-                    self._ids.setdefault(ref, nid)
 
     # ----- decoration -----
     def set_overlay(self, colors: dict[Ref, QColor], legend: dict[str, str] | None = None) -> None:
@@ -89,7 +87,9 @@ class GraphView(QWidget):
 
     def set_highlight(self, refs: set[Ref], primary: set[Ref]) -> None:
         wanted = refs | primary
-        lit = {nid for nid, node_refs in self._refs.items() if not wanted.isdisjoint(node_refs)}
+        nodes_of = self._nodes_of
+        # by the highlighted refs, not a scan of every node: O(selection), not O(graph) per click
+        lit = {nid for r in wanted if r in nodes_of for nid in nodes_of[r]}
         first = next((self._ids[r] for r in sorted(primary) if r in self._ids), None)
         self._lit = lit
         self.canvas.set_highlight(lit, first)
@@ -108,6 +108,32 @@ class GraphView(QWidget):
         refs = self._refs.get(nid)
         if refs:
             self.nodeClicked.emit(refs[0])
+
+
+RefIndex = tuple[dict[str, tuple[Ref, ...]], dict[Ref, str], dict[Ref, list[str]], dict[str, int]]
+
+
+def build_index(sections: list[GraphSection], node_id: Callable[[int, str], str]) -> RefIndex:
+    """Node id -> refs, ref -> first node id, ref -> every node id, node id -> draw order.
+    Qt-free, so a pane can build it on a worker thread (`banded_index`)."""
+    refs_of: dict[str, tuple[Ref, ...]] = {}
+    ids: dict[Ref, str] = {}
+    nodes_of: dict[Ref, list[str]] = {}
+    pos: dict[str, int] = {}
+    for i, section in enumerate(sections):
+        for node in section.graph.nodes:
+            nid = node_id(i, node.name)
+            refs = section.make_refs(node.name)
+            refs_of[nid] = refs
+            pos[nid] = len(pos)
+            for ref in refs:
+                ids.setdefault(ref, nid)
+                nodes_of.setdefault(ref, []).append(nid)
+    return refs_of, ids, nodes_of, pos
+
+
+def banded_index(section: GraphSection) -> RefIndex:
+    return build_index([section], lambda _i, name: name)
 
 
 def make_graph_view(parent: QWidget | None = None) -> GraphView:

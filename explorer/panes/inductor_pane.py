@@ -11,16 +11,34 @@ from functools import partial
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QLabel, QSplitter, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QSplitter, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
 from compiler_core.session import Compile, InductorOutput, Kernel, Ref
 from explorer.panes.base import Pane
 from explorer.panes.graph_view import GraphSection, make_graph_view
+from explorer.plain_text import plain_label, tip
 from explorer.state import SelectionModel, SessionState
 from explorer.state.palette import SELECT_COLOR_HEX, color_for, color_icon
+from explorer.state.runtime_times import RuntimeTimes, fmt_us, runtime_times
 from explorer.state.stage_refs import kernel_ref, post_grad_ref
 
-KERNEL_COLUMNS = ["Kernel", "Kind", "Graph", "Nodes fused", "Lines"]
+KERNEL_COLUMNS = ["Kernel", "Time/step", "Kind", "Graph", "Nodes fused", "Lines"]
+TIME_COLUMN = KERNEL_COLUMNS.index("Time/step")
+FUSED_COLUMN = KERNEL_COLUMNS.index("Nodes fused")
+
+
+class _KernelItem(QTreeWidgetItem):
+    """Sorts the time and count columns by value (µs, not text), unknown times last."""
+
+    def __lt__(self, other: QTreeWidgetItem) -> bool:
+        col = self.treeWidget().sortColumn() if self.treeWidget() is not None else 0
+        if col == TIME_COLUMN:
+            mine = self.data(col, Qt.ItemDataRole.UserRole)
+            theirs = other.data(col, Qt.ItemDataRole.UserRole)
+            return (mine if mine is not None else -1.0) < (theirs if theirs is not None else -1.0)
+        if col in (FUSED_COLUMN, FUSED_COLUMN + 1):
+            return int(self.text(col) or 0) < int(other.text(col) or 0)
+        return self.text(col) < other.text(col)
 
 
 def _kind(kernel: Kernel) -> str:
@@ -46,12 +64,15 @@ class InductorPane(Pane):
 
     def __init__(self, state: SessionState, selection: SelectionModel) -> None:
         super().__init__(state, selection)
-        self.header = QLabel()
+        self.header = plain_label()
         self.graphs = make_graph_view()
         self.graphs.nodeClicked.connect(lambda ref: self.selection.select({ref}))
         self.kernels = QTreeWidget()
         self.kernels.setHeaderLabels(KERNEL_COLUMNS)
         self.kernels.setRootIsDecorated(False)
+        self.kernels.setUniformRowHeights(True)  # O(1) row geometry: 0.3-1.5 ms less per changed row
+        self.kernels.setSortingEnabled(True)
+        self.kernels.sortByColumn(-1, Qt.SortOrder.AscendingOrder)  # output-code order until a click
         self.kernels.itemClicked.connect(self._kernel_clicked)
         lower = QWidget()
         lower_layout = QVBoxLayout(lower)
@@ -66,16 +87,23 @@ class InductorPane(Pane):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(split)
         self._kernel_items: dict[Ref, QTreeWidgetItem] = {}
+        self._kernels_lit: set[Ref] = set()
+        self._times = RuntimeTimes()
+        self._times_of: object = None
 
     def on_compile(self, current: Compile | None) -> None:
+        self._building = current  # the compile whose queued slices may still fill this pane
+        if self._times_of is not self.state.session:  # the session's joined kernel times
+            self._times, self._times_of = runtime_times(self.state.session), self.state.session
         self.kernels.clear()
         self._kernel_items.clear()
+        self._kernels_lit = set()
         outputs = current.inductor if current is not None else ()
         if current is None or not outputs:
             self.graphs.set_sections([])
             self.header.setText("No Inductor output for this compile.")
             return
-        sections, overlay, counts = [], {}, []
+        sections, overlay, counts, marks = [], {}, [], {}
         for out in outputs:
             if out.post_grad is not None:
                 make = partial(post_grad_ref, current, out.graph)
@@ -83,25 +111,55 @@ class InductorPane(Pane):
                 refs = partial(_post_grad_refs, current, out.graph)
                 sections.append(GraphSection(title, out.post_grad, refs))
                 for k in out.kernels:
+                    color = color_for(k.name)
                     for name in k.fused_nodes:
-                        overlay[make(name)] = color_for(k.name)
-            for k in out.kernels:
-                self._add_kernel(current, k)
+                        overlay[make(name)] = color
+                for n in out.post_grad.nodes:
+                    us = self._times.get(make(n.name))
+                    if us is not None:
+                        marks[make(n.name)] = fmt_us(us).replace(" ", "")
             before, after = fusion_counts(out)
             counts.append(f"{out.graph}: {before if before is not None else '?'} → {after} kernels")
         self.graphs.set_sections(sections)
         self.graphs.set_overlay(overlay)
-        self.header.setText("Before vs after fusion — " + "; ".join(counts))
-        for col in range(len(KERNEL_COLUMNS)):
-            self.kernels.resizeColumnToContents(col)
-        self.on_selection(self.selection.selected, self.selection.highlighted)
+        self.graphs.set_marks(marks)
+        caption = self._times.caption()
+        self.header.setText("Before vs after fusion — " + "; ".join(counts)
+                            + (f"  ·  Time/step and node badges: {caption}" if caption else ""))
+        # The kernel list is its own slice of the event loop (770 rows on a 32-layer model).
+        self.state.updates.post(self, "kernel list", lambda: self._fill_kernels(current))
+
+    def _fill_kernels(self, current: Compile) -> None:
+        if self._building is not current:
+            return  # switched again meanwhile; that switch fills its own list
+        kernels = [k for out in current.inductor for k in out.kernels]
+
+        def add(start: int, stop: int) -> None:
+            if self._building is current:
+                for k in kernels[start:stop]:
+                    self._add_kernel(current, k)
+
+        def done() -> None:
+            if self._building is not current:
+                return
+            for col in range(len(KERNEL_COLUMNS)):
+                self.kernels.resizeColumnToContents(col)
+            self.on_selection(self.selection.selected, self.selection.highlighted)
+
+        self.fill_in_slices("kernel list", len(kernels), add, done)
 
     def _add_kernel(self, c: Compile, k: Kernel) -> None:
         loc = len(k.source.splitlines())
-        item = QTreeWidgetItem([k.name, _kind(k), k.graph, str(len(k.fused_nodes)), str(loc)])
-        item.setIcon(0, color_icon(color_for(k.name)))
-        item.setToolTip(3, ", ".join(k.fused_nodes))
         ref = kernel_ref(c, k)
+        us = self._times.get(ref)
+        item = _KernelItem([k.name, fmt_us(us), _kind(k), k.graph, str(len(k.fused_nodes)), str(loc)])
+        item.setIcon(0, color_icon(color_for(k.name)))
+        item.setToolTip(FUSED_COLUMN, tip(", ".join(k.fused_nodes)))
+        if us is not None:
+            item.setTextAlignment(TIME_COLUMN, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            item.setData(TIME_COLUMN, Qt.ItemDataRole.UserRole, us)
+            item.setToolTip(TIME_COLUMN, f"{self._times.share(ref):.1%} of the profiled step's busy time "
+                                         f"({self._times.mode})")
         item.setData(0, Qt.ItemDataRole.UserRole, ref)
         self.kernels.addTopLevelItem(item)
         self._kernel_items[ref] = item
@@ -111,12 +169,14 @@ class InductorPane(Pane):
 
     def on_selection(self, selected: frozenset[Ref], highlighted: frozenset[Ref]) -> None:
         self.graphs.set_highlight(set(highlighted), set(selected))
-        first = None
-        for ref, item in self._kernel_items.items():
-            on = ref in highlighted
+        lit = {r for r in highlighted if r in self._kernel_items}
+        on, off = QColor(SELECT_COLOR_HEX), QColor(0, 0, 0, 0)
+        for ref in lit ^ self._kernels_lit:  # only rows whose marking changes (770 kernels)
+            item = self._kernel_items[ref]
             for col in range(len(KERNEL_COLUMNS)):
-                item.setBackground(col, QColor(SELECT_COLOR_HEX) if on else QColor(0, 0, 0, 0))
-            first = first or (item if on else None)
+                item.setBackground(col, on if ref in lit else off)
+        self._kernels_lit = lit
+        first = next((item for ref, item in self._kernel_items.items() if ref in lit), None)
         if first is not None:
             self.kernels.scrollToItem(first)
 

@@ -8,12 +8,13 @@ anything that maps to a kernel switches the pane to that kernel.
 from __future__ import annotations
 
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QComboBox, QLabel, QVBoxLayout
+from PySide6.QtWidgets import QComboBox, QVBoxLayout
 
 from compiler_core.session import Compile, Kernel, Ref, RefKind
 from compiler_core.session.refs import graph_key
 from explorer.panes.base import Pane
 from explorer.panes.code_view import CodeView
+from explorer.plain_text import plain_label
 from explorer.state import SelectionModel, SessionState
 from explorer.state.palette import color_for, color_icon
 from explorer.state.stage_refs import kernel_ref
@@ -31,7 +32,7 @@ class KernelCodePane(Pane):
         self.picker.currentIndexChanged.connect(self._show)
         self.view = CodeView()
         self.view.lineClicked.connect(self._clicked)
-        self.info = QLabel()
+        self.info = plain_label()
         self.info.setWordWrap(True)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -121,7 +122,8 @@ class KernelCodePane(Pane):
         candidates = [
             k for k in self._kernels if isinstance(k, Kernel) and kernel_ref(current, k) in highlighted
         ]
-        return max(candidates, key=lambda k: len(self._node_colors(k, current, highlighted)), default=None)
+        lit = self._lit_nodes(current, highlighted)  # once, not once per candidate kernel
+        return max(candidates, key=lambda k: len(self._colors_for(k, lit)), default=None)
 
     def _shows_any(self, current: Compile, highlighted: frozenset[Ref]) -> bool:
         kernel = self.kernel
@@ -130,14 +132,21 @@ class KernelCodePane(Pane):
     @staticmethod
     def _node_colors(kernel: Kernel, c: Compile, highlighted: frozenset[Ref]) -> dict[int, list[QColor]]:
         """Lines of highlighted post-grad nodes, one colour per node (several per line)."""
-        lit = {
+        return KernelCodePane._colors_for(kernel, KernelCodePane._lit_nodes(c, highlighted))
+
+    @staticmethod
+    def _lit_nodes(c: Compile, highlighted: frozenset[Ref]) -> set[str]:
+        return {
             r.key.partition(":")[2] for r in highlighted
             if r.kind is RefKind.POST_GRAD_NODE and r.compile_id == c.compile_id
         }
+
+    @staticmethod
+    def _colors_for(kernel: Kernel, lit: set[str]) -> dict[int, list[QColor]]:
         colors: dict[int, list[QColor]] = {}
         for line, nodes in kernel.line_nodes.items():
             chosen = [color_for(n) for n in nodes if n in lit]
-            if chosen:
+            if chosen and line.isdecimal() and len(line) < 10:  # keys are line numbers, unless hostile
                 colors[int(line)] = chosen
         return colors
 

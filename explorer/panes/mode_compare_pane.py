@@ -4,13 +4,14 @@ CUDA graphs). The fastest compiled mode is bold."""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QLabel, QVBoxLayout
+from PySide6.QtWidgets import QVBoxLayout
 
 from compiler_core.session import Session
 from compiler_core.stages import ModeRow, mode_rows
 from compiler_core.stages.mode_compare import COLUMNS
 from explorer.panes.base import Pane
 from explorer.panes.stage_table import StageTable
+from explorer.plain_text import plain_label
 from explorer.state import SelectionModel, SessionState
 
 
@@ -21,7 +22,7 @@ class ModeComparePane(Pane):
     def __init__(self, state: SessionState, selection: SelectionModel) -> None:
         super().__init__(state, selection)
         self.rows: list[ModeRow] = []
-        self.note = QLabel()
+        self.note = plain_label()
         self.table = StageTable(COLUMNS)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)

@@ -10,7 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QPushButton, QSpinBox, QWidget
+from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QPushButton, QSpinBox, QWidget
+
+from explorer.plain_text import plain_label
 
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 DEFAULT_MODES = ("default", "reduce-overhead")
@@ -57,7 +59,7 @@ class TimelineControls(QWidget):
         self.log_y.setChecked(True)
         self.log_y.toggled.connect(self.logScaleToggled.emit)
         row.addWidget(self.log_y)
-        row.addWidget(QLabel("export:"))
+        row.addWidget(plain_label("export:"))
         for text, signal in (("CSV…", self.exportCsvRequested), ("Trace…", self.exportTraceRequested)):
             button = QPushButton(text)
             button.clicked.connect(signal.emit)

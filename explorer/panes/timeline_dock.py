@@ -7,8 +7,9 @@ than the window failing to start.
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QWidget
+from PySide6.QtWidgets import QWidget
 
+from explorer.plain_text import plain_label
 from explorer.state import SessionState
 
 
@@ -16,7 +17,7 @@ def make_timeline_pane(state: SessionState) -> QWidget:
     try:
         from explorer.panes.timeline_pane import TimelinePane
     except ImportError:
-        label = QLabel("Timeline: no step timings in this session.")
+        label = plain_label("Timeline: no step timings in this session.")
         label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         return label
     pane = TimelinePane()

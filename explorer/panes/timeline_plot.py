@@ -11,6 +11,7 @@ one shows its reason, and a label per step names the kind and the compile second
 
 from __future__ import annotations
 
+from html import escape
 from typing import Any
 
 import numpy as np
@@ -19,6 +20,7 @@ from PySide6.QtGui import QColor
 
 from compiler_core.session.model import TimelineEvent
 from explorer.panes.timeline_data import MODE_ORDER, ModeSeries, TimelineData
+from explorer.plain_text import tip
 
 MODE_COLORS = {
     "eager": "#7f7f7f", "default": "#4e79a7", "reduce-overhead": "#f28e2b",
@@ -44,7 +46,7 @@ def mode_color(mode: str) -> QColor:
 
 
 def marker_tip(x: float, y: float, data: Any) -> str:
-    return str(data)
+    return tip(data)  # the reason comes from the session: shown verbatim, never as markup
 
 
 def step_label(events: list[TimelineEvent]) -> str:
@@ -62,7 +64,8 @@ class ModeLayer:
         self.mode = mode
         self.rank = MODE_ORDER.index(mode) if mode in MODE_ORDER else len(MODE_ORDER)
         self.plot = plot
-        self.curve = plot.plot([], [], pen=pg.mkPen(color, width=1.5), name=mode, skipFiniteCheck=True)
+        self.curve = plot.plot([], [], pen=pg.mkPen(color, width=1.5), name=escape(mode),
+                                skipFiniteCheck=True)  # the legend renders names as HTML
         self.curve.setDownsampling(auto=True, method="peak")  # spikes survive downsampling
         self.curve.setClipToView(True)
         self.warm = pg.ScatterPlotItem(size=11, pen=pg.mkPen("#d62728", width=2), brush=None)

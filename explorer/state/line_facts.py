@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from compiler_core.break_ranking import distinct_breaks
 from compiler_core.recompile_explain import distinct_recompiles
 from compiler_core.session import LinkIndex, Ref, RefKind, Session
+from compiler_core.session.links import decode_or_none
 from compiler_core.session.refs import split_graph_key, split_source_key
 
 LineKey = tuple[str, int]
@@ -44,13 +45,24 @@ _BUCKET = {
 
 
 def line_facts(session: Session, index: LinkIndex, rank: int | None = None) -> dict[LineKey, LineFacts]:
-    """Facts for every source line that something links to, restricted to one rank."""
+    """Facts for every source line that something links to, restricted to one rank. Cached on
+    the index (the Source and Per-line pipeline panes both ask on every open)."""
+    key = ("line_facts", id(session), rank)
+    cached = index.memo.get(key)
+    if cached is not None and cached[0] is session:  # type: ignore[index]
+        return cached[1]  # type: ignore[index]
+    result = _line_facts(session, index, rank)
+    index.memo[key] = (session, result)
+    return result
+
+
+def _line_facts(session: Session, index: LinkIndex, rank: int | None) -> dict[LineKey, LineFacts]:
     facts: dict[LineKey, LineFacts] = defaultdict(LineFacts)
     for encoded in session.links:
         if not encoded.startswith(RefKind.SOURCE_LINE.value + "|"):
             continue
-        ref = Ref.decode(encoded)
-        if ref.rank != rank:
+        ref = decode_or_none(encoded)
+        if ref is None or ref.rank != rank:
             continue
         entry = facts[split_source_key(ref.key)]
         for other in index.related(ref):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from PySide6.QtCore import QObject, Signal
 
 from compiler_core.session import Compile, LinkIndex, Session
+from explorer.state.update_queue import UpdateQueue
 
 CompileKey = tuple[str, int | None]
 
@@ -40,7 +41,9 @@ class SessionState(QObject):
         self._session = Session()
         self._index = LinkIndex({})
         self._current: Compile | None = None
+        self._ordered: list[Compile] = []
         self.source_path = ""  # file the session came from (for titles and Recent)
+        self.updates = UpdateQueue(self)  # pane rebuilds; spread over turns in the main window
 
     @property
     def session(self) -> Session:
@@ -55,12 +58,14 @@ class SessionState(QObject):
         return self._current
 
     def compiles(self) -> list[Compile]:
-        """Compiles in execution order: by rank, frame, recompile and attempt."""
-        return sorted(self._session.compiles, key=_sort_key)
+        """Compiles in execution order: by rank, frame, recompile and attempt (sorted once per
+        session: several panes ask, and sorting 1e6 compiles takes seconds)."""
+        return list(self._ordered)
 
     def set_session(self, session: Session, source_path: str = "") -> None:
         self._session = session
-        self._index = LinkIndex(session.links)
+        self._ordered = sorted(session.compiles, key=_sort_key)
+        self._index = LinkIndex.of(session.links)  # built by the loader thread when it loaded
         self.source_path = source_path
         self._current = self.default_compile()
         self.sessionChanged.emit(session)
@@ -68,7 +73,7 @@ class SessionState(QObject):
 
     def default_compile(self) -> Compile | None:
         """The first compile with something to show, so a fresh window is never empty."""
-        ordered = self.compiles()
+        ordered = self._ordered
         for c in ordered:
             if c.inductor or c.aot or c.dynamo_graph:
                 return c

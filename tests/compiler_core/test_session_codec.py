@@ -49,9 +49,14 @@ def _sample() -> Session:
                 inductor=(InductorOutput("forward", kernels=(Kernel("k0", "cpp", "forward"),)),),
             ),
         ),
-        links={Ref(RefKind.SOURCE_LINE, "", "model.py:12").encode(): ("x",)},
+        # links are undirected: the builder stores both directions, disk stores each pair once
+        links={_SRC: (_DYN,), _DYN: (_SRC,)},
         timeline=(StepSample("eager", 0, 1.5),),
     )
+
+
+_SRC = Ref(RefKind.SOURCE_LINE, "", "model.py:12").encode()
+_DYN = Ref(RefKind.DYNAMO_NODE, "0/0", "x", 0).encode()
 
 
 def test_round_trip_preserves_everything(tmp_path: Path) -> None:
@@ -81,10 +86,44 @@ def test_garbage_is_refused_cleanly(text: str) -> None:
         loads(text.encode("latin-1"))
 
 
+def _compile_row(data: dict) -> list:
+    names = data["fields"]["Session"]
+    return data["session"][names.index("compiles")][0]
+
+
 def test_unknown_fields_from_newer_minor_versions_are_ignored() -> None:
     data = json.loads(dumps(_sample()))
-    data["compiles"][0]["future_field"] = 1
-    assert loads(json.dumps(data)).compiles[0].compile_id == "0/0"
+    row = _compile_row(data)
+    data["fields"]["Compile"].insert(1, "future_field")  # a field a newer build put in the middle
+    row.insert(1, {"anything": 1})
+    got = loads(json.dumps(data)).compiles[0]
+    assert got == _sample().compiles[0]
+
+
+def test_fields_an_older_file_lacks_take_their_defaults() -> None:
+    data = json.loads(dumps(_sample()))
+    names = data["fields"]["Compile"]
+    row = _compile_row(data)
+    drop = names.index("status")
+    del names[drop]
+    if drop < len(row):
+        del row[drop]
+    got = loads(json.dumps(data)).compiles[0]
+    assert got.status == "ok" and got.dynamo_graph == _sample().compiles[0].dynamo_graph
+
+
+def test_schema_1_sessions_still_load() -> None:
+    from compiler_core.session.codec import to_jsonable
+
+    data = to_jsonable(_sample())
+    data["schema_version"] = 1
+    assert loads(json.dumps(data)) == _sample()
+
+
+def test_each_link_is_stored_once() -> None:
+    data = json.loads(dumps(_sample()))
+    links = data["session"][data["fields"]["Session"].index("links")]
+    assert sum(len(keys) // 2 for _, _, keys in links) == 1
 
 
 def test_save_is_atomic_when_encoding_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -97,7 +136,7 @@ def test_save_is_atomic_when_encoding_fails(tmp_path: Path, monkeypatch: pytest.
     def boom(*_: object, **__: object) -> str:
         raise RuntimeError("crash mid-save")
 
-    monkeypatch.setattr(codec, "dumps", boom)
+    monkeypatch.setattr(codec, "dumps_bytes", boom)
     with pytest.raises(RuntimeError):
         codec.save(_sample(), path)
     assert path.read_bytes() == before

@@ -59,6 +59,7 @@ def _capture(qtbot: QtBot, window: MainWindow, model: Path, timeout_ms: int = 24
     assert isinstance(outcome, WorkerOutcome)
     # the session decodes in a thread, then is shown
     qtbot.waitUntil(lambda: not window.files.loading_capture, timeout=30_000)
+    qtbot.waitUntil(lambda: window.state.updates.pending() == 0, timeout=30_000)  # panes filled in
     return outcome
 
 

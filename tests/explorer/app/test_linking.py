@@ -20,6 +20,11 @@ def _line_of(session: Session, needle: str) -> int:
     return next(i for i, line in enumerate(text.splitlines(), 1) if needle in line)
 
 
+def settle(window: MainWindow) -> None:
+    """Run the pane updates the window spreads over event-loop turns (explorer/state/update_queue)."""
+    window.state.updates.flush()
+
+
 def click_line(qtbot: QtBot, view: CodeView, line: int) -> None:
     """A real mouse click in the text, on `line` (1-based)."""
     view.scroll_to_line(line)
@@ -36,6 +41,7 @@ def test_clicking_a_source_line_highlights_nodes_kernels_and_kernel_lines(
     source: SourcePane = window.panes["SourcePane"]  # type: ignore[assignment]
     line = _line_of(transformer, "F.gelu(")
     click_line(qtbot, source.view, line)
+    settle(window)
 
     selected = window.selection.selected
     assert {r.kind for r in selected} == {RefKind.SOURCE_LINE}
@@ -74,6 +80,7 @@ def test_clicking_a_kernel_line_selects_it_and_leads_back_to_source(
     assert kernel is not None and kernel.line_nodes
     line = int(next(iter(kernel.line_nodes)))
     click_line(qtbot, code.view, line)
+    settle(window)
     (ref,) = window.selection.selected
     assert ref.kind is RefKind.KERNEL_LINE and ref.key.endswith(f"{kernel.name}:{line}")
     assert code.view.selected_lines() >= {line}
@@ -96,6 +103,7 @@ def test_selecting_a_saved_tensor_highlights_producer_and_consumers(
     )
     rect = aot.table.visualItemRect(item)
     qtbot.mouseClick(aot.table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    settle(window)
 
     assert {r.kind for r in window.selection.selected} == {RefKind.SAVED_TENSOR}
     lit = {r.key for r in aot.graphs.highlighted()}
@@ -114,6 +122,7 @@ def test_back_and_forward_walk_the_selection_history(window: MainWindow, transfo
     second = window.selection.selected
     assert first != second
     window.navigation.back_action.trigger()
+    settle(window)
     assert window.selection.selected == first
     assert source.view.selected_lines() == {line}
     window.navigation.forward_action.trigger()

@@ -1,0 +1,54 @@
+"""Qt-free work (compiler_core functions over the immutable session) on a worker thread.
+
+For a pane rebuild that costs more than a slice of the event loop on a deep model (the
+Decompositions table of a 32-layer Llama: ~0.5 s of CPU): the function runs on a worker and its
+result is applied on the GUI thread. Only the latest submission's result is applied (a compile
+switched twice shows the second). The worker holds the GIL while it computes, but CPython hands
+it over every switch interval, so the GUI thread's turns stay short.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+
+
+class OffThread(QObject):
+    """Signals: `done(int generation, object result)`, internal (queued to the GUI thread)."""
+
+    done = Signal(int, object)
+
+    def __init__(self, parent: QObject | None = None, name: str = "pane-work") -> None:
+        super().__init__(parent)
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix=name)
+        self.generation = 0
+        self._apply: Callable[[Any], None] | None = None
+        self.done.connect(self._deliver)
+
+    def submit(self, work: Callable[[], Any], apply: Callable[[Any], None]) -> None:
+        self.generation += 1
+        generation = self.generation
+        self._apply = apply
+
+        def job() -> None:
+            try:
+                result: Any = work()
+            except Exception as exc:  # re-raised on the GUI thread, where tests and users see it
+                result = exc
+            self.done.emit(generation, result)
+
+        self._pool.submit(job)
+
+    def busy(self) -> bool:
+        return self._apply is not None
+
+    def _deliver(self, generation: int, result: Any) -> None:
+        if generation != self.generation or self._apply is None:
+            return
+        apply, self._apply = self._apply, None
+        if isinstance(result, Exception):
+            raise result
+        apply(result)

@@ -1,0 +1,74 @@
+"""Pane rebuilds spread over event-loop turns, so showing a deep model never freezes the window.
+
+Opening a session or switching compile makes every pane rebuild. Run from one signal emission,
+the 32-layer Llama's rebuilds took one multi-second turn; queued here, each pane's rebuild is its
+own piece of work and the queue runs pieces only while a turn's budget lasts, then yields to the
+event loop (paints, clicks) and resumes on the next turn.
+
+`spread` is off by default, so a pane built alone (tests, exports) rebuilds synchronously as
+before; the main window turns it on and `flush()`es where a caller needs the panes up to date
+at once (`MainWindow.set_session`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from PySide6.QtCore import QCoreApplication, QEventLoop, QObject, QTimer
+
+from explorer.state.off_thread import OffThread
+
+TURN_BUDGET_S = 0.03  # leave most of the 100 ms a user tolerates to painting and input
+
+
+class UpdateQueue(QObject):
+    """Signals: none (pieces run in arrival order, each `(owner, kind)` coalesced to its latest)."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.spread = False
+        self._pending: dict[tuple[int, str], Callable[[], None]] = {}
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(0)
+        self._timer.timeout.connect(self._run_some)
+        self._workers: list[OffThread] = []
+
+    def track(self, worker: OffThread) -> None:
+        """Count `worker`'s job as pending work: `flush` waits for its result to be applied."""
+        self._workers.append(worker)
+
+    def post(self, owner: object, kind: str, work: Callable[[], None]) -> None:
+        """Run `work` now, or (spread) in a later turn; a newer post of the same owner and kind
+        replaces a pending one (a compile switched twice rebuilds once)."""
+        if not self.spread:
+            work()
+            return
+        key = (id(owner), kind)
+        self._pending.pop(key, None)  # re-queue at the end: it must run after what came before
+        self._pending[key] = work
+        if not self._timer.isActive():
+            self._timer.start()
+
+    def pending(self) -> int:
+        return len(self._pending) + sum(1 for w in self._workers if w.busy())
+
+    def flush(self) -> None:
+        """Run every queued piece now, and wait for tracked off-thread results to be applied."""
+        while self.pending():
+            if self._pending:
+                self._run_one()
+            else:
+                QCoreApplication.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 20)
+
+    def _run_one(self) -> None:
+        key = next(iter(self._pending))
+        self._pending.pop(key)()
+
+    def _run_some(self) -> None:
+        start = time.perf_counter()
+        while self._pending and time.perf_counter() - start < TURN_BUDGET_S:
+            self._run_one()
+        if self._pending:
+            self._timer.start()
