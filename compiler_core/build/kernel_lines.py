@@ -4,13 +4,24 @@ Inductor emits a fused kernel as loads, one assignment per fused op in the nodes
 stores. Where its code allows, we follow that shape (Triton `tmpN = tl.load(in_ptr0 + ...)`, C++
 `auto tmpN = in_ptr0[...]` / `Vectorized<float>::loadu(in_ptr0 + ...)`):
 
-1. Parameters → buffers: the kernel's parameters (`in_ptr0`, `in_out_ptr0`, `out_ptr1`, ...) pair
-   positionally with the arguments of its call in the output code's `call()`
-   (`kernel.run(buf1, arg1_1, 128, ...)` / `cpp_fused_x(buf0, primals_1, ...)`).
-2. Buffers → nodes: an argument that is a post-grad node name (`primals_1`, `arg1_1`) is that
-   node; a `bufN` is the node of the call that wrote it first (an extern call's `out=bufN` or
-   `bufN = extern_kernels...`, a kernel's `out_ptr`/`in_out_ptr` argument), following
-   `bufB = bufA; del bufA  # reuse`.
+1. Parameters → buffers: one pass over `call()` in execution order. Inductor reuses one kernel
+   for several layers (ResNet's per-block batch norm), and each call's `# Topologically Sorted
+   Source Nodes: [...]` comment names that call's nodes (post-grad names in backward; Dynamo names,
+   read through provenance `preToPost`, in forward). A kernel's lines are marked at its matched
+   call: the first whose comment names any of its `fused_nodes` or resolves to no nodes, else
+   its first call. Its parameters (`in_ptr0`, `in_out_ptr0`, `out_ptr1`, ...) pair positionally with
+   that call's arguments (`kernel.run(buf1, arg1_1, 128, ...)` / `cpp_fused_x(buf0, primals_1,
+   ...)`).
+2. Buffers → nodes, as of that call: an argument that is a post-grad node name (`primals_1`) is
+   that node; a `bufN` holds the value of the call that wrote it last (an extern call's
+   `out=bufN` or `bufN = extern_kernels...` is its own node; a kernel's `out_ptr`/`in_out_ptr`
+   argument holds, of the values the call must write (its nodes something outside it reads),
+   the one the matched call's store into that parameter is marked with, else `fused_nodes[-1]`,
+   else all of them; with none, `fused_nodes[-1]`). A later call of the same kernel writes its counterparts: same op at the same rank among
+   the nodes its comment names, or, with no usable comment, the image of `fused_nodes` by data
+   flow from the two calls' arguments. `bufB = bufA; del bufA  # reuse` (or a
+   `reinterpret_tensor` of it) holds bufA's value only until the next write. A buffer that may
+   hold several values is read as the one the reading kernel consumes (through `getitem`).
 3. A load line links to the node that produced the buffer it reads.
 4. An op line `tmpN = <expr>` links to the next not-yet-used fused node whose ATen op the expr
    spells and that reads a node the expr's `tmp`s carry (data flow, when known); a line that
@@ -43,7 +54,7 @@ _STORE = re.compile(r"tl\.store\(|\.store\(|\b(?:in_out|out)_ptr\d+\s*\[[^\]]*\]
 _CALL_ARGS = re.compile(r"^\s*([\w.]+?)(?:\.run)?\((.*)\)\s*$")
 _OUT_ARG = re.compile(r"\bout=(buf\d+)")
 _ASSIGNED = re.compile(r"^\s*(buf\d+)\s*=\s*(\w[\w.]*)\(")
-_REUSE = re.compile(r"^\s*(buf\d+)\s*=\s*(?:reinterpret_tensor\(\s*)?(buf\d+)\b.*;\s*del\s+buf\d+")
+_REUSE = re.compile(r"^\s*(buf\d+)\s*=\s*(?:reinterpret_tensor\(\s*)?(\w+)\b.*;\s*del\s+\w+")
 _SOURCE_NODES = re.compile(r"^\s*#\s*(?:Topologically Sorted |Unsorted )?Source Nodes: \[([^\]]*)\]")
 # How generated code spells an ATen op when it is not the op's own name.
 _SPELLINGS = {
@@ -153,7 +164,8 @@ def kernel_marks(output_code: str, kernels: Iterable[Kernel], post: Graph,
             continue
         reuse = _REUSE.match(line)
         if reuse:  # same storage, same value until the next write to either name
-            current[reuse.group(1)] = current.get(reuse.group(2), [])
+            old = reuse.group(2)  # a graph input (`mm_222`) or an earlier buffer
+            current[reuse.group(1)] = [old] if old in order else current.get(old, [])
             continue
         call = _CALL_ARGS.match(line)
         assigned = _ASSIGNED.match(line)
