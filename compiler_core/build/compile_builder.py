@@ -183,12 +183,7 @@ def _kernels(part: Partition, post: Graph | None) -> list[Kernel]:
     if post is None:
         return out
     marks = kernel_marks(part.output_code, out, post, pre_to_post)
-    return [
-        k
-        if k.language == "extern"
-        else replace(k, line_nodes=marks.get(k.name, {}))
-        for k in out
-    ]
+    return [k if k.language == "extern" else replace(k, line_nodes=marks.get(k.name, {})) for k in out]
 
 
 def _extern_own_node(name: str, by_op: dict[str, list[str]]) -> list[str]:

@@ -17,11 +17,12 @@ stores. Where its code allows, we follow that shape (Triton `tmpN = tl.load(in_p
    `out=bufN` or `bufN = extern_kernels...` is its own node; a kernel's `out_ptr`/`in_out_ptr`
    argument holds, of the values the call must write (its nodes something outside it reads),
    the one the matched call's store into that parameter is marked with, else `fused_nodes[-1]`,
-   else all of them; with none, `fused_nodes[-1]`). A later call of the same kernel writes its counterparts: same op at the same rank among
-   the nodes its comment names, or, with no usable comment, the image of `fused_nodes` by data
-   flow from the two calls' arguments. `bufB = bufA; del bufA  # reuse` (or a
-   `reinterpret_tensor` of it) holds bufA's value only until the next write. A buffer that may
-   hold several values is read as the one the reading kernel consumes (through `getitem`).
+   else all of them; with none, `fused_nodes[-1]`). A later call of the same kernel writes its
+   counterparts: same op at the same rank among the nodes its comment names, or, with no usable
+   comment, the image of `fused_nodes` by data flow from the two calls' arguments.
+   `bufB = bufA; del bufA  # reuse` (or a `reinterpret_tensor` of it) holds bufA's value only
+   until the next write. A buffer that may hold several values is read as the one the reading
+   kernel consumes (through `getitem`).
 3. A load line links to the node that produced the buffer it reads.
 4. An op line `tmpN = <expr>` links to the next not-yet-used fused node whose ATen op the expr
    spells and that reads a node the expr's `tmp`s carry (data flow, when known); a line that
@@ -305,7 +306,8 @@ class _Flow:
         fused = self.sorted.get(kernel.name)
         if fused is None:
             fused = self.sorted[kernel.name] = sorted(
-                (n for n in kernel.fused_nodes if n in order), key=order.__getitem__)
+                (n for n in kernel.fused_nodes if n in order), key=order.__getitem__
+            )
         for f in fused:
             if f in image:
                 continue
