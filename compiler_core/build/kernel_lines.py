@@ -149,7 +149,7 @@ def kernel_marks(output_code: str, kernels: Iterable[Kernel], post: Graph,
     pre_to_post = pre_to_post or {}
     by_op: dict[str, list[str]] = {}
     for n in post.nodes:
-        by_op.setdefault(aten_op(n.target), []).append(n.name)
+        by_op.setdefault(ops[n.name], []).append(n.name)
     flow = _Flow(post, ops)
     by_name = {k.name: k for k in kernels}
     extern_seen: dict[str, int] = {}
@@ -188,7 +188,7 @@ def kernel_marks(output_code: str, kernels: Iterable[Kernel], post: Graph,
             continue
         pairs = list(zip(_params(kernel.source), _split_args(call.group(2)), strict=False))
         reads = {p: [v] if v in order else [n for n in current.get(v, []) if n in order] for p, v in pairs}
-        exact = _call_nodes(names, order, pre_to_post)
+        exact = _call_nodes(names, order, pre_to_post, post.name == "backward")
         ref = matched.get(kernel.name)
         first.setdefault(kernel.name, reads)
         if ref is None and (not exact or exact & set(kernel.fused_nodes)):
@@ -240,14 +240,17 @@ def _written(kernel: Kernel, param: str, ref: _Matched | None,
     return [n for n in nodes if n in sinks][:1] or sinks or last
 
 
-def _call_nodes(names: list[str] | None, order: dict[str, int],
-                pre_to_post: dict[str, list[str]]) -> set[str]:  # fmt: skip
-    """The post-grad nodes a call's `Source Nodes` comment names (post-grad names in backward,
-    Dynamo names through provenance `preToPost` in forward); empty when any name is unknown."""
+def _call_nodes(names: list[str] | None, order: dict[str, int], pre_to_post: dict[str, list[str]],
+                partial: bool) -> set[str]:  # fmt: skip
+    """The post-grad nodes a call's `Source Nodes` comment names: post-grad names as they are,
+    others (Dynamo names) through provenance `preToPost`. A forward comment holds Dynamo names,
+    some of which spell a different post-grad node (`add_9`), so one unknown name voids it; a
+    backward comment holds post-grad names plus a few Dynamo ones of recomputed forward ops,
+    which are left out (every call of the kernel leaves out the same ones)."""
     out: set[str] = set()
     for name in names or ():
-        nodes = [name] if name in order else [n for n in pre_to_post.get(name, []) if n in order]
-        if not nodes:
+        nodes = [name] if name in order else [n for n in pre_to_post.get(name, ()) if n in order]
+        if not nodes and not partial:
             return set()
         out.update(nodes)
     return out
