@@ -16,7 +16,7 @@ from typing import Any
 from compiler_core.build.backward_links import backward_info
 from compiler_core.build.compile_records import CompileRecords, Partition
 from compiler_core.build.graph_breaks import parse_break, restart_breaks
-from compiler_core.build.kernel_lines import aten_op, buffer_producers, graph_ops, kernel_line_nodes
+from compiler_core.build.kernel_lines import aten_op, kernel_marks
 from compiler_core.build.parse_memo import ParseMemo
 from compiler_core.build.saved_tensors import saved_tensors
 from compiler_core.session.model import (
@@ -181,14 +181,8 @@ def _kernels(part: Partition, post: Graph | None) -> list[Kernel]:
         ))  # fmt: skip
     if post is None:
         return out
-    producers = buffer_producers(part.output_code, out, post)
-    indexes = graph_ops(post)
-    return [
-        k
-        if k.language == "extern"
-        else replace(k, line_nodes=kernel_line_nodes(k, part.output_code, post, producers, indexes))
-        for k in out
-    ]
+    marks = kernel_marks(part.output_code, out, post, pre_to_post)
+    return [k if k.language == "extern" else replace(k, line_nodes=marks.get(k.name, {})) for k in out]
 
 
 def _extern_own_node(name: str, by_op: dict[str, list[str]]) -> list[str]:
