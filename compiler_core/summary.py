@@ -14,7 +14,8 @@ from typing import Any
 
 from compiler_core.break_ranking import distinct_breaks
 from compiler_core.recompile_explain import distinct_recompiles
-from compiler_core.session.model import Compile, Diagnostic, Session
+from compiler_core.session.model import Compile, Diagnostic, ModeStats, Session
+from compiler_core.session.refs import Ref, RefKind
 from compiler_core.timeline.stats import speedups
 
 FIRST_DIAGNOSTICS = 5
@@ -60,6 +61,7 @@ def summarize(session: Session) -> dict[str, Any]:
                 "peak_mem_bytes": m.peak_mem_bytes,
                 "speedup": speed.get(m.mode),
                 "baseline_ms": m.baseline_ms,
+                **_runtime_summary(m),
             }
             for m in session.mode_stats
         }
@@ -68,6 +70,26 @@ def summarize(session: Session) -> dict[str, Any]:
     if len(session.meta.ranks) > 1:
         out["ranks_diff"] = _ranks_diff(session)
     return out
+
+
+def _runtime_summary(m: ModeStats) -> dict[str, Any]:
+    """Memory beside time, and where the time went: the five kernels with the most µs per step."""
+    rt = m.runtime
+    kernels = [(ref, v) for ref, v in ((Ref.decode(k), v) for k, v in m.time_by_ref.items())
+               if ref.kind is RefKind.KERNEL]
+    top = sorted(kernels, key=lambda kv: -kv[1])[:5]
+    return {
+        "saved_bytes": m.saved_bytes,
+        "kernels_per_step": m.kernels,
+        "launches_per_step": m.kernel_launches_per_step,
+        "gpu_idle_ms_per_step": _ratio(rt.idle_us_per_step, 1000.0) if rt is not None else None,
+        "cudagraph_share": _ratio(rt.cudagraph_us_per_step, rt.busy_us_per_step) if rt is not None else None,
+        "top_kernels_us_per_step": {f"{ref.compile_id} {ref.key}": round(v, 1) for ref, v in top},
+    }
+
+
+def _ratio(part: float | None, whole: float | None) -> float | None:
+    return part / whole if part is not None and whole else None
 
 
 def _diagnostic(d: Diagnostic) -> str:

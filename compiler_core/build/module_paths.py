@@ -52,6 +52,24 @@ _VIEWISH = frozenset(
 )  # fmt: skip
 
 
+def graphs_of(c: Compile) -> tuple[Graph | None, ...]:
+    """Every graph of a compile in a fixed order (the key `with_module_paths` can be memoised on:
+    the builder shares parsed graphs between compiles that logged the same text)."""
+    aot = c.aot
+    parts = (aot.joint, aot.forward, aot.backward, aot.inference) if aot is not None else (None,) * 4
+    return (c.dynamo_graph, *parts, *(g for o in c.inductor for g in (o.post_grad, o.pre_grad)))
+
+
+def with_graphs(c: Compile, graphs: tuple[Graph | None, ...]) -> Compile:
+    """`c` with its graphs replaced, in `graphs_of` order."""
+    aot = c.aot
+    if aot is not None:
+        aot = replace(aot, joint=graphs[1], forward=graphs[2], backward=graphs[3], inference=graphs[4])
+    outs = tuple(replace(o, post_grad=graphs[5 + 2 * i], pre_grad=graphs[6 + 2 * i])
+                 for i, o in enumerate(c.inductor))  # fmt: skip
+    return replace(c, dynamo_graph=graphs[0], aot=aot, inductor=outs)
+
+
 def with_module_paths(c: Compile) -> Compile:
     """`c` with a module path on every node it can place (see the module docstring)."""
     dyn = _derive(c.dynamo_graph, {}, None, None) if c.dynamo_graph is not None else None

@@ -5,7 +5,7 @@
 itself with its instance `forward` wrapped, so `state_dict()`, `parameters()`, `_orig_mod` and
 `isinstance` checks in the script keep working. Each callable gets a name (`Net`, `train_step`,
 deduplicated with `#2`) that is its "mode" on the timeline, and its own clock from
-compiler_core.timeline.step_clock, with the timeline run's rules: on CPU the call is bracketed
+compiler_core.timeline.call_clock, with the timeline run's rules: on CPU the call is bracketed
 with perf_counter; on CUDA events mark call boundaries (a step lasts until the callable's next
 call, so the loop's host work counts) and are read only once the GPU has passed them, without
 synchronising; the rest is drained at the end of the run. The per-call cost is two
@@ -28,10 +28,10 @@ from collections.abc import Callable
 from typing import Any
 
 from compiler_core.session.model import ModeStats, StepSample, TimelineEvent
+from compiler_core.timeline.call_clock import StepClock, clock_for
 from compiler_core.timeline.compile_watch import WARMUP_KINDS, CompileWatch
 from compiler_core.timeline.records import MODE_START, to_record
 from compiler_core.timeline.stats import mode_stats
-from compiler_core.timeline.step_clock import StepClock, clock_for
 
 EMIT_EVERY = 8  # calls between batches of resolved samples when nothing else happened
 Emit = Callable[[dict[str, Any]], None]

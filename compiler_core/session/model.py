@@ -276,6 +276,53 @@ class TimelineEvent:
 
 
 @dataclass(frozen=True)
+class KernelTime:
+    """Where a profiled step's time went: one kernel, extern op or eager op (torch.profiler).
+
+    `kind`: kernel (an Inductor kernel, by name), extern (an ATen op a compiled graph called, e.g.
+    `mm`, its `occurrence`-th in that call: the session names it `extern_kernels.mm:N`), eager (an
+    ATen op outside any compiled graph) or graph (a device kernel replayed inside a CUDA graph
+    that is not an Inductor kernel, e.g. a cuBLAS GEMM: its name is the device kernel's).
+    `call` is the compiled-graph call of the step it ran in (see `GraphCall`), -1 outside one."""
+
+    name: str
+    kind: str = "kernel"
+    call: int = -1
+    occurrence: int = 1
+    us_per_step: float = 0.0
+    calls_per_step: float = 0.0
+    in_cudagraph: bool = False
+
+
+@dataclass(frozen=True)
+class GraphCall:
+    """One compiled graph called in the profiled steps: `region` is Dynamo's compile id when it
+    ran inside its "Torch-Compiled Region" (forward), "" in backward; `kernels` are the kernel
+    names seen, which is what matches it to a session's InductorOutput."""
+
+    index: int
+    region: str = ""
+    backward: bool = False
+    kernels: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RuntimeProfile:
+    """A few steps of one mode under torch.profiler, per step. On CUDA `busy_us_per_step` is
+    device time (the union of kernel intervals), on CPU the time inside kernels and ops."""
+
+    steps: int = 0
+    device: str = ""
+    kernels: tuple[KernelTime, ...] = ()
+    graph_calls: tuple[GraphCall, ...] = ()
+    busy_us_per_step: float | None = None
+    cudagraph_us_per_step: float | None = None
+    idle_us_per_step: float | None = None  # median step time minus busy time (CUDA only)
+    launches_per_step: int | None = None
+    kernels_per_step: int | None = None
+
+
+@dataclass(frozen=True)
 class ModeStats:
     mode: str
     samples: int = 0
@@ -289,6 +336,9 @@ class ModeStats:
     kernels: int | None = None
     cudagraph_graphs: int | None = None
     baseline_ms: float | None = None  # median of the eager steps paired with this mode's steps
+    runtime: RuntimeProfile | None = None  # where the time went (a few profiled steps)
+    time_by_ref: dict[str, float] = field(default_factory=dict)  # encoded Ref -> µs per step
+    saved_bytes: int | None = None  # saved-activation bytes of the session's graphs (train only)
 
 
 @dataclass(frozen=True)

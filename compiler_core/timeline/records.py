@@ -54,7 +54,24 @@ def with_timeline(
     events: Sequence[TimelineEvent],
     stats: Sequence[ModeStats],
 ) -> Session:
-    """The session with a run phase's results in place of any earlier timeline."""
+    """The session with a run phase's results in place of any earlier timeline; each mode's
+    profiled kernel times joined to the session's kernels, nodes and lines (`time_by_ref`), and
+    compiled modes given the saved-activation bytes of the session's graphs (`saved_bytes`)."""
+    from compiler_core.build.kernel_times import join_runtime
+
+    saved = saved_activation_bytes(session)
+    joined = [dataclasses.replace(
+        s, time_by_ref=join_runtime(session, s.runtime) if s.runtime else {},
+        saved_bytes=None if s.mode == "eager" else saved) for s in stats]
     return dataclasses.replace(
-        session, timeline=tuple(samples), timeline_events=tuple(events), mode_stats=tuple(stats)
+        session, timeline=tuple(samples), timeline_events=tuple(events), mode_stats=tuple(joined)
     )
+
+
+def saved_activation_bytes(session: Session) -> int | None:
+    """Bytes of the tensors forward graphs save for backward, over all compiles; None without
+    a backward (an inference session saves nothing)."""
+    found = [c.aot.saved_tensors for c in session.compiles if c.aot is not None and c.aot.backward]
+    if not found:
+        return None
+    return sum(t.bytes for tensors in found for t in tensors if not t.is_symint)

@@ -2,38 +2,48 @@
 
 Runs inside the worker process after capture (it needs torch and the user's model). For every
 mode it resets Dynamo, compiles afresh, and runs `steps` steps of the model file's `train_step`
-(or a forward under `no_grad`), streaming each step's time through `emit` as soon as it is
-known. The compile is not hidden: it happens inside the first step, which is kept and flagged
-`warmup=True`, like any later step that recompiled or recorded a CUDA graph. Eager always runs
-first: its own curve, memory and launches.
+(or a forward under `no_grad`) in blocks of `BLOCK` steps (step_clock.py): between two steps of
+a block the app does nothing but record one CUDA event, so a launch-bound loop runs exactly as
+a user's loop does; probes, compile markers and records are handled after each block, and each
+block's records are emitted then (live, ten steps at a time).
 
-Speedups are not taken against that first eager run, though. Every block of `PAIR_BLOCK`
-compiled steps is followed by the same steps run eagerly, on the same inputs and the same clock
-(`PairedEager`), and the mode's speedup divides by the median of those (`ModeStats.baseline_ms`).
-A host-bound GPU loop's speed drifts by 10-30 % within a minute on a shared host (seen on an
-H100: one compiled function read 10.2 and 12.8 ms per step a few seconds apart), so figures
-taken minutes apart disagree by more than the speedup being measured; alternating puts both
-under the same conditions. Blocks, not single steps: on CPU, the OpenMP threads of one kind of
-step still spin when the other starts. It costs one eager step per compiled step;
-`paired=False` turns it off.
+Warm-up is marked, not hidden: the steps from a compile, recompile or CUDA-graph record to the
+end of its block, and every mode's first block (eager's first steps too: on an H200 the first
+HF Llama eager step took 1148 ms, the second 35 ms, the rest 21 ms), are `warmup=True` and kept
+out of median and p99. Measured on an H200 (bench/step_time_diag.py): after a 33 s compile the
+next nine default-mode steps still ran at 19 ms against a steady 10 ms, so one step of warm-up
+is not enough.
+
+Speedups are not taken against the eager run, though. Every block of compiled steps is followed
+by the same steps run eagerly, on the same inputs, timed the same way (`PairedEager`), and the
+mode's speedup divides by the median of those (`ModeStats.baseline_ms`): a host-bound GPU
+loop's speed drifts by 10-30 % within a minute on a shared host (seen on an H200: plain eager
+blocks of one model read 20.8, 27.1 and 34.1 ms per step within a minute), so figures taken
+minutes apart disagree by more than the speedup being measured. The paired block runs under the
+same conditions as a plain eager loop: synchronised at both ends (no compiled work still queued
+on the GPU), no probe, no compile watch, nothing emitted until it ends; its steps are warm-up
+where the mode's were.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 from collections.abc import Callable
 from typing import Any
 
 from compiler_core.modelfile import ModelSpec
-from compiler_core.session.model import ModeStats, StepSample, TimelineEvent
+from compiler_core.session.model import ModeStats, RuntimeProfile, StepSample, TimelineEvent
 from compiler_core.timeline.compile_watch import WARMUP_KINDS, CompileWatch
-from compiler_core.timeline.probes import MemoryProbe, count_launches
+from compiler_core.timeline.kernel_profile import CPU_KERNEL_PROFILE, profile_steps
+from compiler_core.timeline.probes import MemoryProbe
 from compiler_core.timeline.records import MODE_START, to_record
 from compiler_core.timeline.stats import EAGER, mode_stats
-from compiler_core.timeline.step_clock import StepClock, clock_for
+from compiler_core.timeline.step_clock import BLOCK, BlockTimer
 from compiler_core.timeline.step_inputs import StepInputs
 
-PAIR_BLOCK = 10
+PAIR_BLOCK = BLOCK  # a mode block and its paired eager block have the same steps
+PROFILE_STEPS = 3
 MODES = ("eager", "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 DEFAULT_STEPS = 200
 CUDAGRAPH_MODES = ("reduce-overhead", "max-autotune")
@@ -50,11 +60,14 @@ def run_phase(
     emit: Emit | None = None,
     shape_change_step: int | None = None,
     paired: bool = True,
+    profile: int = PROFILE_STEPS,
 ) -> RunResult:
     """Time `steps` steps per mode; returns all samples, markers and per-mode statistics.
 
-    `emit` receives, in order: `mode_start`, then `sample` and `timeline_event` records as they
-    happen, then the mode's `mode_stats` (see records.py for their shape).
+    `emit` receives, in order: `mode_start`, then, after each block, its `timeline_event` and
+    `sample` records, then the mode's `mode_stats` (see records.py for their shape). `profile`
+    steps of each mode are then run once more under torch.profiler (`ModeStats.runtime`: where
+    the time goes, per kernel); 0 skips that.
     """
     unknown = [m for m in modes if m not in MODES]
     if unknown:
@@ -68,20 +81,27 @@ def run_phase(
     stats: list[ModeStats] = []
     for mode in ordered:
         pair = paired and mode != EAGER
-        result = ModeRun(spec, mode, steps, device, send, shape_change_step, paired=pair).run()
+        result = ModeRun(spec, mode, steps, device, send, shape_change_step, paired=pair,
+                         profile_steps=profile).run()
         samples += result[0]
         events += result[1]
         stats.append(result[2])
     return samples, events, stats
 
 
-def compile_model(spec: ModelSpec, mode: str) -> Any:
-    """The model under `mode` ("eager": the model itself); the file's compile_options apply."""
+def compile_model(spec: ModelSpec, mode: str, device: str = "") -> Any:
+    """The model under `mode` ("eager": the model itself); the file's compile_options apply.
+
+    On CPU, Inductor's C++ kernels are plain function calls a profiler cannot see unless they
+    are built with `cpp.enable_kernel_profile` (a `RECORD_FUNCTION` per kernel: a no-op when no
+    profiler is listening), so CPU runs compile with it; the kernel names do not change."""
     import torch
 
     if mode == EAGER:
         return spec.model
     options = {k: v for k, v in spec.compile_options.items() if k != "mode"}
+    if device.startswith("cpu"):
+        options["options"] = {**CPU_KERNEL_PROFILE, **options.get("options", {})}
     if "options" in options:  # torch.compile refuses mode= together with options=
         mode_opts = torch._inductor.list_mode_options(mode) if mode != "default" else {}
         options["options"] = {**mode_opts, **options["options"]}
@@ -105,29 +125,30 @@ def step_function(spec: ModelSpec, model: Any) -> Callable[[tuple[Any, ...]], An
 
 
 class ModeRun:
-    """One mode's loop; holds the per-step bookkeeping so the loop body stays readable."""
+    """One mode's loop, block by block; holds the bookkeeping so the loop stays readable."""
 
     def __init__(self, spec: ModelSpec, mode: str, steps: int, device: str, emit: Emit,
-                 shape_change_step: int | None, paired: bool = False) -> None:
+                 shape_change_step: int | None, paired: bool = False, profile_steps: int = 0) -> None:
         self.spec, self.mode, self.steps, self.device, self.emit = spec, mode, steps, device, emit
         self.inputs = StepInputs(spec, device, shape_change_step)
         self.watch = CompileWatch(mode)
-        self.clock = clock_for(device)
+        self.timer = BlockTimer(device)
         self.memory = MemoryProbe(device)
+        self.profile_steps = profile_steps
         self.events: list[TimelineEvent] = []
-        self._meta: dict[int, tuple[bool, int | None]] = {}
         self._step_fn: Callable[[tuple[Any, ...]], Any] = lambda inputs: None
         self._mark_step: Callable[[], None] = lambda: None
         self._failed = False
-        self.samples: list[StepSample] = []  # own and paired samples, as they resolved
-        self.baseline = PairedEager(spec, mode, self.clock, self._add) if paired else None
+        self.samples: list[StepSample] = []  # own and paired samples, in run order
+        self.baseline = PairedEager(spec, mode, self.timer, self._add) if paired else None
+        self.profile: RuntimeProfile | None = None
 
     def run(self) -> tuple[list[StepSample], list[TimelineEvent], ModeStats]:
-        """prepare, every step, finish; a failing step ends the mode with an `error` marker."""
+        """prepare, every block, finish; a failing step ends the mode with an `error` marker."""
         self.prepare()
         try:
-            for i in range(self.steps):
-                self.step(i)
+            for first in range(0, self.steps, BLOCK):
+                self.block(range(first, min(first + BLOCK, self.steps)))
         except Exception as exc:
             self.fail(exc)
         return self.finish()
@@ -137,30 +158,42 @@ class ModeRun:
         import torch
 
         torch._dynamo.reset()
-        model = compile_model(self.spec, self.mode)
+        model = compile_model(self.spec, self.mode, self.device)
         self._step_fn = step_function(self.spec, model)
         self._mark_step = self._cudagraph_step_marker()
         self.emit({"event": MODE_START, "mode": self.mode, "steps": self.steps})
         self.watch.install()
 
-    def step(self, i: int) -> None:
-        """Run and time step `i`; publishes whatever step times the device has resolved."""
-        inputs = self.inputs(i)
-        if self.inputs.changes_shape_at(i):
-            self._record(TimelineEvent(self.mode, i, "shape_change", self.inputs.shape_change_reason(i)))
-        self.watch.step = i
+    def block(self, indices: range) -> None:
+        """Time the steps `indices` as one block; then mark, probe and emit them. A step's
+        `peak_mem_bytes` is its block's peak: the allocator's peak is reset once per block."""
+        inputs = {i: self.inputs(i) for i in indices}  # built outside the timed region
+        for i in indices:
+            if self.inputs.changes_shape_at(i):
+                self._record(TimelineEvent(self.mode, i, "shape_change", self.inputs.shape_change_reason(i)))
+        watch, fn, mark = self.watch, self._step_fn, self._mark_step
+
+        def step(i: int) -> None:
+            watch.step = i
+            mark()
+            fn(inputs[i])
+
         self.memory.reset()
-        self._mark_step()
-        self.clock.start()
-        self._step_fn(inputs)
-        self.clock.stop((self, i))
+        timed = self.timer.time_block(step, indices)
+        peak = self.memory.peak()
         marks = self.watch.take()
-        self._meta[i] = (any(e.kind in WARMUP_KINDS for e in marks), self.memory.peak())
         for e in marks:
             self._record(e)
+        warm_from = min((e.step for e in marks if e.kind in WARMUP_KINDS), default=None)
+        if indices.start == 0:
+            warm_from = 0  # every mode's first block: eager warms up too
+        warm = [warm_from is not None and i >= warm_from for i in indices[:len(timed.ms)]]
+        for i, ms, w in zip(indices, timed.ms, warm, strict=False):
+            self._add(StepSample(self.mode, i, ms, w, peak))
+        if timed.error is not None:
+            raise timed.error
         if self.baseline is not None:
-            self.baseline.follow(i, inputs, last=i + 1 == self.steps)
-        _publish(self.clock.ready())
+            self.baseline.run_block(indices, inputs, warm)
 
     def fail(self, exc: BaseException) -> None:
         done = sum(1 for s in self.samples if not s.baseline_for)
@@ -168,19 +201,21 @@ class ModeRun:
         self._failed = True
 
     def finish(self) -> tuple[list[StepSample], list[TimelineEvent], ModeStats]:
-        """Drain pending step times, count launches, emit and return the mode's figures."""
-        launches = kernels = None
+        """Profile a few steps (kernel times, launches), emit and return the mode's figures."""
         try:
-            _publish(self.clock.ready(wait=True))
-            if not self._failed:
-                launches, kernels = self._count_launches()
+            if not self._failed and self.profile_steps > 0:
+                self.profile = self._profile()
         except Exception as exc:
             self.fail(exc)
         finally:
             self.watch.remove()
         cudagraphs = self.watch.cudagraph_records if self.device.startswith("cuda") else None
+        launches = self.profile.launches_per_step if self.profile else None
+        kernels = self.profile.kernels_per_step if self.profile else None
         stats = mode_stats(self.mode, self.samples, self.events, kernel_launches_per_step=launches,
                            kernels=kernels, cudagraph_graphs=cudagraphs)
+        if self.profile is not None:
+            stats = dataclasses.replace(stats, runtime=_with_idle(self.profile, stats.median_ms))
         self.emit(to_record(stats))
         self._step_fn = lambda inputs: None  # drop the compiled model before the next mode
         _release_memory(self.device)
@@ -189,11 +224,6 @@ class ModeRun:
     def _record(self, event: TimelineEvent) -> None:
         self.events.append(event)
         self.emit(to_record(event))
-
-    def accept(self, i: int, ms: float) -> None:
-        """Step `i`'s time, once the clock has resolved it."""
-        warmup, peak = self._meta.pop(i)
-        self._add(StepSample(self.mode, i, ms, warmup, peak))
 
     def _add(self, sample: StepSample) -> None:
         self.samples.append(sample)
@@ -208,48 +238,45 @@ class ModeRun:
             return torch.compiler.cudagraph_mark_step_begin
         return lambda: None
 
-    def _count_launches(self) -> tuple[int | None, int | None]:
+    def _profile(self) -> RuntimeProfile:
         inputs = self.inputs(max(self.steps - 1, 0))
+        fn, mark = self._step_fn, self._mark_step
 
         def one() -> None:
-            self._mark_step()
-            self._step_fn(inputs)
+            mark()
+            fn(inputs)
 
-        return count_launches(one, self.device)
+        return profile_steps(one, self.device, self.profile_steps)
 
 
 class PairedEager:
-    """The eager steps interleaved with a compiled mode's: the baseline of that mode's speedup.
+    """The eager blocks interleaved with a compiled mode's: the baseline of that mode's speedup.
 
-    Same inputs as the mode's step, same clock, no compile watch and no memory probe (the
-    mode's own figures must not see them); samples carry `baseline_for=mode`.
+    Same inputs as the mode's block, same timer and block shape, no compile watch and no memory
+    probe (the mode's own figures must not see them); samples carry `baseline_for=mode`.
     """
 
-    def __init__(self, spec: ModelSpec, mode: str, clock: StepClock,
+    def __init__(self, spec: ModelSpec, mode: str, timer: BlockTimer,
                  add: Callable[[StepSample], None]) -> None:
-        self.mode, self.clock, self._add = mode, clock, add
+        self.mode, self.timer, self._add = mode, timer, add
         self._step_fn = step_function(spec, spec.model)
-        self._block: list[tuple[int, tuple[Any, ...]]] = []
 
-    def follow(self, i: int, inputs: tuple[Any, ...], last: bool = False) -> None:
-        """The mode ran step `i`; after a full block (or its last step) run the block eagerly."""
-        self._block.append((i, inputs))
-        if len(self._block) < PAIR_BLOCK and not last:
-            return
-        for j, block_inputs in self._block:
-            self.clock.start()
-            self._step_fn(block_inputs)
-            self.clock.stop((self, j))
-        self._block = []
-
-    def accept(self, i: int, ms: float) -> None:
-        self._add(StepSample(EAGER, i, ms, baseline_for=self.mode))
+    def run_block(self, indices: range, inputs: dict[int, tuple[Any, ...]], warm: list[bool]) -> None:
+        fn = self._step_fn
+        timed = self.timer.time_block(lambda i: fn(inputs[i]), indices)
+        for i, ms, w in zip(indices, timed.ms, warm, strict=False):
+            self._add(StepSample(EAGER, i, ms, w, baseline_for=self.mode))
+        if timed.error is not None:
+            raise timed.error
 
 
-def _publish(resolved: list[tuple[Any, float]]) -> None:
-    """Hand each resolved step time to the run that stepped it (keys are (run, index))."""
-    for (run, i), ms in resolved:
-        run.accept(i, ms)
+def _with_idle(profile: RuntimeProfile, median_ms: float | None) -> RuntimeProfile:
+    """GPU idle per step: the steady step time (unprofiled, block-timed) minus device busy time;
+    the profiled steps themselves run slower on the host, so their own gaps would overstate it."""
+    if not profile.device.startswith("cuda") or median_ms is None or profile.busy_us_per_step is None:
+        return profile
+    idle = max(0.0, median_ms * 1000.0 - profile.busy_us_per_step)
+    return dataclasses.replace(profile, idle_us_per_step=idle)
 
 
 def _release_memory(device: str) -> None:
@@ -262,5 +289,7 @@ def _release_memory(device: str) -> None:
 
 
 def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
+    from compiler_core.capture.user_errors import safe_str
+
+    text = safe_str(exc)[:2000].strip().splitlines()
     return f"{type(exc).__name__}: {text[0] if text else ''}"

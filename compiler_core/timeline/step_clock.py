@@ -1,99 +1,105 @@
-"""Per-step timers: wall clock on CPU, CUDA events on GPU, both resolved without stalling.
+"""Block timing: a block of steps timed as one, with nothing of the app's between two steps.
 
-On CUDA, events recorded at each step boundary on the current stream give the step's span on the
-device timeline (see CudaStepClock for why boundaries, not brackets); reading an elapsed time
-needs the later event to have completed, so instead of synchronising after every step (which
-would serialise host and device and change what we measure) the clock keeps the pairs pending
-and `ready()` returns only those the GPU has already passed, checked with a non-blocking query.
-`ready(wait=True)` drains the rest at the end of a mode.
+Measured on an H200 (bench/step_time_diag.py, HF Llama 32 layers, batch-1 inference): the
+earlier per-step clock recorded two CUDA events per step, queried them after every step, reset
+and read the allocator's peak (`max_memory_allocated` builds the whole stats dict: 90 µs) and
+wrote records down a pipe (22 µs each), all between two timed steps. On a launch-bound loop the
+GPU idles through every microsecond of that. Now a block of `BLOCK` steps runs between two
+synchronisations, with `perf_counter` read at both ends; inside it the app only records one
+CUDA event at each step boundary (from a pool made before the block, so no event is created
+inside it) and never queries one until the block has ended. Probes, records and pipe writes
+happen after the block.
+
+A step's time is its share of the block's wall time, split in proportion to the event spans:
+the spans say how the block divides between steps (a compile, a recompile, a CUDA-graph record
+stand out), the wall clock says what the block cost a user's loop, synchronisations included.
+This is the same figure an independent "10 steps between two `torch.cuda.synchronize()`"
+measurement gives, which is what users check the app against.
 """
 
 from __future__ import annotations
 
+import itertools
 import time
-from collections import deque
-from collections.abc import Hashable
-from typing import Any, Protocol
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
-Key = Hashable  # names a step: the run loop passes (run, index) so one clock can serve two runs
-
-
-class StepClock(Protocol):
-    def start(self) -> None: ...
-
-    def stop(self, key: Key) -> None: ...
-
-    def ready(self, wait: bool = False) -> list[tuple[Key, float]]:
-        """(key, milliseconds) of the steps resolved since the last call, in the order run."""
-        ...
+BLOCK = 10
 
 
-class CpuStepClock:
-    """perf_counter around the step: on CPU the step's work is done when the call returns."""
+@dataclass
+class TimedBlock:
+    """Per-step milliseconds of the steps that completed (summing to `wall_ms` unless `error`,
+    the exception that stopped the block early: then the raw spans, and its step has no time)."""
 
-    def __init__(self) -> None:
-        self._t0 = 0.0
-        self._done: list[tuple[Key, float]] = []
-
-    def start(self) -> None:
-        self._t0 = time.perf_counter()
-
-    def stop(self, key: Key) -> None:
-        self._done.append((key, (time.perf_counter() - self._t0) * 1000.0))
-
-    def ready(self, wait: bool = False) -> list[tuple[Key, float]]:
-        done, self._done = self._done, []
-        return done
+    ms: list[float]
+    wall_ms: float
+    error: BaseException | None = None
 
 
-class CudaStepClock:
-    """CUDA events at step boundaries; resolved lazily, in batches, as the GPU gets through them.
+class BlockTimer:
+    """Times blocks of steps on one device: CUDA events at step boundaries, else perf_counter."""
 
-    Step i lasts from its own start boundary to step i+1's start boundary, so host work between
-    steps counts: bracketing only the step call measured 5.5 ms for a reduce-overhead training
-    step whose loop really ran at 14 ms per step (seen on an H100), because the host, not the
-    GPU, was the bottleneck. Steps of two runs may alternate on one clock (a mode and its paired
-    eager baseline): each step then ends where the other run's next step starts. The last step
-    ends at its own `stop`.
-    """
+    def __init__(self, device: str, block: int = BLOCK) -> None:
+        self.cuda = device.startswith("cuda")
+        self.device = device
+        self._events: list[Any] = []
+        if self.cuda:
+            import torch
 
-    def __init__(self) -> None:
-        import torch
+            self._torch = torch
+            self._events = [torch.cuda.Event(enable_timing=True) for _ in range(block + 1)]
 
-        self._torch = torch
-        self._begin: Any = None
-        self._open: tuple[Key, Any, Any] | None = None  # last stopped step, awaiting next start
-        self._pending: deque[tuple[Key, Any, Any]] = deque()
+    def sync(self) -> None:
+        if self.cuda:
+            self._torch.cuda.synchronize(self.device)
 
-    def _event(self) -> Any:
-        event = self._torch.cuda.Event(enable_timing=True)
+    def time_block(self, step: Callable[[int], Any], indices: Sequence[int]) -> TimedBlock:
+        """Run `step(i)` for each index between two synchronisations; never raises (see error)."""
+        if self.cuda and len(indices) + 1 > len(self._events):
+            self._events += [self._torch.cuda.Event(enable_timing=True)
+                             for _ in range(len(indices) + 1 - len(self._events))]
+        marks: list[Any] = []
+        mark = self._cuda_mark if self.cuda else _cpu_mark
+        error: BaseException | None = None
+        self.sync()
+        t0 = time.perf_counter()
+        try:
+            for i in indices:
+                marks.append(mark(len(marks)))
+                step(i)
+        except Exception as exc:  # the steps before it keep their times
+            error = exc
+        if error is None:
+            marks.append(mark(len(marks)))  # else the failed step's start ends the last good one
+        try:
+            self.sync()
+        except Exception as exc:  # an asynchronous CUDA error surfaces here
+            error = error or exc
+            return TimedBlock([], (time.perf_counter() - t0) * 1000.0, error)
+        wall = (time.perf_counter() - t0) * 1000.0
+        spans = [self._span(a, b) for a, b in itertools.pairwise(marks)]
+        return TimedBlock(split(wall, spans) if error is None else spans, wall, error)
+
+    def _cuda_mark(self, k: int) -> Any:
+        event = self._events[k]
         event.record()
         return event
 
-    def start(self) -> None:
-        self._begin = self._event()
-        if self._open is not None:
-            key, begin, _ = self._open
-            self._pending.append((key, begin, self._begin))
-            self._open = None
-
-    def stop(self, key: Key) -> None:
-        self._open = (key, self._begin, self._event())
-
-    def ready(self, wait: bool = False) -> list[tuple[Key, float]]:
-        if wait and self._open is not None:
-            self._pending.append(self._open)
-            self._open = None
-        out: list[tuple[Key, float]] = []
-        while self._pending:
-            key, begin, end = self._pending[0]
-            if not wait and not end.query():
-                break
-            end.synchronize()
-            out.append((key, float(begin.elapsed_time(end))))
-            self._pending.popleft()
-        return out
+    def _span(self, a: Any, b: Any) -> float:
+        return float(a.elapsed_time(b)) if self.cuda else (b - a) * 1000.0
 
 
-def clock_for(device: str) -> StepClock:
-    return CudaStepClock() if device.startswith("cuda") else CpuStepClock()
+def _cpu_mark(k: int) -> float:
+    return time.perf_counter()
+
+
+def split(wall_ms: float, spans: Sequence[float]) -> list[float]:
+    """`wall_ms` divided among steps in proportion to their spans (evenly if all are zero)."""
+    if not spans:
+        return []
+    total = sum(spans)
+    if total <= 0:
+        return [wall_ms / len(spans)] * len(spans)
+    return [wall_ms * s / total for s in spans]

@@ -69,5 +69,8 @@ class Pane(QWidget):
         """`highlighted` = selected ∪ everything the link index relates to it."""
 
     def has_content(self) -> bool:
-        """Whether the pane shows something (screenshots and tests check every pane does)."""
-        return True
+        """Whether the pane shows something (screenshots and tests check every pane does).
+
+        No default: a default of True let any pane pass the every-pane-shows-content test while
+        rendering nothing, so each pane answers from what it really shows."""
+        raise NotImplementedError(f"{type(self).__name__} must say whether it shows something")

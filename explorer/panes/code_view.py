@@ -33,6 +33,7 @@ from explorer.state.palette import SELECT_COLOR_HEX
 _STRIPE_W = 4
 LINE_SEPARATOR = "\u2028"
 _MARKER_W = 12
+HEAT = QColor(214, 69, 38)
 SELECT_COLOR = QColor(SELECT_COLOR_HEX)
 
 
@@ -50,7 +51,7 @@ class _Gutter(QWidget):
 
     def mouseMoveEvent(self, event: QMouseEvent) -> None:
         line = self._view.line_at(event.position().toPoint().y())
-        text = self._view.marker_tip(line)
+        text = "\n".join(t for t in (self._view.heat_tip(line), self._view.marker_tip(line)) if t)
         if text:
             QToolTip.showText(event.globalPosition().toPoint(), tip(text), self)
         else:
@@ -79,6 +80,7 @@ class CodeView(QPlainTextEdit):
         self._colors: dict[int, list[QColor]] = {}
         self._markers: dict[int, tuple[QColor, str]] = {}
         self._selected: set[int] = set()
+        self._heat: dict[int, tuple[float, str, str]] = {}
         self._annotations: dict[int, list[str]] = {}
         self.blockCountChanged.connect(self._update_margins)
         self.updateRequest.connect(self._on_update_request)
@@ -117,6 +119,21 @@ class CodeView(QPlainTextEdit):
         self._markers = dict(markers)
         self._gutter.update()
 
+    def set_heat(self, heat: dict[int, tuple[float, str, str]]) -> None:
+        """A heat column left of the line numbers: line -> (share 0..1, short label, tooltip),
+        e.g. the share of a profiled step's time the line's kernels took."""
+        self._heat = dict(heat)
+        self._update_margins()
+        self._place_gutter()
+        self._gutter.update()
+
+    def heat_tip(self, line: int) -> str:
+        entry = self._heat.get(line)
+        return entry[2] if entry else ""
+
+    def heat(self) -> dict[int, tuple[float, str, str]]:
+        return dict(self._heat)
+
     def set_selected_lines(self, lines: set[int], scroll: bool = True) -> None:
         self._selected = set(lines)
         self._refresh()
@@ -140,9 +157,13 @@ class CodeView(QPlainTextEdit):
         self.centerCursor()
 
     # ----- geometry -----
+    def heat_width(self) -> int:
+        return self.fontMetrics().horizontalAdvance("99.9 ms") + 6 if self._heat else 0
+
     def gutter_width(self) -> int:
         digits = len(str(max(1, self.blockCount())))
-        return 8 + self.fontMetrics().horizontalAdvance("9") * digits + _MARKER_W + 3 * _STRIPE_W
+        return (8 + self.fontMetrics().horizontalAdvance("9") * digits + _MARKER_W + 3 * _STRIPE_W
+                + self.heat_width())
 
     def line_at(self, y: int) -> int:
         block = self.firstVisibleBlock()
@@ -167,6 +188,9 @@ class CodeView(QPlainTextEdit):
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
+        self._place_gutter()
+
+    def _place_gutter(self) -> None:
         cr = self.contentsRect()
         self._gutter.setGeometry(QRect(cr.left(), cr.top(), self.gutter_width(), cr.height()))
 
@@ -198,7 +222,9 @@ class CodeView(QPlainTextEdit):
     def paint_gutter(self, gutter: QWidget, event: QPaintEvent) -> None:
         painter = QPainter(gutter)
         painter.fillRect(event.rect(), QColor(245, 245, 245))
-        digits_w = gutter.width() - _MARKER_W - 3 * _STRIPE_W - 4
+        heat_w = self.heat_width()
+        digits_w = gutter.width() - _MARKER_W - 3 * _STRIPE_W - 4 - heat_w
+        painter.translate(heat_w, 0)
         block = self.firstVisibleBlock()
         while block.isValid():
             geo = self.blockBoundingGeometry(block).translated(self.contentOffset())
@@ -206,9 +232,19 @@ class CodeView(QPlainTextEdit):
                 break
             line = block.blockNumber() + 1
             top, h = int(geo.top()), int(geo.height())
+            if line in self._heat:
+                self._paint_heat(painter, line, top, h, heat_w)
             self._paint_line_gutter(painter, line, top, h, digits_w)
             block = block.next()
         painter.end()
+
+    def _paint_heat(self, painter: QPainter, line: int, top: int, h: int, heat_w: int) -> None:
+        share, label, _ = self._heat[line]
+        fill = QColor(HEAT)
+        fill.setAlpha(int(25 + 200 * max(0.0, min(1.0, share))))
+        painter.fillRect(-heat_w, top, heat_w - 2, h, fill)
+        painter.setPen(QColor(255, 255, 255) if share > 0.5 else QColor(60, 20, 10))
+        painter.drawText(-heat_w, top, heat_w - 5, h, Qt.AlignmentFlag.AlignRight, label)
 
     def _paint_line_gutter(self, painter: QPainter, line: int, top: int, h: int, digits_w: int) -> None:
         for i, color in enumerate(self._colors.get(line, [])[:3]):

@@ -19,9 +19,26 @@ from explorer.panes.graph_view import GraphSection, make_graph_view
 from explorer.plain_text import plain_label, tip
 from explorer.state import SelectionModel, SessionState
 from explorer.state.palette import SELECT_COLOR_HEX, color_for, color_icon
+from explorer.state.runtime_times import RuntimeTimes, fmt_us, runtime_times
 from explorer.state.stage_refs import kernel_ref, post_grad_ref
 
-KERNEL_COLUMNS = ["Kernel", "Kind", "Graph", "Nodes fused", "Lines"]
+KERNEL_COLUMNS = ["Kernel", "Time/step", "Kind", "Graph", "Nodes fused", "Lines"]
+TIME_COLUMN = KERNEL_COLUMNS.index("Time/step")
+FUSED_COLUMN = KERNEL_COLUMNS.index("Nodes fused")
+
+
+class _KernelItem(QTreeWidgetItem):
+    """Sorts the time and count columns by value (µs, not text), unknown times last."""
+
+    def __lt__(self, other: QTreeWidgetItem) -> bool:
+        col = self.treeWidget().sortColumn() if self.treeWidget() is not None else 0
+        if col == TIME_COLUMN:
+            mine = self.data(col, Qt.ItemDataRole.UserRole)
+            theirs = other.data(col, Qt.ItemDataRole.UserRole)
+            return (mine if mine is not None else -1.0) < (theirs if theirs is not None else -1.0)
+        if col in (FUSED_COLUMN, FUSED_COLUMN + 1):
+            return int(self.text(col) or 0) < int(other.text(col) or 0)
+        return self.text(col) < other.text(col)
 
 
 def _kind(kernel: Kernel) -> str:
@@ -54,6 +71,8 @@ class InductorPane(Pane):
         self.kernels.setHeaderLabels(KERNEL_COLUMNS)
         self.kernels.setRootIsDecorated(False)
         self.kernels.setUniformRowHeights(True)  # O(1) row geometry: 0.3-1.5 ms less per changed row
+        self.kernels.setSortingEnabled(True)
+        self.kernels.sortByColumn(-1, Qt.SortOrder.AscendingOrder)  # output-code order until a click
         self.kernels.itemClicked.connect(self._kernel_clicked)
         lower = QWidget()
         lower_layout = QVBoxLayout(lower)
@@ -73,9 +92,13 @@ class InductorPane(Pane):
         layout.addWidget(split)
         self._kernel_items: dict[Ref, QTreeWidgetItem] = {}
         self._kernels_lit: set[Ref] = set()
+        self._times = RuntimeTimes()
+        self._times_of: object = None
 
     def on_compile(self, current: Compile | None) -> None:
         self._building = current  # the compile whose queued slices may still fill this pane
+        if self._times_of is not self.state.session:  # the session's joined kernel times
+            self._times, self._times_of = runtime_times(self.state.session), self.state.session
         self.kernels.clear()
         self._kernel_items.clear()
         self._kernels_lit = set()
@@ -84,7 +107,7 @@ class InductorPane(Pane):
             self.graphs.set_sections([])
             self.header.setText("No Inductor output for this compile.")
             return
-        sections, overlay, counts = [], {}, []
+        sections, overlay, counts, marks = [], {}, [], {}
         for out in outputs:
             if out.post_grad is not None:
                 make = partial(post_grad_ref, current, out.graph)
@@ -95,11 +118,18 @@ class InductorPane(Pane):
                     color = color_for(k.name)
                     for name in k.fused_nodes:
                         overlay[make(name)] = color
+                for n in out.post_grad.nodes:
+                    us = self._times.get(make(n.name))
+                    if us is not None:
+                        marks[make(n.name)] = fmt_us(us).replace(" ", "")
             before, after = fusion_counts(out)
             counts.append(f"{out.graph}: {before if before is not None else '?'} → {after} kernels")
         self.graphs.set_sections(sections)
         self.graphs.set_overlay(overlay)
-        self.header.setText("Before vs after fusion — " + "; ".join(counts))
+        self.graphs.set_marks(marks)
+        caption = self._times.caption()
+        self.header.setText("Before vs after fusion — " + "; ".join(counts)
+                            + (f"  ·  Time/step and node badges: {caption}" if caption else ""))
         # The kernel list is its own slice of the event loop (770 rows on a 32-layer model).
         self.state.updates.post(self, "kernel list", lambda: self._fill_kernels(current))
 
@@ -124,10 +154,16 @@ class InductorPane(Pane):
 
     def _add_kernel(self, c: Compile, k: Kernel) -> None:
         loc = len(k.source.splitlines())
-        item = QTreeWidgetItem([k.name, _kind(k), k.graph, str(len(k.fused_nodes)), str(loc)])
-        item.setIcon(0, color_icon(color_for(k.name)))
-        item.setToolTip(3, tip(", ".join(k.fused_nodes)))
         ref = kernel_ref(c, k)
+        us = self._times.get(ref)
+        item = _KernelItem([k.name, fmt_us(us), _kind(k), k.graph, str(len(k.fused_nodes)), str(loc)])
+        item.setIcon(0, color_icon(color_for(k.name)))
+        item.setToolTip(FUSED_COLUMN, tip(", ".join(k.fused_nodes)))
+        if us is not None:
+            item.setTextAlignment(TIME_COLUMN, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            item.setData(TIME_COLUMN, Qt.ItemDataRole.UserRole, us)
+            item.setToolTip(TIME_COLUMN, f"{self._times.share(ref):.1%} of the profiled step's busy time "
+                                         f"({self._times.mode})")
         item.setData(0, Qt.ItemDataRole.UserRole, ref)
         self.kernels.addTopLevelItem(item)
         self._kernel_items[ref] = item

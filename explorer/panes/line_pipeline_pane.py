@@ -14,16 +14,19 @@ from explorer.plain_text import tip
 from explorer.state import SelectionModel, SessionState
 from explorer.state.line_facts import LineFacts, line_facts
 from explorer.state.palette import color_for
+from explorer.state.runtime_times import fmt_us, runtime_times
 
-COLUMNS = ["Line", "Code", "Dynamo", "AOT ops", "Kernels", "Graph break", "Recompiles"]
+COLUMNS = ["Line", "Code", "Time/step", "Dynamo", "AOT ops", "Kernels", "Graph break", "Recompiles"]
+TIME_COLUMN = COLUMNS.index("Time/step")
 
 
-def row_cells(session: Session, file: str, line: int, facts: LineFacts) -> list[str]:
+def row_cells(session: Session, file: str, line: int, facts: LineFacts, us: float | None = None) -> list[str]:
     text = session.sources.get(file, "").splitlines()
     code = text[line - 1].strip() if 0 < line <= len(text) else ""
     return [
         f"{Path(file).name}:{line}",
         code,
+        fmt_us(us),
         f"{len(facts.dynamo_nodes)} nodes" if facts.captured else "—",
         str(len(facts.aot_nodes)) if facts.aot_nodes else "—",
         ", ".join(facts.kernel_names) or "—",
@@ -53,14 +56,20 @@ class LinePipelinePane(Pane):
         self._items.clear()
         current = self.state.current
         rank = current.rank if current is not None else None
+        times = runtime_times(session)
         for (file, line), facts in sorted(line_facts(session, self.state.links, rank).items()):
-            item = QTreeWidgetItem(row_cells(session, file, line, facts))
             ref = source_line(file, line, rank)
+            us = times.get(ref)
+            item = QTreeWidgetItem(row_cells(session, file, line, facts, us))
+            if us is not None:
+                right = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+                item.setTextAlignment(TIME_COLUMN, right)
+                item.setToolTip(TIME_COLUMN, f"{times.share(ref):.1%} of the profiled step ({times.mode})")
             item.setData(0, Qt.ItemDataRole.UserRole, ref)
             if facts.kernel_names:
-                item.setForeground(4, color_for(facts.kernel_names[0]).darker(130))
+                item.setForeground(COLUMNS.index("Kernels"), color_for(facts.kernel_names[0]).darker(130))
             if facts.breaks:
-                item.setToolTip(5, tip("\n".join(sorted(set(facts.breaks)))))
+                item.setToolTip(COLUMNS.index("Graph break"), tip("\n".join(sorted(set(facts.breaks)))))
             self.tree.addTopLevelItem(item)
             self._items[ref] = item
         if not self._items:

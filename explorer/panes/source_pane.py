@@ -23,6 +23,7 @@ from explorer.plain_text import plain_label, tip
 from explorer.state import SelectionModel, SessionState
 from explorer.state.line_facts import LineFacts, LineKey, line_annotations, line_facts
 from explorer.state.palette import BROKE, CAPTURED, RECOMPILED, color_for
+from explorer.state.runtime_times import RuntimeTimes, fmt_us, runtime_times
 
 
 def _where(path: str) -> str:
@@ -58,6 +59,7 @@ class SourcePane(Pane):
         layout.addWidget(self.view)
         layout.addWidget(self.legend)
         self._facts: dict[tuple[str, int], LineFacts] = {}
+        self._times = RuntimeTimes()
         self._notes: dict[LineKey, list[str]] = {}
         self._path = ""
 
@@ -71,6 +73,10 @@ class SourcePane(Pane):
         self._notes = line_annotations(session, rank)
         counts = node_counts(c for c in session.compiles if c.rank == rank)
         order = {p: i for i, p in enumerate(session.sources)}
+        self._times = runtime_times(session)
+        if self._times.mode and "left column" not in self.legend.text():
+            self.legend.setText(self.legend.text() + f" · left column: {self._times.caption()} "
+                                "(kernel time shared out to the lines they came from)")
         self.files.blockSignals(True)
         self.files.clear()
         for path in sorted(session.sources, key=lambda p: (-counts.get(p, 0), order[p])):
@@ -135,11 +141,26 @@ class SourcePane(Pane):
                 markers[line] = (RECOMPILED, "Recompiled:\n" + "\n".join(facts.recompiles))
         self.view.set_line_colors(colors)
         self.view.set_markers(markers)
+        self.view.set_heat(self.heat(self._path))
         if notes:
             self.view.scroll_to_line(min(notes))
         elif colors:
             self.view.scroll_to_line(min(colors))
         self.on_selection(self.selection.selected, self.selection.highlighted)
+
+    def heat(self, path: str) -> dict[int, tuple[float, str, str]]:
+        """line -> (share of the step's busy time, label, tooltip) for the file `path`."""
+        out: dict[int, tuple[float, str, str]] = {}
+        for ref, us in self._times.by_ref.items():
+            if ref.kind is not RefKind.SOURCE_LINE:
+                continue
+            file, line = split_source_key(ref.key)
+            if file == path:
+                share = self._times.share(ref)
+                out[line] = (share, fmt_us(us).replace(" ", ""),
+                             f"{fmt_us(us)} per step ({share:.1%} of the profiled step's busy time, "
+                             f"{self._times.mode}) in the kernels this line fed")
+        return out
 
     @staticmethod
     def _line_colors(facts: LineFacts) -> list[QColor]:

@@ -30,6 +30,7 @@ class ModeSeries:
     warmup: list[bool] = field(default_factory=list)
     peak: list[int | None] = field(default_factory=list)
     baseline: list[tuple[int, float]] = field(default_factory=list)  # paired eager (step, ms)
+    baseline_warmup: list[bool] = field(default_factory=list)  # per paired step
     events: list[TimelineEvent] = field(default_factory=list)
     measured: ModeStats | None = None  # the worker's final figures, once the mode finished
     revision: int = 0  # grows with every change, so views redo only the modes that changed
@@ -39,6 +40,7 @@ class ModeSeries:
         self.revision += 1
         if s.baseline_for:
             self.baseline.append((s.step, s.ms))
+            self.baseline_warmup.append(s.warmup)
             return
         self.steps.append(s.step)
         self.ms.append(s.ms)
@@ -48,7 +50,8 @@ class ModeSeries:
     def samples(self) -> list[StepSample]:
         own = [StepSample(self.mode, st, ms, w, p)
                for st, ms, w, p in zip(self.steps, self.ms, self.warmup, self.peak, strict=True)]
-        return own + [StepSample(EAGER, st, ms, baseline_for=self.mode) for st, ms in self.baseline]
+        return own + [StepSample(EAGER, st, ms, w, baseline_for=self.mode)
+                      for (st, ms), w in zip(self.baseline, self.baseline_warmup, strict=True)]
 
     def add_event(self, e: TimelineEvent) -> None:
         self.events.append(e)
@@ -63,7 +66,9 @@ class ModeSeries:
 
     def _compute_stats(self) -> ModeStats:
         live = summarize(self.mode, self.ms, self.warmup, self.peak, self.events,
-                         baseline=[ms for _, ms in self.baseline])
+                         baseline=[ms for _, ms in self.baseline], steps=self.steps,
+                         baseline_steps=[(st, w) for (st, _), w in zip(self.baseline, self.baseline_warmup,
+                                                                          strict=True)])
         if self.measured is None:
             return live
         m = self.measured
@@ -74,6 +79,7 @@ class ModeSeries:
             peak_mem_bytes=m.peak_mem_bytes if m.peak_mem_bytes is not None else live.peak_mem_bytes,
             kernel_launches_per_step=m.kernel_launches_per_step, kernels=m.kernels,
             cudagraph_graphs=m.cudagraph_graphs, baseline_ms=live.baseline_ms,
+            runtime=m.runtime, time_by_ref=m.time_by_ref, saved_bytes=m.saved_bytes,
         )
 
 

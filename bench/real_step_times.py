@@ -1,0 +1,181 @@
+"""Are the app's step times and speedups right on real models? GPU benchmark for issue 14.
+
+    python bench/real_step_times.py --json      # CUDA machine, transformers installed
+    CS_LAYERS=1 python bench/real_step_times.py --device cpu --rounds 2 --json   # smoke test
+
+For each real model file (bench/models/hf_llama_infer.py: 32-layer HF Llama, batch-1 inference,
+launch-bound; bench/models/hf_llama_train.py: 32-layer bf16 training step) and each mode
+(default, reduce-overhead), in one process:
+
+- the app: `ModeRun` exactly as the worker runs it (blocks of 10 steps, each followed by its
+  paired eager block; warm-up blocks marked; medians of steady steps; speedup = paired eager
+  median / mode median), then its profiled steps (`RuntimeProfile`);
+- the independent measurement, interleaved with the app's blocks so both see the same host:
+  after every app block, a plain eager block and a plain block of the same compiled function,
+  each 10 steps between `torch.cuda.synchronize()` + `perf_counter` (no events, no watch);
+  median block per step of each, speedup = their ratio;
+- timing overhead: the app's timed mode block (its events and compile watch inside) against the
+  plain block of the same function, median of each.
+
+Targets: every mode's median within ±5 % of the independent one, every speedup within ±5 %,
+overhead ≤ 1 %. Last line with --json: `{"figures": [...]}`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+MODELS = ("hf_llama_infer", "hf_llama_train")
+
+
+def figure(name: str, value: float | None, unit: str, target: str = "",
+           ok: bool | None = None) -> dict[str, Any]:
+    return {"name": name, "value": None if value is None else round(value, 4), "unit": unit,
+            "target": target, "ok": ok}
+
+
+def plain_block(timer: Any, fn: Any, mark: Any, inputs: Any, n: int) -> float:
+    """ms per step of `n` steps between two synchronisations: the independent measurement."""
+    timer.sync()
+    t0 = time.perf_counter()
+    for _ in range(n):
+        mark()
+        fn(inputs)
+    timer.sync()
+    return (time.perf_counter() - t0) * 1000.0 / n
+
+
+def measure_mode(spec: Any, mode: str, args: argparse.Namespace) -> dict[str, Any]:
+    from compiler_core.timeline.run_phase import ModeRun, step_function
+    from compiler_core.timeline.stats import mode_speedup
+    from compiler_core.timeline.step_clock import BLOCK
+
+    steps = BLOCK * args.rounds
+    run = ModeRun(spec, mode, steps, args.device, lambda r: None, None, paired=True, profile_steps=3)
+    t0 = time.perf_counter()
+    run.prepare()
+    eager_fn = step_function(spec, spec.model)
+    inputs = run.inputs(0)
+    indep: dict[str, list[float]] = {"eager": [], "mode": []}
+    app_block: list[float] = []
+    walls = []
+    for r in range(args.rounds):
+        run.block(range(r * BLOCK, (r + 1) * BLOCK))
+        own = [s for s in run.samples if not s.baseline_for and s.step >= r * BLOCK]
+        if own and not own[0].warmup:
+            app_block.append(sum(s.ms for s in own) / len(own))
+        if r == 0:
+            walls.append(time.perf_counter() - t0)
+            continue  # the compile block: no independent figure
+        indep["eager"].append(plain_block(run.timer, eager_fn, lambda: None, inputs, BLOCK))
+        indep["mode"].append(plain_block(run.timer, run._step_fn, run._mark_step, inputs, BLOCK))
+    _, _, stats = run.finish()
+    eager_ms, mode_ms = statistics.median(indep["eager"]), statistics.median(indep["mode"])
+    prof = stats.runtime
+    warm = [s.step for s in run.samples if not s.baseline_for and s.warmup]
+    return {
+        "mode": mode, "app_median": stats.median_ms, "app_p99": stats.p99_ms,
+        "app_paired_eager": stats.baseline_ms,
+        "app_speedup": mode_speedup(stats, None), "indep_median": mode_ms, "indep_eager": eager_ms,
+        "indep_speedup": eager_ms / mode_ms, "app_block": statistics.median(app_block) if app_block else None,
+        "warmup_steps": warm, "compile_s": stats.compile_s, "first_block_s": walls[0] if walls else None,
+        "launches": stats.kernel_launches_per_step, "kernels": stats.kernels,
+        "busy_us": prof.busy_us_per_step if prof else None,
+        "idle_us": prof.idle_us_per_step if prof else None,
+        "cudagraph_us": prof.cudagraph_us_per_step if prof else None,
+        "top_kernels": [(k.name[:60], k.kind, round(k.us_per_step, 1))
+                        for k in (prof.kernels[:8] if prof else ())],
+        "named_kernel_share": _named_share(prof),
+        "us_by_kind": _by_kind(prof), "graph_calls": len(prof.graph_calls) if prof else None,
+        "peak_mem_bytes": stats.peak_mem_bytes,
+    }
+
+
+def _named_share(prof: Any) -> float | None:
+    """Share of profiled time that landed on Inductor kernels or extern calls (joinable)."""
+    if prof is None or not prof.kernels:
+        return None
+    total = sum(k.us_per_step for k in prof.kernels)
+    named = sum(k.us_per_step for k in prof.kernels if k.kind in ("kernel", "extern"))
+    return named / total if total else None
+
+
+def _by_kind(prof: Any) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for k in prof.kernels if prof else ():
+        key = f"{k.kind}{' (CUDA graph)' if k.in_cudagraph else ''}"
+        out[key] = round(out.get(key, 0.0) + k.us_per_step, 1)
+    return out
+
+
+def eager_run(spec: Any, args: argparse.Namespace) -> dict[str, Any]:
+    from compiler_core.timeline.run_phase import ModeRun
+
+    run = ModeRun(spec, "eager", 3 * 10, args.device, lambda r: None, None, profile_steps=3)
+    samples, _, stats = run.run()
+    return {"first_steps_ms": [round(s.ms, 2) for s in samples[:4]],
+            "warmup_steps": [s.step for s in samples if s.warmup], "median": stats.median_ms,
+            "p99": stats.p99_ms, "launches": stats.kernel_launches_per_step, "kernels": stats.kernels,
+            "idle_us": stats.runtime.idle_us_per_step if stats.runtime else None}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--device", default="cuda")
+    p.add_argument("--models", default=",".join(MODELS))
+    p.add_argument("--modes", default="default,reduce-overhead")
+    p.add_argument("--rounds", type=int, default=16, help="app blocks per mode (the first compiles)")
+    p.add_argument("--json", action="store_true")
+    args = p.parse_args(argv)
+    import torch
+
+    from compiler_core.modelfile import load_model_file
+
+    device_name = torch.cuda.get_device_name() if args.device.startswith("cuda") else "cpu"
+    figures: list[dict[str, Any]] = []
+    for name in [m for m in args.models.split(",") if m]:
+        spec = load_model_file(ROOT / "bench" / "models" / f"{name}.py", device=args.device)
+        spec.model.to(args.device)
+        e = eager_run(spec, args)
+        print(json.dumps({"model": name, "eager": e}), file=sys.stderr, flush=True)
+        figures.append(figure(f"{name} eager: app median", e["median"], "ms"))
+        figures.append(figure(f"{name} eager: p99 (warm-up excluded)", e["p99"], "ms"))
+        figures.append(figure(f"{name} eager: kernels per step", e["kernels"], "kernels"))
+        for mode in [m for m in args.modes.split(",") if m]:
+            r = measure_mode(spec, mode, args)
+            print(json.dumps({"model": name, **r}, default=str), file=sys.stderr, flush=True)
+            med_err = abs(r["app_median"] / r["indep_median"] - 1) * 100
+            sp_err = abs(r["app_speedup"] / r["indep_speedup"] - 1) * 100
+            over = (r["app_block"] / r["indep_median"] - 1) * 100 if r["app_block"] else None
+            k = f"{name} {mode}"
+            figures += [
+                figure(f"{k}: app median", r["app_median"], "ms"),
+                figure(f"{k}: independent median", r["indep_median"], "ms"),
+                figure(f"{k}: median disagreement", med_err, "%", "<= 5", med_err <= 5),
+                figure(f"{k}: app speedup", r["app_speedup"], "x"),
+                figure(f"{k}: independent speedup", r["indep_speedup"], "x"),
+                figure(f"{k}: speedup disagreement", sp_err, "%", "<= 5", sp_err <= 5),
+                figure(f"{k}: timing overhead", over, "%", "<= 1", None if over is None else over <= 1),
+                figure(f"{k}: GPU idle per step", r["idle_us"], "us"),
+                figure(f"{k}: CUDA-graph share of GPU time",
+                       r["cudagraph_us"] / r["busy_us"]
+                       if r["cudagraph_us"] is not None and r["busy_us"] else None,
+                       "fraction"),
+                figure(f"{k}: kernels per step", r["kernels"], "kernels"),
+            ]
+            print(json.dumps(figures[-10:]), file=sys.stderr, flush=True)
+    if args.json:
+        print(json.dumps({"device": device_name, "torch": torch.__version__, "figures": figures}))
+    return 0 if all(f["ok"] is not False for f in figures) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

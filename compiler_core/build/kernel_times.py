@@ -1,0 +1,131 @@
+"""Join a mode's profiled kernel times to the session: kernels → post-grad nodes → source lines.
+
+The run phase profiles a few steps of each mode (timeline/kernel_profile.py) and learns, per
+compiled graph it saw called, which kernel names ran in it and how long each kernel or extern
+call took. Here each such graph is matched to the session's InductorOutput with the most kernel
+names in common (ties broken by Dynamo compile id and forward/backward), then:
+
+- an Inductor kernel's time goes to that output's kernel of the same name;
+- an extern call (op `mm`, n-th in its graph call) to the output's n-th extern kernel of that op
+  (`extern_kernels.mm:N`, `torch.ops.aten.mm.default:N`), in the order the output code calls them;
+- a kernel's time is split evenly among the post-grad nodes it fused (an extern's goes to its own
+  node), and a node's share evenly among the source lines upstream of it in the link index.
+
+So the per-line and per-node figures add up to the per-kernel ones. Times are µs per step and
+are stored once in `ModeStats.time_by_ref` (encoded Ref -> µs), which the CLI and panes read.
+The session's kernels come from the capture's compile, the profile from the run phase's fresh
+compile of each mode: kernel names are deterministic for the same graph, so they match for
+default and reduce-overhead; a kernel a mode made differently (max-autotune's templates) stays
+unjoined and is still listed in `RuntimeProfile.kernels`.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping
+
+from compiler_core.session.model import Compile, InductorOutput, Kernel, RuntimeProfile, Session
+from compiler_core.session.refs import STAGE_ORDER, Ref, RefKind, graph_key
+
+Output = tuple[Compile, InductorOutput]
+
+
+def extern_op(kernel_name: str) -> tuple[str, int] | None:
+    """(`mm`, 3) for `extern_kernels.mm:3` or `torch.ops.aten.mm.default:3`; None otherwise."""
+    base, _, number = kernel_name.rpartition(":")
+    if not base or not number.isdigit():
+        return None
+    parts = base.split(".")
+    if parts[-1] in ("default", "out", "Tensor") and len(parts) > 1:
+        parts = parts[:-1]
+    return parts[-1], int(number)
+
+
+def join_runtime(session: Session, profile: RuntimeProfile) -> dict[str, float]:
+    """Encoded Ref (kernel, post-grad node, source line) -> µs per step."""
+    outputs = [(c, out) for c in session.compiles for out in c.inductor]
+    matched = {call.index: _match(call.kernels, call.region, call.backward, outputs)
+               for call in profile.graph_calls}
+    out: dict[str, float] = defaultdict(float)
+    memo: dict[str, frozenset[str]] = {}
+    for kt in profile.kernels:
+        target = matched.get(kt.call)
+        if target is None or kt.kind not in ("kernel", "extern"):
+            continue
+        compile_, output = target
+        kernel = _kernel(output, kt.name, kt.kind, kt.occurrence)
+        if kernel is None:
+            continue
+        kref = Ref(RefKind.KERNEL, compile_.compile_id, graph_key(output.graph, kernel.name), compile_.rank)
+        out[kref.encode()] += kt.us_per_step
+        nodes = kernel.fused_nodes[:1] if kernel.language == "extern" else kernel.fused_nodes
+        for node in nodes:
+            share = kt.us_per_step / len(nodes)
+            nref = Ref(RefKind.POST_GRAD_NODE, compile_.compile_id, graph_key(output.graph, node),
+                       compile_.rank).encode()
+            out[nref] += share
+            lines = _upstream_lines(nref, session.links, memo)
+            for line in lines:
+                out[line] += share / len(lines)
+    return dict(out)
+
+
+def _upstream_lines(ref: str, links: Mapping[str, tuple[str, ...]],
+                    memo: dict[str, frozenset[str]]) -> frozenset[str]:
+    """The source lines (encoded refs) reachable from `ref` by links that only go to earlier
+    stages (what `LinkIndex.related` finds upstream), memoised and on encoded strings: on the
+    32-layer HF Llama training session (9k post-grad nodes, 34k link entries) walking `related`
+    per node did not finish in 8 minutes (its downstream half fans out to every line of every
+    kernel), and decoding every neighbour into a Ref took 22 of 34 s."""
+    if ref in memo:
+        return memo[ref]
+    memo[ref] = frozenset()  # a cycle within one stage cannot recurse forever
+    here = _stage(ref)
+    found: set[str] = set()
+    for nxt in links.get(ref, ()):
+        stage = _stage(nxt)
+        if stage >= here:
+            continue
+        if stage == _LINE_STAGE:
+            found.add(nxt)
+        else:
+            found |= _upstream_lines(nxt, links, memo)
+    memo[ref] = frozenset(found)
+    return memo[ref]
+
+
+_STAGE_BY_KIND = {kind.value: STAGE_ORDER[kind] for kind in RefKind}
+_LINE_STAGE = STAGE_ORDER[RefKind.SOURCE_LINE]
+
+
+def _stage(encoded: str) -> float:
+    return _STAGE_BY_KIND[encoded[:encoded.index("|")]]
+
+
+def _match(kernels: tuple[str, ...], region: str, backward: bool, outputs: list[Output]) -> Output | None:
+    names = set(kernels)
+
+    def score(o: Output) -> tuple[int, int, int]:
+        c, out = o
+        common = len(names & {k.name for k in out.kernels})
+        same_part = (out.graph == "backward") == backward
+        return common, int(bool(region) and c.compile_id == region), int(same_part)
+
+    if not outputs:
+        return None
+    best = max(outputs, key=score)
+    common, same_region, same_part = score(best)
+    if names and common == 0:
+        return None
+    if not names and not (same_region and same_part):
+        return None
+    return best
+
+
+def _kernel(output: InductorOutput, name: str, kind: str, occurrence: int) -> Kernel | None:
+    if kind == "kernel":
+        return next((k for k in output.kernels if k.name == name), None)
+    for k in output.kernels:
+        if k.language == "extern" and extern_op(k.name) == (name, occurrence):
+            return k
+    return None
