@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QComboBox, QVBoxLayout
 
 from compiler_core.build.user_sources import node_counts
 from compiler_core.session import Compile, Ref, RefKind, Session
+from compiler_core.session.model import SourceLoc
 from compiler_core.session.refs import source_line, split_source_key
 from explorer.panes.base import Pane
 from explorer.panes.code_view import CodeView
@@ -24,6 +25,16 @@ from explorer.state import SelectionModel, SessionState
 from explorer.state.line_facts import LineFacts, LineKey, line_annotations, line_facts
 from explorer.state.palette import BROKE, CAPTURED, RECOMPILED, color_for
 from explorer.state.runtime_times import RuntimeTimes, fmt_us, runtime_times
+
+
+def _busiest_line(c: Compile) -> list[SourceLoc]:
+    """The first traced line of the file holding most of `c`'s Dynamo nodes ([] when none)."""
+    counts = node_counts([c])
+    if not counts or c.dynamo_graph is None:
+        return []
+    top = counts.most_common(1)[0][0]
+    lines = [n.source.line for n in c.dynamo_graph.nodes if n.source is not None and n.source.file == top]
+    return [SourceLoc(top, min(lines))]
 
 
 def _where(path: str) -> str:
@@ -102,11 +113,15 @@ class SourcePane(Pane):
 
     def on_compile(self, current: Compile | None) -> None:
         """Show the compile's break line when it has one (the line to fix: in GPT-2, a
-        transformers logging call), else the file of the frame it compiled."""
+        transformers logging call), else the file most of its graph came from, at its first
+        traced line. (Not the frame's own file: for an HF model that is the `wrapper` decorator in
+        transformers/utils/generic.py, with no node in it.)"""
         if current is None:
             return
         places = [b.location for b in current.graph_breaks if b.location is not None]
-        if current.code is not None:
+        if not places:
+            places = _busiest_line(current)
+        if not places and current.code is not None:
             places.append(current.code)
         for loc in places:
             index = self.files.findData(loc.file)
