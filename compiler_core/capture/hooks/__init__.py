@@ -1,0 +1,1 @@
+"""Every private torch access of CompileScope (filled in below)."""
