@@ -35,7 +35,7 @@ import torch.fx
 from torch._inductor.custom_graph_pass import CustomGraphPass
 
 from compiler_core.capture.hooks import post_grad_store
-from compiler_core.capture.aot_replay import AotRecordWatch
+from compiler_core.capture.hooks.aot_replay import AotRecordWatch
 from compiler_core.capture.graph_records import graph_record
 from compiler_core.session.codec import to_jsonable
 
