@@ -66,7 +66,7 @@ def measure_budget(spec: Any, budget: float, device: str, steps: int) -> BudgetP
     from compiler_core.build.backward_links import recomputed_nodes
     from compiler_core.build.saved_tensors import saved_tensors
     from compiler_core.capture.graph_records import graph_record
-    from compiler_core.capture.memory_budget_patch import activation_memory_budget
+    from compiler_core.capture.hooks.memory_budget_patch import activation_memory_budget
     from compiler_core.capture.model_run import to_device
 
     graphs: list[tuple[str, Graph]] = []
