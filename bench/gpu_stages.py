@@ -39,7 +39,7 @@ def capture(model_file: Path, mode: str, trace: Path, device: str, calls: int = 
     import torch
 
     from compiler_core.build import import_trace
-    from compiler_core.capture.inspect_config import inspect_config
+    from compiler_core.capture.hooks.inspect_config import inspect_config
     from compiler_core.capture.model_run import call_once, compile_options, to_device
     from compiler_core.capture.recording_backend import RecordingBackend
     from compiler_core.capture.trace_sink import TraceLogSink

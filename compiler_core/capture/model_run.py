@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from compiler_core.capture.inspect_config import inspect_config
+from compiler_core.capture.hooks.inspect_config import inspect_config
 from compiler_core.capture.recording_backend import RecordingBackend
 from compiler_core.modelfile import ModelSpec
 

@@ -153,7 +153,7 @@ def test_modes_become_inductor_config_for_the_recording_backend() -> None:
 def test_inspect_config_turns_caches_off_where_replay_is_unverified() -> None:
     import torch
 
-    from compiler_core.capture.inspect_config import inspect_patches, replay_supported
+    from compiler_core.capture.hooks.inspect_config import inspect_patches, replay_supported
 
     # replay is verified (and enabled) from torch 2.13; older torch captures with caches off
     major, minor = (int(p) for p in torch.__version__.split(".")[:2])

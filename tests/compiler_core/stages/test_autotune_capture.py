@@ -25,7 +25,7 @@ def test_cpu_max_autotune_records_every_candidate(tmp_path: Path) -> None:
     torch._dynamo.reset()
     model = torch.nn.Linear(64, 64).eval()
     trace = tmp_path / "trace.log"
-    from compiler_core.capture.inspect_config import inspect_config
+    from compiler_core.capture.hooks.inspect_config import inspect_config
 
     with inspect_config(), TraceLogSink(trace), stage_recorders() as rec, \
             torch._inductor.config.patch(freezing=True), torch.no_grad():

@@ -23,7 +23,7 @@ def capture(model_file: Path, trace: Path) -> Session:
     import torch
 
     from compiler_core.build import import_trace
-    from compiler_core.capture.inspect_config import inspect_config
+    from compiler_core.capture.hooks.inspect_config import inspect_config
     from compiler_core.capture.recording_backend import RecordingBackend
     from compiler_core.capture.trace_sink import TraceLogSink
     from compiler_core.modelfile import load_model_file
