@@ -68,7 +68,7 @@ class ScriptJob:
 
     def run(self) -> int:
         from compiler_core.capture.stage_tracker import StageTracker
-        from compiler_core.capture.trace_sink import TraceLogSink
+        from compiler_core.capture.hooks.trace_sink import TraceLogSink
         from compiler_core.run.compile_hook import CompileHook
         from compiler_core.run.step_timer import StepTimer
         from compiler_core.stages.stage_hooks import stage_recorders

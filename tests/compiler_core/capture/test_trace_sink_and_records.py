@@ -20,7 +20,7 @@ from compiler_core.capture.graph_records import (
     parse_stack_trace,
 )
 from compiler_core.capture.recording_backend import ARTIFACT_NAME, emit_graph
-from compiler_core.capture.trace_sink import TraceLogSink
+from compiler_core.capture.hooks.trace_sink import TraceLogSink
 from compiler_core.session.codec import from_jsonable
 from compiler_core.session.model import Graph
 

@@ -18,7 +18,7 @@ def test_cpu_max_autotune_records_every_candidate(tmp_path: Path) -> None:
     import torch
 
     from compiler_core.build import import_trace
-    from compiler_core.capture.trace_sink import TraceLogSink
+    from compiler_core.capture.hooks.trace_sink import TraceLogSink
     from compiler_core.stages import with_stage_artifacts
     from compiler_core.stages.stage_hooks import stage_recorders
 
