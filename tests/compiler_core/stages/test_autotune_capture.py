@@ -9,7 +9,7 @@ import pytest
 
 from compiler_core.session.model import AutotuneChoice, AutotuneResult
 from compiler_core.stages import autotune_from_artifact, ranked
-from compiler_core.stages.autotune_capture import failure_reason
+from compiler_core.capture.hooks.autotune_capture import failure_reason
 from compiler_core.stages.autotune_records import winner_speedup
 
 
