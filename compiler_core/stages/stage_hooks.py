@@ -24,7 +24,7 @@ from typing import Any
 from torch._inductor.custom_graph_pass import CustomGraphPass
 
 from compiler_core.capture.hooks.autotune_capture import AutotuneRecorder
-from compiler_core.stages.cudagraph_capture import CudaGraphRecorder, PartitionTracker
+from compiler_core.capture.hooks.cudagraph_capture import CudaGraphRecorder, PartitionTracker
 from compiler_core.stages.decomp_capture import PreJointPass
 
 
