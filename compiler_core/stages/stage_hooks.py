@@ -25,7 +25,7 @@ from torch._inductor.custom_graph_pass import CustomGraphPass
 
 from compiler_core.capture.hooks.autotune_capture import AutotuneRecorder
 from compiler_core.capture.hooks.cudagraph_capture import CudaGraphRecorder, PartitionTracker
-from compiler_core.stages.decomp_capture import PreJointPass
+from compiler_core.capture.hooks.decomp_capture import PreJointPass
 
 
 class _GraphStartMark(CustomGraphPass):
