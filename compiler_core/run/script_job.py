@@ -71,7 +71,7 @@ class ScriptJob:
         from compiler_core.capture.hooks.trace_sink import TraceLogSink
         from compiler_core.run.compile_hook import CompileHook
         from compiler_core.run.step_timer import StepTimer
-        from compiler_core.stages.stage_hooks import stage_recorders
+        from compiler_core.capture.hooks.stage_hooks import stage_recorders
 
         prefix = f"r{self.rank}:" if self.rank is not None else ""
         self.timer = timer = StepTimer(

@@ -51,7 +51,7 @@ class CaptureJob:
     def run(self) -> int:
         from compiler_core.capture.stage_tracker import StageTracker
         from compiler_core.capture.hooks.trace_sink import TraceLogSink
-        from compiler_core.stages.stage_hooks import stage_recorders
+        from compiler_core.capture.hooks.stage_hooks import stage_recorders
 
         trace_path = Path(self.spec.resolved_trace_path)
         tracker = StageTracker(self._emit, self.clock)

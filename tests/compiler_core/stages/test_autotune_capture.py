@@ -20,7 +20,7 @@ def test_cpu_max_autotune_records_every_candidate(tmp_path: Path) -> None:
     from compiler_core.build import import_trace
     from compiler_core.capture.hooks.trace_sink import TraceLogSink
     from compiler_core.stages import with_stage_artifacts
-    from compiler_core.stages.stage_hooks import stage_recorders
+    from compiler_core.capture.hooks.stage_hooks import stage_recorders
 
     torch._dynamo.reset()
     model = torch.nn.Linear(64, 64).eval()
