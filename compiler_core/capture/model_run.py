@@ -19,7 +19,7 @@ from typing import Any
 import torch
 
 from compiler_core.capture.hooks.inspect_config import inspect_config
-from compiler_core.capture.recording_backend import RecordingBackend
+from compiler_core.capture.hooks.recording_backend import RecordingBackend
 from compiler_core.modelfile import ModelSpec
 
 Stage = Callable[[str, str], None]  # (stage, state) progress callback
@@ -47,7 +47,7 @@ def compile_options(spec: ModelSpec, mode: str | None, dynamic: bool | None) -> 
         options["dynamic"] = dynamic
     if "mode" in options and "options" in options:
         # torch.compile refuses both; the mode's options plus the explicit ones is what is meant
-        from compiler_core.capture.recording_backend import mode_config
+        from compiler_core.capture.hooks.recording_backend import mode_config
 
         options["options"] = {**mode_config(options.pop("mode"), None, options.get("dynamic")),
                               **options["options"]}

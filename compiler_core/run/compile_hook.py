@@ -73,6 +73,6 @@ def recording_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:
     options = kwargs.get("options") or {}
     if backend != "inductor" or options.get("use_aoti"):
         return kwargs
-    from compiler_core.capture.recording_backend import RecordingBackend
+    from compiler_core.capture.hooks.recording_backend import RecordingBackend
 
     return {**kwargs, "backend": RecordingBackend(dynamic=kwargs.get("dynamic"))}
