@@ -29,7 +29,7 @@ from typing import Any
 
 from compiler_core.session.model import ModeStats, StepSample, TimelineEvent
 from compiler_core.timeline.call_clock import StepClock, clock_for
-from compiler_core.timeline.compile_watch import WARMUP_KINDS, CompileWatch
+from compiler_core.capture.hooks.compile_watch import WARMUP_KINDS, CompileWatch
 from compiler_core.timeline.records import MODE_START, to_record
 from compiler_core.timeline.stats import mode_stats
 

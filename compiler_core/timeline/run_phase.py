@@ -34,7 +34,7 @@ from typing import Any
 
 from compiler_core.modelfile import ModelSpec
 from compiler_core.session.model import ModeStats, RuntimeProfile, StepSample, TimelineEvent
-from compiler_core.timeline.compile_watch import WARMUP_KINDS, CompileWatch
+from compiler_core.capture.hooks.compile_watch import WARMUP_KINDS, CompileWatch
 from compiler_core.timeline.kernel_profile import CPU_KERNEL_PROFILE, profile_steps
 from compiler_core.timeline.probes import MemoryProbe
 from compiler_core.timeline.records import MODE_START, to_record
