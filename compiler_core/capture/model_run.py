@@ -18,6 +18,7 @@ from typing import Any
 
 import torch
 
+from compiler_core.capture.hooks.compiler_reset import reset_compiler
 from compiler_core.capture.hooks.inspect_config import inspect_config
 from compiler_core.capture.hooks.recording_backend import RecordingBackend
 from compiler_core.modelfile import ModelSpec
@@ -110,7 +111,7 @@ def compile_and_run(
     facts.update(mode=options.get("mode", "default"), dynamic=options.get("dynamic"), train=spec.trains)
     with inspect_config() as flags:
         facts["flags"] = flags
-        torch._dynamo.reset()
+        reset_compiler()
         backend = RecordingBackend(dynamic=options.get("dynamic"))
         compiled = torch.compile(model, backend=backend, **options)
         stage("run", "started")

@@ -61,14 +61,16 @@ def _storage_bytes(saved: Sequence[Any]) -> int:
 def measure_budget(spec: Any, budget: float, device: str, steps: int) -> BudgetPoint:
     """Compile and run `spec` (a ModelSpec with a train_step) at one budget."""
     import torch
-    from torch._inductor.compile_fx import compile_fx, compile_fx_inner
 
     from compiler_core.build.backward_links import recomputed_nodes
     from compiler_core.build.saved_tensors import saved_tensors
     from compiler_core.capture.graph_records import graph_record
+    from compiler_core.capture.hooks.compiler_reset import reset_compiler
+    from compiler_core.capture.hooks.inductor_entry import compile_fx_functions
     from compiler_core.capture.hooks.memory_budget_patch import activation_memory_budget
     from compiler_core.capture.model_run import to_device
 
+    compile_fx, compile_fx_inner = compile_fx_functions()
     graphs: list[tuple[str, Graph]] = []
 
     def inner(gm: torch.fx.GraphModule, inputs: Sequence[Any], **kwargs: Any) -> Any:
@@ -82,7 +84,7 @@ def measure_budget(spec: Any, budget: float, device: str, steps: int) -> BudgetP
     assert spec.train_step is not None
     cuda = device.startswith("cuda")
     with activation_memory_budget(budget):
-        torch._dynamo.reset()
+        reset_compiler()
         compiled = torch.compile(spec.model, backend=backend)
         inputs = to_device(spec.example_inputs(), device)
         _zero_grads(spec.model)

@@ -136,8 +136,8 @@ def test_sink_does_not_leak_when_nothing_is_logged(tmp_path: Path) -> None:
 
 
 def test_modes_become_inductor_config_for_the_recording_backend() -> None:
-    from compiler_core.capture.model_run import compile_options
     from compiler_core.capture.hooks.recording_backend import mode_config
+    from compiler_core.capture.model_run import compile_options
     from compiler_core.modelfile import ModelSpec
 
     assert mode_config(None, None, None) == {}
