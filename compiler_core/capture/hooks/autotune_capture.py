@@ -76,7 +76,11 @@ class AutotuneRecorder:
         from torch._inductor import select_algorithm
 
         logging.getLogger(_LOGGER).removeHandler(self._errors)
-        cache = getattr(select_algorithm, "_ALGORITHM_SELECTOR_CACHE", None)
+        # No remove_feedback_saver exists (only clear_feedback_savers, which would drop others'
+        # savers too): take ours out of the cache's list. The accessor where torch has one.
+        accessor = getattr(select_algorithm, "get_algorithm_selector_cache", None)
+        cache = accessor() if accessor is not None else getattr(
+            select_algorithm, "_ALGORITHM_SELECTOR_CACHE", None)
         savers = getattr(cache, "feedback_saver_fns", None)
         if isinstance(savers, list) and self in savers:
             savers.remove(self)
