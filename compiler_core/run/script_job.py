@@ -69,10 +69,10 @@ class ScriptJob:
 
     def run(self) -> int:
         from compiler_core.capture.hooks import check_torch_version
+        from compiler_core.capture.hooks.compile_hook import CompileHook
         from compiler_core.capture.hooks.stage_hooks import stage_recorders
         from compiler_core.capture.hooks.trace_sink import TraceLogSink
         from compiler_core.capture.stage_tracker import StageTracker
-        from compiler_core.run.compile_hook import CompileHook
         from compiler_core.run.step_timer import StepTimer
 
         # A torch outside a private hook's tested range: warn in the session, run anyway.

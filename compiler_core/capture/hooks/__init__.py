@@ -33,6 +33,7 @@ HOOKS = (
     "cudagraph_capture",   # cudagraph-trees skip/record reasons (private loggers' text)
     "memory_budget_patch",  # functorch activation_memory_budget + caches off
     "compile_watch",       # Dynamo compile start/end callbacks and guard failures
+    "compile_hook",        # torch.compile itself wrapped for a script run (restored on exit)
     "compiler_reset",      # torch.compiler.reset (public)
     "inductor_entry",      # compile_fx for custom backends, list_mode_options
     "op_types",            # OpOverload / OpOverloadPacket isinstance test

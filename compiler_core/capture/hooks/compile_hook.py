@@ -29,6 +29,8 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
+TORCH_VERSIONS = ("2.11", "2.13")  # oldest, newest served (see the package docstring)
+
 OnCompiled = Callable[[Any, Any], Any]  # (compiled result, the model/function given) -> result
 
 
