@@ -79,7 +79,7 @@ def measure_budget(spec: Any, budget: float, device: str, steps: int) -> BudgetP
         return compile_fx_inner(gm, inputs, **kwargs)
 
     def backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> Callable[..., Any]:
-        return compile_fx(gm, example_inputs, inner_compile=inner)  # type: ignore[return-value]
+        return compile_fx(gm, example_inputs, inner_compile=inner)
 
     assert spec.train_step is not None
     cuda = device.startswith("cuda")
