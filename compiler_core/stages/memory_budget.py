@@ -1,7 +1,7 @@
 """The memory-budget lever: re-partition a model's training graph at several budgets, measured.
 
 For each `activation_memory_budget` value the model file's training step is compiled afresh
-(Dynamo reset, caches off, see capture/memory_budget_patch.py) with Inductor, through a backend
+(Dynamo reset, caches off, see capture/hooks/memory_budget_patch.py) with Inductor, through a backend
 whose `inner_compile` wrapper sees each partition as AOTAutograd hands it over. From the
 backward graph we count what the forward saves (non-tangent backward inputs, bytes de-duplicated
 by storage, as the session's saved-tensor totals) and what the partitioner recomputed (the
