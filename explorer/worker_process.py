@@ -5,11 +5,18 @@ compiler_core/worker/protocol.py), tailed by a timer: the GUI thread never block
 The worker starts under `setsid` so Cancel can kill its whole process group (Inductor's compile
 workers included). Whatever happens to the worker, `finished` carries its fate and the path of
 what it recorded, if anything.
+
+Hostile model files (issue 12, rows 6-7): the per-run key goes to the worker's stdin (QProcess can
+write it; compiler_core/worker/event_auth.py says why stdin) and only lines signed with it are
+believed. `WorkerOutcome.ok` is decided here from what the GUI can check: exit code 0, an
+authentic `done`, no forged lines, and a session file at the path the GUI chose (never a path
+an event names) written during this run. Whether it decodes is checked by the capture loader,
+off the GUI thread, which reports a file that does not load. When the worker ends, whatever
+its tree left behind (also `setsid` children) is swept (compiler_core/worker/process_sweep.py).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
@@ -20,6 +27,8 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signal
 
+from compiler_core.worker import event_auth, process_sweep
+from compiler_core.worker.memory_limit import limit_bytes
 from compiler_core.worker.protocol import CaptureSpec, Event, worker_env
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,10 +46,14 @@ class WorkerOutcome:
     session_path: str  # "" when the worker saved nothing
     partial: bool
     trace_path: str
+    problems: tuple[str, ...] = ()  # why an exit 0 is still not a success (forged events, no done)
+    swept: int = 0  # processes of the run killed after it ended
+    memory_exceeded: int = 0  # bytes the worker and its children held together when killed for it
 
     @property
     def ok(self) -> bool:
-        return self.exit_code == 0 and not self.crashed and not self.cancelled and bool(self.session_path)
+        return (self.exit_code == 0 and not self.crashed and not self.cancelled and bool(self.session_path)
+                and not self.problems)  # fmt: skip
 
     def describe(self) -> str:
         if self.cancelled:
@@ -50,6 +63,11 @@ class WorkerOutcome:
         else:
             fate = f"exit code {self.exit_code}"
         text = f"Worker {fate}; last stage: {self.last_stage or '—'}."
+        if self.memory_exceeded:
+            text += (f"\nThe model and its child processes used {self.memory_exceeded >> 20} MiB together, "
+                     "over the memory cap; killed.")  # fmt: skip
+        for problem in self.problems:
+            text += f"\n{problem}"
         if self.error:
             text += f"\n{self.error}"
         return text
@@ -87,6 +105,14 @@ class WorkerProcess(QObject):
         self._session = ("", False)
         self._cancelled = False
         self._spec: CaptureSpec | None = None
+        self._key = event_auth.new_key()
+        self._verifier = event_auth.Verifier(self._key)
+        self._token = process_sweep.new_run_token()
+        self._done: Event | None = None
+        self._started_unix = 0.0
+        self._pid = 0
+        self._memory_exceeded = 0
+        self._ticks = 0
 
     def running(self) -> bool:
         return self._proc is not None and self._proc.state() != QProcess.ProcessState.NotRunning
@@ -107,16 +133,31 @@ class WorkerProcess(QObject):
         setsid = shutil.which("setsid")
         program, args = (setsid, argv) if setsid else (argv[0], argv[1:])
         proc = QProcess(self)
-        proc.setProcessEnvironment(_environment())
+        env = _environment()
+        env.insert(process_sweep.RUN_TOKEN_ENV, self._token)
+        proc.setProcessEnvironment(env)
         proc.setWorkingDirectory(str(ROOT))
         proc.setProcessChannelMode(QProcess.ProcessChannelMode.MergedChannels)
         proc.readyReadStandardOutput.connect(self._read_output)
         proc.finished.connect(self._on_finished)
         proc.errorOccurred.connect(self._on_error)
+        proc.started.connect(self._on_started)
         self._proc = proc
         self.started_at = time.monotonic()
+        self._started_unix = time.time()
+        process_sweep.become_subreaper()
         proc.start(program, args)
         self._timer.start()
+
+    def _on_started(self) -> None:
+        """Hand the worker its key on stdin and close it (the worker reads one line first)."""
+        if self._proc is None:
+            return
+        self._pid = int(self._proc.processId())
+        process_sweep.register_child(self._pid)
+        if self._spec is None or self._spec.signed_events:
+            self._proc.write(self._key.hex().encode() + b"\n")
+        self._proc.closeWriteChannel()
 
     def cancel(self) -> None:
         """Kill the worker's whole process group; `finished` follows with cancelled=True."""
@@ -141,7 +182,22 @@ class WorkerProcess(QObject):
         for line in data.splitlines():
             self.logLine.emit(line)
 
+    def _check_memory(self) -> None:
+        """Every 10th tick (0.5 s): kill the run when the worker's whole process tree passes the
+        cap (rlimits bound each process, not their sum; compiler_core/worker/memory_limit.py)."""
+        self._ticks += 1
+        spec = self._spec
+        if self._ticks % 10 or not self._pid or spec is None or self._memory_exceeded:
+            return
+        cap = limit_bytes(spec.device, spec.max_memory_mb)
+        used = process_sweep.tree_pss_bytes(self._pid) if cap else 0
+        if cap and used > cap:
+            self._memory_exceeded = used
+            self.cancel()
+            self._cancelled = False  # not the user's cancel: the outcome says why
+
     def _poll(self) -> None:
+        self._check_memory()
         try:
             with open(self._events_path, "rb") as handle:
                 handle.seek(self._offset)
@@ -156,10 +212,13 @@ class WorkerProcess(QObject):
                 self._handle(raw.decode("utf-8", "replace"))
 
     def _handle(self, line: str) -> None:
+        signed = self._spec is None or self._spec.signed_events
+        body = self._verifier.check(line) if signed else line
+        if body is None:
+            return  # not written by the worker: counted, reported in the outcome
         try:
-            ev = Event.from_json(line)
-        except (json.JSONDecodeError, TypeError):
-            self.logLine.emit(f"[unreadable event] {line}")
+            ev = Event.from_json(body)
+        except ValueError:
             return
         if ev.kind == "stage" and ev.state == "started":
             self.stage = f"{ev.stage} {ev.compile_id}".strip()
@@ -170,6 +229,8 @@ class WorkerProcess(QObject):
             self._session = (ev.path, bool(ev.data.get("partial")))
         elif ev.kind == "warning":
             self.logLine.emit(f"warning: {ev.message}")
+        elif ev.kind == "done":
+            self._done = ev
         self.eventReceived.emit(ev)
 
     def _on_error(self, error: QProcess.ProcessError) -> None:
@@ -186,13 +247,40 @@ class WorkerProcess(QObject):
         self._poll()
         crashed = status == QProcess.ExitStatus.CrashExit
         spec = self._spec
+        if self._pid:
+            process_sweep.unregister_child(self._pid)
+        swept = process_sweep.sweep(self._token)
+        exit_code = None if crashed else code
         outcome = WorkerOutcome(
-            exit_code=None if crashed else code, crashed=crashed, cancelled=self._cancelled,
+            exit_code=exit_code, crashed=crashed, cancelled=self._cancelled,
             last_stage=self.stage, error=self._error[0], traceback=self._error[1],
-            session_path=self._session[0], partial=self._session[1],
+            session_path=self._verified_session(spec), partial=self._session[1],
             trace_path=spec.resolved_trace_path if spec else "",
+            problems=self._problems(exit_code), swept=len(swept), memory_exceeded=self._memory_exceeded,
         )
         self.finished.emit(outcome)
+
+    def _verified_session(self, spec: CaptureSpec | None) -> str:
+        """The session at the path we chose, if this run wrote it (an event's path is ignored)."""
+        if spec is None:
+            return ""
+        try:
+            fresh = os.stat(spec.out_path).st_mtime >= self._started_unix - 2.0
+        except OSError:
+            return ""
+        return str(Path(spec.out_path).resolve()) if fresh else ""
+
+    def _problems(self, exit_code: int | None) -> tuple[str, ...]:
+        if exit_code != 0 or (self._spec is not None and not self._spec.signed_events):
+            return ()  # a failure already (its own message says why), or an unsigned script run
+        out = []
+        if self._verifier.forged:
+            out.append(f"{self._verifier.forged} line(s) on CompileScope's event channel were not "
+                       "written by it (the model wrote to the channel)")  # fmt: skip
+        if self._done is None:
+            out.append("the worker ended without finishing its protocol (os._exit in the model, or "
+                       "the model closed CompileScope's event channel)")  # fmt: skip
+        return tuple(out)
 
 
 def _environment() -> QProcessEnvironment:

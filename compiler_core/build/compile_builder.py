@@ -16,10 +16,9 @@ from typing import Any
 from compiler_core.build.backward_links import backward_info
 from compiler_core.build.compile_records import CompileRecords, Partition
 from compiler_core.build.graph_breaks import parse_break, restart_breaks
-from compiler_core.build.kernel_lines import aten_op, buffer_producers, graph_ops, kernel_line_nodes
+from compiler_core.build.kernel_lines import aten_op, kernel_marks
 from compiler_core.build.parse_memo import ParseMemo
 from compiler_core.build.saved_tensors import saved_tensors
-from compiler_core.session.codec import from_jsonable
 from compiler_core.session.model import (
     AotInfo,
     Compile,
@@ -85,8 +84,8 @@ def _parsed(memo: ParseMemo, text: str, kind: str, name: str) -> Graph:
     return memo.get((text, kind, name), lambda: parse_graph(text, kind, name))
 
 
-def _from_enriched(data: Any, kind: str, name: str, text: str) -> Graph:
-    g: Graph = from_jsonable(Graph, data)
+def _from_enriched(g: Graph, kind: str, name: str, text: str) -> Graph:
+    """`g` was decoded (and checked) when its record was routed."""
     return Graph(kind=kind, nodes=g.nodes, text=text or g.text, name=name or g.name)
 
 
@@ -182,14 +181,8 @@ def _kernels(part: Partition, post: Graph | None) -> list[Kernel]:
         ))  # fmt: skip
     if post is None:
         return out
-    producers = buffer_producers(part.output_code, out, post)
-    indexes = graph_ops(post)
-    return [
-        k
-        if k.language == "extern"
-        else replace(k, line_nodes=kernel_line_nodes(k, part.output_code, post, producers, indexes))
-        for k in out
-    ]
+    marks = kernel_marks(part.output_code, out, post, pre_to_post)
+    return [k if k.language == "extern" else replace(k, line_nodes=marks.get(k.name, {})) for k in out]
 
 
 def _extern_own_node(name: str, by_op: dict[str, list[str]]) -> list[str]:
@@ -292,7 +285,8 @@ def _float(value: Any) -> float | None:
 
 def _status(acc: CompileRecords, metrics: CompileMetrics, dynamo: Graph | None) -> tuple[str, str]:
     if metrics.fail_type or acc.errors:
-        reason = metrics.fail_reason or (acc.errors[0].strip().splitlines() or [""])[-1]
+        logged = (acc.errors[0].strip().splitlines() or [""])[-1] if acc.errors else ""
+        reason = metrics.fail_reason or logged
         head = f"{metrics.fail_type}: {reason}" if metrics.fail_type else reason
         return "failed", head.strip()
     if acc.cache.get("fx_graph") == "hit" or acc.cache.get("aotautograd") == "hit":

@@ -9,13 +9,19 @@ record for an id that already finished (its compilation_metrics arrived) after a
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from compiler_core.session.model import Diagnostic
 from compiler_core.trace.compile_ids import compile_id_from_string, compile_id_of
+from compiler_core.trace.json_payload import JsonPayloadError, parse_json
+from compiler_core.trace.record_checks import (
+    CHROMIUM_EVENT,
+    PROVENANCE,
+    fields_problem,
+    record_problem,
+)
 from compiler_core.trace.records import Record
 
 GRAPH_KINDS = {
@@ -64,7 +70,7 @@ class Partition:
     output_code: str = ""
     provenance: dict[str, Any] = field(default_factory=dict)
     kernel_to_post: dict[str, list[str]] = field(default_factory=dict)  # older logs' mapping
-    enriched: Any = None  # a compilescope_graph jsonable Graph for this partition
+    enriched: Any = None  # the compilescope_graph `Graph` for this partition
     name: str = ""  # forward | backward | inference once known
 
 
@@ -76,7 +82,7 @@ class CompileRecords:
     frame_compile_id: int | None = None
     attempt: int = 0
     graphs: dict[str, str] = field(default_factory=dict)  # dynamo/aot_* -> readable text
-    enriched: dict[str, Any] = field(default_factory=dict)  # stage -> jsonable Graph
+    enriched: dict[str, Any] = field(default_factory=dict)  # stage -> Graph (compilescope_graph)
     pre_grad_text: str = ""
     partitions: list[Partition] = field(default_factory=list)
     breaks: list[str] = field(default_factory=list)  # dynamo_graph_break_reason payloads
@@ -140,8 +146,12 @@ class RankRecords:
 
 
 def route(rr: RankRecords, rec: Record) -> None:
-    """Fold one record into `rr`."""
+    """Fold one record into `rr`; a record with a wrong-typed field is skipped with a warning."""
     kind, meta = rec.kind, rec.meta
+    problem = record_problem(kind, meta)
+    if problem:
+        skip(rr, rec, problem)
+        return
     if kind == "str":
         _intern(rr, rec)
         return
@@ -179,7 +189,8 @@ def _route_compile(rr: RankRecords, acc: CompileRecords, rec: Record) -> None:
     elif kind == "dynamo_cpp_guards_str":
         acc.guards_text = rec.payload
     elif kind == "dynamo_guards":
-        acc.guards_json = _json(rr, rec, default=[])
+        guards = _json(rr, rec, default=[])
+        acc.guards_json = guards if isinstance(guards, list) else []
     elif kind == "compilation_metrics":
         acc.metrics = dict(value or {})
         acc.finished = True
@@ -209,11 +220,11 @@ def _artifact(rr: RankRecords, acc: CompileRecords, rec: Record, name: str) -> N
         acc.pre_grad_text = rec.payload
     elif name == "inductor_provenance_tracking_node_mappings":
         data = _json(rr, rec, default={})
-        if isinstance(data, dict) and len(data) > 1:
+        if _shape_ok(rr, rec, fields_problem(data, PROVENANCE, "provenance map")) and len(data) > 1:
             _open_partition(acc, "provenance").provenance = data
     elif name == "inductor_triton_kernel_to_post_grad_nodes":
         data = _json(rr, rec, default={})
-        if isinstance(data, dict):
+        if _shape_ok(rr, rec, fields_problem({"map": data}, {"map": PROVENANCE["preToPost"]}, "kernel map")):
             _open_partition(acc, "kernel_to_post").kernel_to_post = data
     elif name == "dynamo_graph_break_reason":
         acc.breaks.append(rec.payload)
@@ -234,8 +245,8 @@ def _recompile_reasons(payload: str) -> list[str]:
     """Older torch logs a JSON list of reasons; newer torch logs the reasons as plain text (one
     per line) under the same `"encoding": "json"` header, so text that is not JSON is the reason."""
     try:
-        data = json.loads(payload)
-    except ValueError:
+        data = parse_json(payload)
+    except JsonPayloadError:
         return [ln.strip() for ln in payload.splitlines() if ln.strip()]
     if isinstance(data, list):
         return [str(r).strip() for r in data]
@@ -243,16 +254,31 @@ def _recompile_reasons(payload: str) -> list[str]:
 
 
 def _enriched(rr: RankRecords, acc: CompileRecords, rec: Record) -> None:
+    """Decoded into a `Graph` here, not when the compile is frozen, so a malformed graph is
+    reported against its own line and the compile falls back to the logged text."""
+    from compiler_core.session.codec import from_jsonable
+    from compiler_core.session.model import Graph
+
     data = _json(rr, rec, default={})
     if not isinstance(data, dict) or "stage" not in data or "graph" not in data:
         return
-    stage = str(data["stage"])
+    if not isinstance(data["stage"], str):
+        skip(rr, rec, "compilescope_graph stage is not a string")
+        return
+    try:
+        graph = from_jsonable(Graph, data["graph"])
+        if not all(isinstance(n.name, str) for n in graph.nodes):
+            raise ValueError("a node name is not a string")
+    except (TypeError, ValueError, AttributeError, KeyError) as exc:
+        skip(rr, rec, f"compilescope_graph does not hold a graph ({exc})")
+        return
+    stage = data["stage"]
     if stage.startswith("post_grad_"):
         part = _open_partition(acc, "enriched")
-        part.enriched = data["graph"]
+        part.enriched = graph
         part.name = stage[len("post_grad_") :]
     else:
-        acc.enriched[stage] = data["graph"]
+        acc.enriched[stage] = graph
 
 
 def _new_partition(acc: CompileRecords) -> Partition:
@@ -290,6 +316,8 @@ def _chromium(rr: RankRecords, rec: Record) -> None:
     ev = _json(rr, rec, default=None)
     if not isinstance(ev, dict) or ev.get("name") not in STAGE_EVENTS:
         return
+    if not _shape_ok(rr, rec, fields_problem(ev, CHROMIUM_EVENT, "chromium event")):
+        return
     cid = compile_id_from_string(str((ev.get("args") or {}).get("compile_id", "")))
     if cid is None:
         return
@@ -305,11 +333,23 @@ def _chromium(rr: RankRecords, rec: Record) -> None:
             acc.stage_s[stage] = acc.stage_s.get(stage, 0.0) + (ts - start) / 1e6
 
 
+def skip(rr: RankRecords, rec: Record, why: str) -> None:
+    """Warn that `rec` is not used, naming its header line."""
+    rr.diagnostics.append(Diagnostic("warning", f"{why}; record skipped", path=rr.path, line=rec.line,
+                                     stage="trace"))  # fmt: skip
+
+
+def _shape_ok(rr: RankRecords, rec: Record, problem: str | None) -> bool:
+    if problem:
+        skip(rr, rec, problem)
+    return problem is None
+
+
 def _json(rr: RankRecords, rec: Record, default: Any) -> Any:
     try:
-        return json.loads(rec.payload)
-    except ValueError as exc:
-        line = rec.line + 1 + getattr(exc, "lineno", 1) - 1
+        return parse_json(rec.payload)
+    except JsonPayloadError as exc:
+        line = rec.line + exc.lineno
         rr.diagnostics.append(
             Diagnostic(
                 "warning",

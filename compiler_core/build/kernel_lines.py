@@ -4,13 +4,25 @@ Inductor emits a fused kernel as loads, one assignment per fused op in the nodes
 stores. Where its code allows, we follow that shape (Triton `tmpN = tl.load(in_ptr0 + ...)`, C++
 `auto tmpN = in_ptr0[...]` / `Vectorized<float>::loadu(in_ptr0 + ...)`):
 
-1. Parameters → buffers: the kernel's parameters (`in_ptr0`, `in_out_ptr0`, `out_ptr1`, ...) pair
-   positionally with the arguments of its call in the output code's `call()`
-   (`kernel.run(buf1, arg1_1, 128, ...)` / `cpp_fused_x(buf0, primals_1, ...)`).
-2. Buffers → nodes: an argument that is a post-grad node name (`primals_1`, `arg1_1`) is that
-   node; a `bufN` is the node of the call that wrote it first (an extern call's `out=bufN` or
-   `bufN = extern_kernels...`, a kernel's `out_ptr`/`in_out_ptr` argument), following
-   `bufB = bufA; del bufA  # reuse`.
+1. Parameters → buffers: one pass over `call()` in execution order. Inductor reuses one kernel
+   for several layers (ResNet's per-block batch norm), and each call's `# Topologically Sorted
+   Source Nodes: [...]` comment names that call's nodes (post-grad names in backward; Dynamo names,
+   read through provenance `preToPost`, in forward). A kernel's lines are marked at its matched
+   call: the first whose comment names any of its `fused_nodes` or resolves to no nodes, else
+   its first call. Its parameters (`in_ptr0`, `in_out_ptr0`, `out_ptr1`, ...) pair positionally with
+   that call's arguments (`kernel.run(buf1, arg1_1, 128, ...)` / `cpp_fused_x(buf0, primals_1,
+   ...)`).
+2. Buffers → nodes, as of that call: an argument that is a post-grad node name (`primals_1`) is
+   that node; a `bufN` holds the value of the call that wrote it last (an extern call's
+   `out=bufN` or `bufN = extern_kernels...` is its own node; a kernel's `out_ptr`/`in_out_ptr`
+   argument holds, of the values the call must write (its nodes something outside it reads),
+   the one the matched call's store into that parameter is marked with, else `fused_nodes[-1]`,
+   else all of them; with none, `fused_nodes[-1]`). A later call of the same kernel writes its
+   counterparts: same op at the same rank among the nodes its comment names, or, with no usable
+   comment, the image of `fused_nodes` by data flow from the two calls' arguments.
+   `bufB = bufA; del bufA  # reuse` (or a `reinterpret_tensor` of it) holds bufA's value only
+   until the next write. A buffer that may hold several values is read as the one the reading
+   kernel consumes (through `getitem`).
 3. A load line links to the node that produced the buffer it reads.
 4. An op line `tmpN = <expr>` links to the next not-yet-used fused node whose ATen op the expr
    spells and that reads a node the expr's `tmp`s carry (data flow, when known); a line that
@@ -43,7 +55,8 @@ _STORE = re.compile(r"tl\.store\(|\.store\(|\b(?:in_out|out)_ptr\d+\s*\[[^\]]*\]
 _CALL_ARGS = re.compile(r"^\s*([\w.]+?)(?:\.run)?\((.*)\)\s*$")
 _OUT_ARG = re.compile(r"\bout=(buf\d+)")
 _ASSIGNED = re.compile(r"^\s*(buf\d+)\s*=\s*(\w[\w.]*)\(")
-_REUSE = re.compile(r"^\s*(buf\d+)\s*=\s*(buf\d+)\s*;\s*del\s+buf\d+")
+_REUSE = re.compile(r"^\s*(buf\d+)\s*=\s*(?:reinterpret_tensor\(\s*)?(\w+)\b.*;\s*del\s+\w+")
+_SOURCE_NODES = re.compile(r"^\s*#\s*(?:Topologically Sorted |Unsorted )?Source Nodes: \[([^\]]*)\]")
 # How generated code spells an ATen op when it is not the op's own name.
 _SPELLINGS = {
     "add": (" + ",), "sub": (" - ",), "rsub": (" - ",), "mul": (" * ",), "div": (" / ",),
@@ -56,6 +69,8 @@ _GATHER_OPS = ("embedding", "index", "gather", "take")
 
 
 GraphIndexes = tuple[dict[str, int], dict[str, str], dict[str, set[str]]]
+# A kernel's matched call: what each parameter read, the nodes its comment named, what it stored.
+_Matched = tuple[dict[str, list[str]], set[str], dict[str, list[str]]]
 
 
 def graph_ops(post: Graph) -> GraphIndexes:
@@ -65,18 +80,23 @@ def graph_ops(post: Graph) -> GraphIndexes:
             {n.name: set(n.inputs) for n in post.nodes})  # fmt: skip
 
 
-def kernel_line_nodes(kernel: Kernel, output_code: str, post: Graph | None,
-                      producers: dict[str, list[str]],
-                      indexes: GraphIndexes | None = None,
-                      ) -> dict[str, tuple[str, ...]]:  # fmt: skip
-    """`line_nodes` for a generated kernel (1-based line → post-grad nodes); pass `indexes`
-    (`graph_ops(post)`) when calling for many kernels of one graph."""
+def kernel_line_nodes(kernel: Kernel, post: Graph | None, args: dict[str, list[str]],
+                      indexes: GraphIndexes | None = None) -> dict[str, tuple[str, ...]]:  # fmt: skip
+    """`line_nodes` for a generated kernel (1-based line → post-grad nodes), given what each
+    pointer parameter holds at the call it is marked for (`kernel_marks` builds that); pass
+    `indexes` (`graph_ops(post)`) when calling for many kernels of one graph."""
     if not kernel.source or post is None:
         return {}
     order, ops, node_inputs = indexes if indexes is not None else graph_ops(post)
     fused = sorted((n for n in kernel.fused_nodes if n in order), key=order.__getitem__)
+    inputs = set().union(*(node_inputs.get(n, ()) for n in fused))
+    inputs |= {x for i in inputs if ops.get(i) == "getitem" for x in node_inputs.get(i, ())}
+    # A buffer that may hold one of several values holds the one this kernel reads from outside
+    # (a tuple op's value is read through its `getitem`), else one it recomputes.
+    outside = inputs - set(fused)
+    args = {p: v if len(v) < 2 else [n for n in v if n in outside] or [n for n in v if n in inputs] or v
+            for p, v in args.items()}  # fmt: skip
     loaded: dict[str, list[str]] = {}  # tmp -> nodes that produced the buffer it was loaded from
-    args = _param_args(kernel, output_code)
     out: dict[str, list[str]] = {}
     made: dict[str, list[str]] = {}  # tmp -> fused nodes whose op produced it (through plain copies)
     used: set[str] = set()
@@ -91,7 +111,7 @@ def kernel_line_nodes(kernel: Kernel, output_code: str, post: Graph | None,
             hits += [n for t in value[-1:] for n in made[t]] or _copy_node(fused, op_matched)
         elif _LOAD.search(line):
             used, stored = (set(), False) if stored else (used, stored)
-            read = [n for p in _PTR.findall(line) for n in _buffer_nodes(args.get(p, ""), order, producers)]
+            read = [n for p in _PTR.findall(line) for n in args.get(p, ())]
             gather = _gather_node(line, fused, ops, used)
             if gather is not None:  # the load computes the gathered value (embedding lookup)
                 used.add(gather)
@@ -116,38 +136,193 @@ def kernel_line_nodes(kernel: Kernel, output_code: str, post: Graph | None,
     return {k: tuple(v) for k, v in out.items()}
 
 
-def buffer_producers(output_code: str, kernels: Iterable[Kernel], post: Graph) -> dict[str, list[str]]:
-    """`bufN` → post-grad nodes of the call in `call()` that first wrote it."""
+def kernel_marks(output_code: str, kernels: Iterable[Kernel], post: Graph,
+                 pre_to_post: dict[str, list[str]] | None = None,
+                 indexes: GraphIndexes | None = None) -> dict[str, dict[str, tuple[str, ...]]]:  # fmt: skip
+    """Kernel name → `line_nodes` for every generated kernel of one graph, in one pass over
+    `call()` in execution order (rules 1-3), so linear in the output code: a kernel's lines are
+    marked at its matched call, with the value each argument held at that moment, and what each
+    call stores becomes the value of the buffers it writes."""
     kernels = list(kernels)
+    indexes = indexes if indexes is not None else graph_ops(post)
+    order, ops, _ = indexes
+    pre_to_post = pre_to_post or {}
     by_op: dict[str, list[str]] = {}
     for n in post.nodes:
-        by_op.setdefault(aten_op(n.target), []).append(n.name)
-    by_name = {k.name: k for k in kernels if k.language != "extern"}
+        by_op.setdefault(ops[n.name], []).append(n.name)
+    flow = _Flow(post, ops)
+    by_name = {k.name: k for k in kernels}
     extern_seen: dict[str, int] = {}
-    out: dict[str, list[str]] = {}
+    current: dict[str, list[str]] = {}  # bufN -> nodes whose value it holds now
+    marks: dict[str, dict[str, tuple[str, ...]]] = {}
+    matched: dict[str, _Matched] = {}
+    first: dict[str, dict[str, list[str]]] = {}  # kernel -> reads of its first call
+    pending: list[str] | None = None  # names of the Source Nodes comment above the next call
     for line in output_code.split("\n"):
+        comment = _SOURCE_NODES.match(line)
+        if comment:
+            pending = [x.strip() for x in comment.group(1).split(",") if x.strip()]
+            continue
         reuse = _REUSE.match(line)
-        if reuse:
-            out.setdefault(reuse.group(1), out.get(reuse.group(2), []))
+        if reuse:  # same storage, same value until the next write to either name
+            old = reuse.group(2)  # a graph input (`mm_222`) or an earlier buffer
+            current[reuse.group(1)] = [old] if old in order else current.get(old, [])
             continue
         call = _CALL_ARGS.match(line)
         assigned = _ASSIGNED.match(line)
         callee = assigned.group(2) if assigned else call.group(1) if call else ""
         kernel = by_name.get(callee)
+        if kernel is not None and kernel.language == "extern":
+            kernel = None
         if kernel is None and callee.startswith(("extern_kernels.", "aten.", "torch.ops.")):
             extern_seen[callee] = extern_seen.get(callee, 0) + 1
-            kernel = _extern(kernels, f"{callee}:{extern_seen[callee]}")
+            kernel = by_name.get(f"{callee}:{extern_seen[callee]}")
         if kernel is None:
             continue
-        written = [assigned.group(1)] if assigned else _OUT_ARG.findall(line)
-        if kernel.language != "extern" and call:
-            params = _params(kernel.source)
-            values = _split_args(call.group(2))
-            written = [v for p, v in zip(params, values, strict=False) if p.startswith(("out_", "in_out_"))]
-        nodes = _extern_nodes(kernel, by_op) if kernel.language == "extern" else list(kernel.fused_nodes[-1:])
-        for buf in written:
-            out.setdefault(buf, nodes)
+        names, pending = pending, None
+        if kernel.language == "extern" or not call:
+            extern = kernel.language == "extern"
+            nodes = _extern_nodes(kernel, by_op) if extern else list(kernel.fused_nodes[-1:])
+            for buf in [assigned.group(1)] if assigned else _OUT_ARG.findall(line):
+                current[buf] = nodes
+            continue
+        pairs = list(zip(_params(kernel.source), _split_args(call.group(2)), strict=False))
+        reads = {p: [v] if v in order else [n for n in current.get(v, []) if n in order] for p, v in pairs}
+        exact = _call_nodes(names, order, pre_to_post, post.name == "backward")
+        ref = matched.get(kernel.name)
+        first.setdefault(kernel.name, reads)
+        if ref is None and (not exact or exact & set(kernel.fused_nodes)):
+            marks[kernel.name] = kernel_line_nodes(kernel, post, reads, indexes)
+            ref = matched[kernel.name] = (reads, exact, _stored(kernel, marks[kernel.name]))
+        for p, v in pairs:
+            if p.startswith(("out_", "in_out_")) and v not in order:
+                current[v] = _written(kernel, p, ref, reads, exact, flow, order, ops)
+    for k in kernels:  # no call's comment named its nodes: its first call's arguments, if any
+        if k.language != "extern" and k.name not in marks:
+            marks[k.name] = kernel_line_nodes(k, post, first.get(k.name, {}), indexes)
+    return marks
+
+
+def _stored(kernel: Kernel, line_nodes: dict[str, tuple[str, ...]]) -> dict[str, list[str]]:
+    """Output parameter → nodes the store lines into it are marked with."""
+    out: dict[str, list[str]] = {}
+    for i, line in enumerate(kernel.source.split("\n"), start=1):
+        if line_nodes.get(str(i)) and _STORE.search(line):
+            for p in _PTR.findall(line):
+                if p.startswith(("out_", "in_out_")):
+                    out.setdefault(p, []).extend(n for n in line_nodes[str(i)] if n not in out.get(p, []))
     return out
+
+
+def _written(kernel: Kernel, param: str, ref: _Matched | None,
+             reads: dict[str, list[str]], exact: set[str], flow: _Flow, order: dict[str, int],
+             ops: dict[str, str]) -> list[str]:  # fmt: skip
+    """The nodes whose value a call leaves in its argument for output `param`: of the values the
+    call must write (its nodes read outside it), those the matched call's store lines into `param`
+    are marked with, carried over to this call's counterparts; else all of them (the reading
+    kernel keeps the one it consumes); else `fused_nodes[-1]`."""
+    last = [n for n in kernel.fused_nodes[-1:] if n in order]
+    if ref is None:
+        return last
+    ref_reads, ref_exact, stored = ref
+    nodes = stored.get(param, []) + last
+    if reads is ref_reads:
+        group = ref_exact or {n for n in kernel.fused_nodes if n in order}
+    elif exact and ref_exact:
+        # (`fused_nodes[-1]` may be another call's node: a union over calls has no one last)
+        nodes = [c for n in stored.get(param, []) if (c := _counterpart(n, ref_exact, exact, order, ops))]
+        group = exact
+    else:
+        image = flow.image(kernel, ref_reads, reads, order)
+        nodes = [image[n] for n in nodes if n in image]
+        group = {image[n] for n in kernel.fused_nodes if n in image}
+    sinks = flow.sinks(group, order)
+    return [n for n in nodes if n in sinks][:1] or sinks or last
+
+
+def _call_nodes(names: list[str] | None, order: dict[str, int], pre_to_post: dict[str, list[str]],
+                partial: bool) -> set[str]:  # fmt: skip
+    """The post-grad nodes a call's `Source Nodes` comment names: post-grad names as they are,
+    others (Dynamo names) through provenance `preToPost`. A forward comment holds Dynamo names,
+    some of which spell a different post-grad node (`add_9`), so one unknown name voids it; a
+    backward comment holds post-grad names plus a few Dynamo ones of recomputed forward ops,
+    which are left out (every call of the kernel leaves out the same ones)."""
+    out: set[str] = set()
+    for name in names or ():
+        nodes = [name] if name in order else [n for n in pre_to_post.get(name, ()) if n in order]
+        if not nodes and not partial:
+            return set()
+        out.update(nodes)
+    return out
+
+
+def _counterpart(node: str, ref: set[str], mine: set[str], order: dict[str, int],
+                 ops: dict[str, str]) -> str | None:  # fmt: skip
+    """`node` of the matched call's comment nodes `ref` → the node of this call's `mine` with the
+    same op at the same rank (graph order) among that op's nodes."""
+    if node not in ref:
+        return node if node in mine else None
+    op = ops.get(node, "")
+    theirs = sorted((n for n in ref if ops.get(n) == op), key=order.__getitem__)
+    same = sorted((n for n in mine if ops.get(n) == op), key=order.__getitem__)
+    rank = theirs.index(node)
+    return same[rank] if rank < len(same) else None
+
+
+class _Flow:
+    """Maps a deduplicated kernel's `fused_nodes` (its first call's) onto a later call's nodes by
+    data flow, where no comment names them exactly (Dynamo names, no `preToPost`): the args of the
+    two calls pair per parameter, and each fused node's image is the consumer of its input's
+    image with the same op at the same rank among that input's consumers of that op."""
+
+    def __init__(self, post: Graph, ops: dict[str, str]) -> None:
+        self.ops = ops
+        self.inputs = {n.name: n.inputs for n in post.nodes}
+        consumers: dict[tuple[str, str], list[str]] = {}
+        self.rank: dict[tuple[str, str], int] = {}  # (input, consumer) -> rank among same-op consumers
+        for n in post.nodes:
+            op = ops.get(n.name, "")
+            for x in dict.fromkeys(n.inputs):
+                group = consumers.setdefault((x, op), [])
+                self.rank[(x, n.name)] = len(group)
+                group.append(n.name)
+        self.consumers = consumers
+        self.users: dict[str, list[str]] = {}
+        for n in post.nodes:
+            for x in n.inputs:
+                self.users.setdefault(x, []).append(n.name)
+        self.sorted: dict[str, list[str]] = {}
+
+    def sinks(self, nodes: set[str], order: dict[str, int]) -> list[str]:
+        """Nodes of a call that something outside it reads: the values it must write, one of
+        which its buffer holds (the reading kernel picks the one it consumes)."""
+        return sorted((n for n in nodes if any(u not in nodes for u in self.users.get(n, ()))),
+                      key=order.__getitem__)  # fmt: skip
+
+    def image(self, kernel: Kernel, ref: dict[str, list[str]], reads: dict[str, list[str]],
+              order: dict[str, int]) -> dict[str, str]:  # fmt: skip
+        """Fused node (or node the first call read) → its counterpart in this call."""
+        image: dict[str, str] = {}
+        for p, nodes in ref.items():
+            for a, b in zip(nodes, reads.get(p, ()), strict=False):
+                image.setdefault(a, b)
+        fused = self.sorted.get(kernel.name)
+        if fused is None:
+            fused = self.sorted[kernel.name] = sorted(
+                (n for n in kernel.fused_nodes if n in order), key=order.__getitem__
+            )
+        for f in fused:
+            if f in image:
+                continue
+            op = self.ops.get(f, "")
+            for x in self.inputs.get(f, ()):
+                if x in image:
+                    group = self.consumers.get((image[x], op), [])
+                    r = self.rank.get((x, f), len(group))
+                    if r < len(group):
+                        image[f] = group[r]
+                        break
+        return image
 
 
 def _extern(kernels: Iterable[Kernel], name: str) -> Kernel | None:
@@ -216,12 +391,6 @@ def _name_hits(line: str, fused: list[str]) -> list[str]:
     return [n for n in fused if n in line and _word_re(n).search(line)]
 
 
-def _buffer_nodes(arg: str, order: dict[str, int], producers: dict[str, list[str]]) -> list[str]:
-    if arg in order:
-        return [arg]
-    return [n for n in producers.get(arg, []) if n in order]
-
-
 def _params(source: str) -> list[str]:
     m = _PARAMS.search(source)
     if not m:
@@ -236,15 +405,6 @@ def _param_name(decl: str) -> str:
         return ptr.group(1)
     words = re.findall(r"\w+", decl.split(":")[0])
     return words[-1] if words else ""
-
-
-def _param_args(kernel: Kernel, output_code: str) -> dict[str, str]:
-    """Kernel parameter → the argument its first call in `call()` passes."""
-    params = _params(kernel.source)
-    call = re.search(rf"^\s*{re.escape(kernel.name)}(?:\.run)?\((.*)\)\s*$", output_code, re.M)
-    if not params or not call:
-        return {}
-    return dict(zip(params, _split_args(call.group(1)), strict=False))
 
 
 def _split_args(text: str) -> list[str]:

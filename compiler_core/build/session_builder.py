@@ -3,6 +3,10 @@
 Live capture writes a TORCH_TRACE log and calls the same `import_trace`, so a captured session and
 an imported one differ only in `meta`. Reading is streaming (records.py); per-compile state is
 folded as records arrive (compile_records.py) and frozen at the end (compile_builder.py).
+
+Each rank fails alone: a rank file that cannot be opened (not a regular file, unreadable) or
+that fails part-way is one warning, and the other ranks' compiles are kept (issue 12, row 4:
+one bad rank of 50 used to lose all 50).
 """
 
 from __future__ import annotations
@@ -20,12 +24,17 @@ from compiler_core.session.gc_pause import gc_paused
 from compiler_core.session.links import LinkBuilder
 from compiler_core.session.model import Compile, Diagnostic, Session, SessionMeta
 from compiler_core.trace.compile_ids import trace_files
+from compiler_core.trace.read_limits import ReadLimits, open_regular
 from compiler_core.trace.records import Record, RecordReader
 
 
 def import_trace(path: str | os.PathLike[str], *, meta: SessionMeta | None = None,
-                 sources: dict[str, str] | None = None) -> Session:  # fmt: skip
-    """Read a trace file, or a directory of `dedicated_log_torch_trace*` files (one per rank)."""
+                 sources: dict[str, str] | None = None,
+                 limits: ReadLimits | None = None) -> Session:  # fmt: skip
+    """Read a trace file, or a directory of `dedicated_log_torch_trace*` files (one per rank).
+
+    A single file that is not a regular file raises `NotRegularFileError` (an OSError); in a
+    directory such an entry is skipped with a warning."""
     p = os.fspath(path)
     diagnostics: list[Diagnostic] = []
     if not os.path.exists(p):
@@ -33,15 +42,18 @@ def import_trace(path: str | os.PathLike[str], *, meta: SessionMeta | None = Non
     files = trace_files(p)
     if os.path.isdir(p) and not files:
         diagnostics.append(Diagnostic("warning", "no dedicated_log_torch_trace*.log files here", path=p))
+    if not os.path.isdir(p):
+        os.close(open_regular(p))  # fail here, clearly, rather than as a skipped rank
     with gc_paused():
-        return _import_files(p, files, diagnostics, meta, sources)
+        return _import_files(p, files, diagnostics, meta, sources, limits)
 
 
 def _import_files(p: str, files: list[tuple[str, int | None]], diagnostics: list[Diagnostic],
-                  meta: SessionMeta | None, sources: dict[str, str] | None) -> Session:  # fmt: skip
+                  meta: SessionMeta | None, sources: dict[str, str] | None,
+                  limits: ReadLimits | None) -> Session:  # fmt: skip
     streams = []
     for file_path, rank in files:
-        reader = RecordReader(file_path, PAYLOAD_KINDS)
+        reader = RecordReader(file_path, PAYLOAD_KINDS, limits=limits or ReadLimits())
         streams.append((file_path, rank, reader))
     session = build_session(
         ((fp, rank, iter(reader)) for fp, rank, reader in streams), meta=meta, sources=sources,
@@ -59,12 +71,13 @@ def build_session(streams: Iterable[tuple[str, int | None, Iterable[Record]]], *
     ranks: list[RankRecords] = []
     for path, file_rank, records in streams:
         rr = RankRecords(file_rank, path)
-        for rec in records:
-            if rr.rank is None and "rank" in rec.meta and isinstance(rec.meta["rank"], int):
-                rr.rank = rec.meta["rank"]
-                for acc in rr.compiles.values():
-                    acc.rank = rr.rank
-            route(rr, rec)
+        try:
+            _fold(rr, records)
+        except OSError as exc:  # this rank only: unopenable, or a read error part-way
+            opened = bool(rr.order or rr.interned or rr.unknown_kinds)
+            rr.diagnostics.append(Diagnostic(
+                "warning", f"rank log {'stopped part-way' if opened else 'skipped'}: {exc}", path=path,
+                stage="trace"))  # fmt: skip
         ranks.append(rr)
     compiles: list[Compile] = []
     diagnostics: list[Diagnostic] = []
@@ -76,7 +89,13 @@ def build_session(streams: Iterable[tuple[str, int | None, Iterable[Record]]], *
             diagnostics.append(Diagnostic("info", f"{count} '{kind}' records kept unread", path=rr.path))
         for key in rr.order:
             acc = rr.compiles[key]
-            compiles.append(build_compile(acc, memo))
+            try:
+                compiles.append(build_compile(acc, memo))
+            except _GUARDED as exc:  # last resort, like `_fold`: one compile, named, as an error
+                diagnostics.append(Diagnostic(
+                    "error", f"{INTERNAL_SKIP} (compile {key}: {type(exc).__name__}: {str(exc)[:200]}); "
+                    "compile skipped", path=rr.path, stage="trace"))  # fmt: skip
+                continue
             merged: dict[str, list[str]] = {}
             for part in acc.partitions:
                 merged.update(part.provenance.get("preToPost") or {})
@@ -97,6 +116,27 @@ def build_session(streams: Iterable[tuple[str, int | None, Iterable[Record]]], *
     session = Session(meta=base_meta, sources=srcs, compiles=tuple(compiles), links=lb.freeze(),
                       diagnostics=tuple(diagnostics), source_notes=source_notes)  # fmt: skip
     return _with_stage_artifacts(session, ranks)
+
+
+INTERNAL_SKIP = "CompileScope could not read this record"
+_GUARDED = (TypeError, ValueError, AttributeError, KeyError, IndexError, RecursionError)
+
+
+def _fold(rr: RankRecords, records: Iterable[Record]) -> None:
+    """Route every record. Records are type-checked before use (record_checks.py); the guard
+    here is the last resort for a check we lack: that one record is skipped as an *error* that
+    names our failure (the fuzz tests fail on it), and the log still opens."""
+    for rec in records:
+        if rr.rank is None and "rank" in rec.meta and isinstance(rec.meta["rank"], int):
+            rr.rank = rec.meta["rank"]
+            for acc in rr.compiles.values():
+                acc.rank = rr.rank
+        try:
+            route(rr, rec)
+        except _GUARDED as exc:
+            rr.diagnostics.append(Diagnostic(
+                "error", f"{INTERNAL_SKIP} ({type(exc).__name__}: {str(exc)[:200]}); record skipped",
+                path=rr.path, line=rec.line, stage="trace"))  # fmt: skip
 
 
 def _with_stage_artifacts(session: Session, ranks: list[RankRecords]) -> Session:
@@ -122,12 +162,12 @@ def _with_stage_artifacts(session: Session, ranks: list[RankRecords]) -> Session
 
 def _logged_torch_version(ranks: list[RankRecords]) -> str:
     """From the `torch_version` artifact (our captures log one first; torch's own traces may)."""
-    import json
+    from compiler_core.trace.json_payload import JsonPayloadError, parse_json
 
     for rr in ranks:
         try:
-            value = json.loads(rr.torch_version) if rr.torch_version else None
-        except ValueError:
+            value = parse_json(rr.torch_version) if rr.torch_version else None
+        except JsonPayloadError:
             continue
         if isinstance(value, dict) and value.get("pytorch_version"):
             return str(value["pytorch_version"])

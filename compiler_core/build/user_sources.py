@@ -151,8 +151,11 @@ def local_candidates(path: str, dirs: list[str]) -> list[str]:
 def _read(path: str) -> str | None:
     try:
         if os.path.isfile(path) and os.path.getsize(path) <= MAX_BYTES:
-            with open(path, encoding="utf-8", errors="replace") as fh:
-                return fh.read()
+            from compiler_core.trace.read_limits import open_regular
+
+            # a path named by a log: never block on a FIFO swapped in after the check
+            with open(open_regular(path), encoding="utf-8", errors="replace") as fh:
+                return fh.read(MAX_BYTES + 1)
     except OSError:
         return None
     return None

@@ -16,7 +16,26 @@ import traceback
 from dataclasses import dataclass
 
 _MAX_MESSAGE_LINES = 12
+_MAX_LINE_CHARS = 2_000  # one message line (a 300 MB message is still the user's message, cut)
+_MAX_MESSAGE_CHARS = 8_000
+_MAX_TRACEBACK_CHARS = 64_000  # the full traceback keeps its head and tail
 _FALLBACK_FRAMES = 4
+
+
+def safe_str(exc: BaseException) -> str:
+    """`str(exc)`, or a stand-in when the user's `__str__` itself raises (then it is still the
+    user's error, not a CompileScope bug: issue 12 row 10)."""
+    try:
+        return str(exc)
+    except BaseException as inner:  # any failure of user code is reported, never raised
+        return f"<str() of this exception raised {type(inner).__name__}>"
+
+
+def clip(text: str, limit: int) -> str:
+    """`text` cut to about `limit` characters, keeping its head and tail."""
+    if len(text) <= limit:
+        return text
+    return f"{text[: limit // 2]}\n... [{len(text) - limit} characters cut] ...\n{text[-limit // 2 :]}"
 
 
 @dataclass(frozen=True)
@@ -54,9 +73,12 @@ def describe_failure(exc: BaseException) -> FailureReport:
     shown = user or frames[-_FALLBACK_FRAMES:]
     text = "".join(traceback.format_list(shown))
     message = _message(cause)
-    user_tb = "Traceback (user code):\n" + text + message + "\n"
-    full = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-    return FailureReport(type(cause).__name__, message, user_tb, full)
+    user_tb = "Traceback (user code):\n" + clip(text, _MAX_TRACEBACK_CHARS) + message + "\n"
+    try:
+        full = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    except BaseException:  # user objects in the chain may raise while being formatted
+        full = user_tb
+    return FailureReport(type(cause).__name__, message, user_tb, clip(full, _MAX_TRACEBACK_CHARS))
 
 
 def _root_cause(exc: BaseException) -> BaseException:
@@ -64,7 +86,12 @@ def _root_cause(exc: BaseException) -> BaseException:
     seen = {id(exc)}
     current = exc
     while True:
-        inner = getattr(current, "inner_exception", None) or current.__cause__
+        try:
+            inner = getattr(current, "inner_exception", None) or current.__cause__
+        except BaseException:  # a user exception's property may raise anything
+            inner = current.__cause__
+        if not isinstance(inner, BaseException):
+            inner = None
         if inner is None or id(inner) in seen:
             return current
         seen.add(id(inner))
@@ -72,8 +99,13 @@ def _root_cause(exc: BaseException) -> BaseException:
 
 
 def _message(exc: BaseException) -> str:
-    lines = [ln for ln in str(exc).strip().splitlines() if ln.strip()][:_MAX_MESSAGE_LINES]
+    text = safe_str(exc)
+    head = text[: _MAX_MESSAGE_CHARS + _MAX_MESSAGE_LINES]  # never split a 300 MB message whole
+    lines = [ln for ln in head.strip().splitlines() if ln.strip()][:_MAX_MESSAGE_LINES]
+    lines = [ln if len(ln) <= _MAX_LINE_CHARS else ln[:_MAX_LINE_CHARS] + " [...]" for ln in lines]
     body = "\n".join(lines)
+    if len(text) > len(head):
+        body += f"\n[message cut: {len(text)} characters]"
     return f"{type(exc).__name__}: {body}" if body else type(exc).__name__
 
 

@@ -59,7 +59,7 @@ def progress_line(event: Event) -> str | None:
     if event.kind == "stage" and event.state in ("finished", "failed"):
         where = f" [{event.compile_id}]" if event.compile_id else ""
         return f"  {event.stage}{where}: {event.state} in {event.elapsed_s or 0:.2f} s"
-    if event.kind == "warning" and event.data.get("category") == "graph_break":
+    if event.kind == "warning" and event.data.get("category") in ("graph_break", "memory_cap"):
         return f"  {event.message}"
     return None
 
@@ -89,11 +89,22 @@ def report(client: WorkerClient, what: str = "capture") -> int:
     """Print the outcome (first line = what failed, where, why) and return the exit status."""
     assert client.exit is not None
     exit_info = client.exit
-    if exit_info.ok:
+    if client.swept:
+        print(f"warning: {len(client.swept)} process(es) the model started outlived the capture; killed",
+              file=sys.stderr)  # fmt: skip
+    if client.succeeded:
         print(f"session written to {client.session_path}", file=sys.stderr)
         return 0
     stage = (client.error.stage if client.error else "") or client.last_stage or "load"
-    if exit_info.timed_out:
+    problems = client.problems() if exit_info.ok else []
+    if client.memory_exceeded:
+        cap = client.spec.max_memory_mb
+        first = (f"error: {what} failed in stage '{stage}': the model and its child processes used "
+                 f"{client.memory_exceeded >> 20} MiB together, over the memory cap"
+                 f"{f' of {cap} MiB' if cap else ''}; killed")  # fmt: skip
+    elif problems:
+        first = f"error: {what} failed in stage '{stage}': {problems[0]}"
+    elif exit_info.timed_out:
         first = (f"error: {what} timed out after {client.timeout_s:g} s in stage '{stage}' "
                  "(process group killed)")
     elif exit_info.cancelled:
@@ -103,6 +114,8 @@ def report(client: WorkerClient, what: str = "capture") -> int:
     else:
         first = f"error: {what} failed in stage '{stage}': the worker {exit_info.describe()}"
     print(first, file=sys.stderr)
+    for more in problems[1:]:
+        print(f"  also: {more}", file=sys.stderr)
     if client.error is not None:
         print(client.error.traceback.rstrip(), file=sys.stderr)
     elif client.stderr_tail.strip():
@@ -113,6 +126,8 @@ def report(client: WorkerClient, what: str = "capture") -> int:
               file=sys.stderr)
     if exit_info.timed_out:
         return EXIT_TIMEOUT
+    if problems or client.memory_exceeded:
+        return protocol.EXIT_USER_ERROR  # the model broke the run, not CompileScope
     if exit_info.signal is not None:
         return 128 + exit_info.signal  # as a shell reports a signal death
     code = exit_info.returncode

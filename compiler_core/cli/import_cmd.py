@@ -6,6 +6,8 @@ import argparse
 import sys
 from typing import Any
 
+from compiler_core.cli.read_options import add_limit_options, limits_from_args
+
 
 def add_parser(subparsers: Any) -> None:
     p = subparsers.add_parser("import", help="read a TORCH_TRACE log (file or directory) into a session")
@@ -13,6 +15,7 @@ def add_parser(subparsers: Any) -> None:
         "path", help="trace file (.log or .log.gz), or directory of dedicated_log_torch_trace*.log[.gz]"
     )
     p.add_argument("-o", "--output", required=True, help="session JSON to write")
+    add_limit_options(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -20,7 +23,7 @@ def run(args: argparse.Namespace) -> int:
     from compiler_core.session import save
 
     try:
-        session = import_trace(args.path)
+        session = import_trace(args.path, limits=limits_from_args(args))
     except OSError as exc:
         print(f"error: import failed reading the trace: {exc}", file=sys.stderr)
         return 2

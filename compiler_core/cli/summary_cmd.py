@@ -7,10 +7,13 @@ import json
 import sys
 from typing import Any
 
+from compiler_core.cli.read_options import add_limit_options, limits_from_args
+
 
 def add_parser(subparsers: Any) -> None:
     p = subparsers.add_parser("summary", help="summarise a trace log or a saved session .json")
     p.add_argument("path", help="trace file/directory, or a session .json")
+    add_limit_options(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -19,7 +22,10 @@ def run(args: argparse.Namespace) -> int:
     from compiler_core.summary import summarize
 
     try:
-        session = load(args.path) if str(args.path).endswith(".json") else import_trace(args.path)
+        if str(args.path).endswith(".json"):
+            session = load(args.path)
+        else:
+            session = import_trace(args.path, limits=limits_from_args(args))
     except (OSError, SessionFormatError) as exc:
         print(f"error: summary failed loading {args.path}: {exc}", file=sys.stderr)
         return 2

@@ -20,6 +20,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from compiler_core.worker.protocol import CaptureSpec
 
@@ -30,6 +31,7 @@ STOP_SIGNAL_NAME = "SIGUSR1"
 class ScriptSpec(CaptureSpec):
     """`model_path` is the script; `script_args` its own arguments (what follows `--`)."""
 
+    signed_events: ClassVar[bool] = False  # the script worker's events are not signed (protocol.py)
     script_args: tuple[str, ...] = ()
     cwd: str = ""  # "" = the caller's working directory when the spec was made
     max_steps: int | None = None  # stop after this many calls of any one compiled callable

@@ -7,12 +7,12 @@ helpers below so a test can check the same numbers the bars show.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import Any
 
 from compiler_core.session.codec import from_jsonable
 from compiler_core.session.model import AutotuneChoice, AutotuneResult, Compile
+from compiler_core.trace.json_payload import JsonPayloadError, parse_json
 
 ARTIFACT = "compilescope_autotune"
 
@@ -20,8 +20,8 @@ ARTIFACT = "compilescope_autotune"
 def _data(payload: str | dict[str, Any]) -> dict[str, Any]:
     if isinstance(payload, str):
         try:
-            payload = json.loads(payload)
-        except json.JSONDecodeError:
+            payload = parse_json(payload)
+        except JsonPayloadError:
             return {}
     return payload if isinstance(payload, dict) else {}
 
@@ -29,12 +29,31 @@ def _data(payload: str | dict[str, Any]) -> dict[str, Any]:
 def autotune_from_artifact(payload: str | dict[str, Any]) -> list[AutotuneResult]:
     """The results one artifact holds (malformed entries are skipped, never raised)."""
     out: list[AutotuneResult] = []
-    for item in _data(payload).get("results", []):
+    results = _data(payload).get("results", [])
+    for item in results if isinstance(results, list) else []:
         try:
-            out.append(from_jsonable(AutotuneResult, item))
-        except (TypeError, ValueError):
+            result = from_jsonable(AutotuneResult, item)
+        except (TypeError, ValueError, AttributeError, KeyError):
             continue
+        if _well_typed(result):
+            out.append(result)
     return out
+
+
+def _well_typed(r: AutotuneResult) -> bool:
+    """The fields the Autotune pane sorts and formats (from_jsonable keeps JSON types as they are)."""
+    num = (int, float)
+    return (
+        isinstance(r.choices, tuple)
+        and all(
+            isinstance(c, AutotuneChoice) and (c.time_ms is None or isinstance(c.time_ms, num))
+            and isinstance(c.kind, str) and isinstance(c.name, str) and isinstance(c.error, str)
+            and isinstance(c.config, dict)
+            for c in r.choices
+        )
+        and (r.tuning_s is None or isinstance(r.tuning_s, num))
+        and all(isinstance(s, str) for s in (r.op, r.shape, r.winner, r.kernel))
+    )
 
 
 def autotune_graph(payload: str | dict[str, Any]) -> str:

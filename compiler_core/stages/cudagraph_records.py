@@ -9,7 +9,6 @@ that compile, since one skip disables CUDA graphs for the whole compiled functio
 
 from __future__ import annotations
 
-import json
 import re
 from collections import defaultdict
 from collections.abc import Callable
@@ -17,6 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from compiler_core.session.model import CudaGraphInfo
+from compiler_core.trace.json_payload import JsonPayloadError, parse_json
 
 ARTIFACT = "compilescope_cudagraphs"
 FOUND_AT = re.compile(r'File "([^"]+)", line (\d+)')  # user frames in "Found from :"
@@ -36,13 +36,14 @@ def events_from_artifact(payload: str | dict[str, Any]) -> list[CudaGraphEvent]:
     data: Any = payload
     if isinstance(payload, str):
         try:
-            data = json.loads(payload)
-        except json.JSONDecodeError:
+            data = parse_json(payload)
+        except JsonPayloadError:
             return []
     if not isinstance(data, dict):
         return []
     out = []
-    for e in data.get("events", []):
+    events = data.get("events", [])
+    for e in events if isinstance(events, list) else []:
         if isinstance(e, dict) and e.get("kind") in ("skip", "record", "rerecord"):
             out.append(CudaGraphEvent(**{k: str(e.get(k, "") or "") for k in
                                          ("kind", "compile_id", "graph", "message", "function")}))

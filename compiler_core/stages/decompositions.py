@@ -20,13 +20,13 @@ post-grad node of the same name in the same partition, through `Kernel.fused_nod
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 
 from compiler_core.session.links import LinkIndex
 from compiler_core.session.model import Compile, Graph, Node, Session, SourceLoc
 from compiler_core.session.refs import Ref, RefKind, graph_key, split_graph_key
+from compiler_core.trace.json_payload import JsonPayloadError, parse_json
 
 ARTIFACT = "compilescope_decompositions"
 _NOT_OPS = frozenset({"getitem", "placeholder", "output", "alias", "detach"})
@@ -108,12 +108,12 @@ def decomposed_graph(c: Compile) -> tuple[list[DecompNode], str]:
 
 def _artifact_nodes(text: str) -> list[DecompNode]:
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError:
+        data = parse_json(text)
+    except JsonPayloadError:
         return []
     out = []
     for n in data.get("nodes", []) if isinstance(data, dict) else []:
-        if not isinstance(n, dict) or n.get("op") not in _OP_KINDS:
+        if not isinstance(n, dict) or n.get("op") not in _OP_KINDS or not _names_lists(n):
             continue
         seq = n.get("seq_nr")
         out.append(DecompNode(
@@ -124,6 +124,11 @@ def _artifact_nodes(text: str) -> list[DecompNode]:
             seq_nr="" if seq is None else str(seq), backward=bool(n.get("backward")),
         ))
     return out
+
+
+def _names_lists(n: dict[str, object]) -> bool:
+    """`inputs` / `from_node` are lists of names when present (a log may hold anything)."""
+    return all(isinstance(n.get(k) or [], list) for k in ("inputs", "from_node"))
 
 
 def _aot_nodes(c: Compile) -> list[DecompNode]:

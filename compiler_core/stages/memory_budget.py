@@ -37,9 +37,11 @@ def parse_point(line: str) -> BudgetPoint | None:
 
     if not line.startswith(LINE_PREFIX):
         return None
-    try:
-        point: BudgetPoint = from_jsonable(BudgetPoint, json.loads(line[len(LINE_PREFIX):]))
-    except ValueError:
+    from compiler_core.trace.json_payload import parse_json
+
+    try:  # the worker's stdout is shared with user code: any line may be forged or deep
+        point: BudgetPoint = from_jsonable(BudgetPoint, parse_json(line[len(LINE_PREFIX):]))
+    except (ValueError, TypeError, AttributeError, KeyError):
         return None
     return point
 

@@ -42,26 +42,36 @@ class StagePayloads:
 
 
 def read_stage_payloads(trace_path: str | os.PathLike[str]) -> StagePayloads:
-    from compiler_core.trace.compile_ids import compile_id_of, trace_files
-    from compiler_core.trace.records import read_records
+    from compiler_core.trace.compile_ids import trace_files
 
     out = StagePayloads()
     for path, file_rank in trace_files(trace_path):
-        for rec in read_records(path, frozenset({"artifact"})):
-            value = rec.value if isinstance(rec.value, dict) else {}
-            name = value.get("name")
-            if rec.kind != "artifact" or name not in NAMES:
-                continue
-            rank = rec.meta.get("rank", file_rank)
-            key = (compile_id_of(rec.meta) or "-", rank)
-            if name == DECOMPOSITIONS:
-                out.decompositions.setdefault(key, rec.payload)  # first graph: joint / inference
-            elif name == AUTOTUNE:
-                graph = autotune_graph(rec.payload)
-                out.autotune[key].extend((graph, r) for r in autotune_from_artifact(rec.payload))
-            else:
-                out.cudagraphs.append((rank, rec.payload))
+        try:
+            _read_file(out, path, file_rank)
+        except OSError:
+            continue  # the import that precedes this pass has already warned about this rank
     return out
+
+
+def _read_file(out: StagePayloads, path: str, file_rank: int | None) -> None:
+    from compiler_core.trace.compile_ids import compile_id_of
+    from compiler_core.trace.record_checks import record_problem
+    from compiler_core.trace.records import read_records
+
+    for rec in read_records(path, frozenset({"artifact"})):
+        value = rec.value if isinstance(rec.value, dict) else {}
+        name = value.get("name")
+        if rec.kind != "artifact" or name not in NAMES or record_problem(rec.kind, rec.meta):
+            continue
+        rank = rec.meta.get("rank", file_rank)
+        key = (compile_id_of(rec.meta) or "-", rank)
+        if name == DECOMPOSITIONS:
+            out.decompositions.setdefault(key, rec.payload)  # first graph: joint / inference
+        elif name == AUTOTUNE:
+            graph = autotune_graph(rec.payload)
+            out.autotune[key].extend((graph, r) for r in autotune_from_artifact(rec.payload))
+        else:
+            out.cudagraphs.append((rank, rec.payload))
 
 
 def with_stage_artifacts(session: Session, trace_path: str | os.PathLike[str]) -> Session:

@@ -289,5 +289,7 @@ def _release_memory(device: str) -> None:
 
 
 def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
+    from compiler_core.capture.user_errors import safe_str
+
+    text = safe_str(exc)[:2000].strip().splitlines()
     return f"{type(exc).__name__}: {text[0] if text else ''}"

@@ -5,12 +5,12 @@ lines that start with a TAB. Speed comes from doing almost no per-line Python wo
 read in large binary blocks, header lines are found with one multiline regex over the block, and a
 payload stays as the raw bytes between two headers until someone asks for its text. Only the small
 metadata JSON is decoded eagerly. Damage (a bad JSON header, a stray line) becomes a `Diagnostic`
-with path and line number and reading goes on.
+with path and line number and reading goes on. Bounds on line length and decompression, and
+the refusal of anything but regular files, are in read_limits.py.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import zlib
 from collections.abc import Callable, Iterator
@@ -19,9 +19,10 @@ from itertools import chain
 from typing import Any, BinaryIO
 
 from compiler_core.session.model import Diagnostic
+from compiler_core.trace.json_payload import JsonPayloadError, parse_json
+from compiler_core.trace.read_limits import ReadLimits, open_regular
 
 BLOCK_SIZE = 1 << 22
-_decode_json = json.JSONDecoder().decode
 _BAD = "\0bad"  # placeholder kind for a damaged header; never yielded
 
 # glog prefix: level letter, MMDD, time, thread id, file:line, then "] " and the metadata JSON.
@@ -61,7 +62,7 @@ class Record:
         return text[:-1] if text.endswith("\n") else text
 
     def payload_json(self) -> Any:
-        return json.loads(self.payload)
+        return parse_json(self.payload)
 
 
 def record_kind(meta: dict[str, Any]) -> str:
@@ -83,10 +84,16 @@ class RecordReader:
     payload_kinds: frozenset[str] | None = None
     diagnostics: list[Diagnostic] = field(default_factory=list)
     max_diagnostics: int = 200
+    limits: ReadLimits = field(default_factory=ReadLimits)
 
     def __iter__(self) -> Iterator[Record]:
-        with open(self.path, "rb") as fh:
-            chunks = _gunzip(fh, self._read_failed) if self.path.endswith(".gz") else _raw(fh)
+        self._cap = self.limits.line_cap
+        with open(open_regular(self.path), "rb") as fh:
+            size = min(BLOCK_SIZE, self._cap)  # a line over the cap always spans two chunks
+            if self.path.endswith(".gz"):
+                chunks = _gunzip(fh, self._read_failed, self.limits, size)
+            else:
+                chunks = _raw(fh, size)
             yield from self._read(chunks)
 
     def _warn(self, message: str, line: int | None) -> None:
@@ -101,8 +108,23 @@ class RecordReader:
         pending: Record | None = None  # the record whose payload lines we are inside
         parts: list[bytes] = []
         line_at = 1  # line number at `pos`
+        self._kept = 0  # payload bytes kept for `pending`
         tail = [b"\n"]  # last byte read: a log cut short ends mid-line (issue 12, row 9)
-        for block in _blocks(_last_byte(chunks, tail)):
+        for block in _blocks(_last_byte(chunks, tail), self._cap):
+            if isinstance(block, _Overlong):
+                if block.first == b"\t" and pending is not None:  # a payload line: drop its record
+                    if self._keeps(pending):  # (a payload nobody reads is skipped anyway)
+                        self._warn(f"payload line longer than {self._cap} bytes; record at line "
+                                   f"{pending.line} skipped", line_at)  # fmt: skip
+                        pending.kind = _BAD
+                else:  # a header (or stray) line: whatever record it starts is skipped
+                    if pending is not None and pending.kind != _BAD:
+                        yield _finish(pending, parts)
+                    self._warn(f"line longer than {self._cap} bytes; record skipped", line_at)
+                    pending = Record(_BAD, {}, line_at)
+                parts = []
+                line_at += 1
+                continue
             pos = 0
             first = _HEADER_AT.match(block)
             for m in chain((first,), _HEADER.finditer(block)) if first else _HEADER.finditer(block):
@@ -114,6 +136,7 @@ class RecordReader:
                 if pending is not None and pending.kind != _BAD:
                     yield _finish(pending, parts)
                 parts = []
+                self._kept = 0
                 pending = self._parse_header(m.group(1), line_at)
                 pos = m.end() + 1
                 line_at += 1
@@ -131,14 +154,20 @@ class RecordReader:
         Counting in place (no slice) is what keeps skipped payloads nearly free."""
         lines = block.count(b"\n", pos, end)
         if pending is not None and self._keeps(pending):
-            parts.append(block[pos:end])
+            self._kept += end - pos
+            if self._kept > self._cap:
+                self._warn(f"payload over {self._cap} bytes; record skipped", pending.line)
+                pending.kind = _BAD
+                parts.clear()
+            else:
+                parts.append(block[pos:end])
         tabbed = block.count(b"\n\t", pos, end) + (block[pos] == 9)
         if pending is None or lines != tabbed:
             self._check_gap(block[pos:end], line_at, pending)
         return lines
 
-    def _read_failed(self, exc: Exception) -> None:
-        self._warn(f"log ends early ({type(exc).__name__}: {exc}); records read so far are kept", None)
+    def _read_failed(self, why: str) -> None:
+        self._warn(f"{why}; records read so far are kept", None)
 
     def _keeps(self, record: Record) -> bool:
         return (
@@ -160,8 +189,8 @@ class RecordReader:
     def _parse_header(self, meta_bytes: bytes, line: int) -> Record:
         """Parse a header; a damaged one becomes a placeholder that swallows its payload lines."""
         try:
-            meta = _decode_json(meta_bytes.decode())  # str input skips json's encoding sniffing
-        except (ValueError, RecursionError):
+            meta = parse_json(meta_bytes.decode())  # str input skips json's encoding sniffing
+        except (JsonPayloadError, UnicodeDecodeError):
             self._warn("malformed JSON in trace header; record skipped", line)
             return Record(_BAD, {}, line)
         if not isinstance(meta, dict):
@@ -170,36 +199,45 @@ class RecordReader:
         return Record(record_kind(meta), meta, line)
 
 
-def _raw(fh: BinaryIO) -> Iterator[bytes]:
-    while chunk := fh.read(BLOCK_SIZE):
+def _raw(fh: BinaryIO, size: int) -> Iterator[bytes]:
+    while chunk := fh.read(size):
         yield chunk
 
 
-def _gunzip(fh: BinaryIO, on_error: Callable[[Exception], None]) -> Iterator[bytes]:
+def _gunzip(fh: BinaryIO, on_error: Callable[[str], None], limits: ReadLimits, size: int) -> Iterator[bytes]:
     """Decompress a `.gz` log as a stream (clusters often keep per-rank traces gzipped).
 
     zlib directly rather than `gzip.open`: a truncated or corrupt file then still yields every
     byte decompressed before the damage, and `on_error` reports where it stopped. Concatenated
-    gzip members (appended logs) are read one after another."""
+    gzip members (appended logs) are read one after another. Output comes in chunks of at most
+    `size` bytes (`max_length`), and stops once it outgrows `limits.max_gzip_ratio` times the
+    input read (a gzip bomb), so neither one chunk nor the whole stream is unbounded."""
     dec = zlib.decompressobj(wbits=47)
     fed = False  # the current member has received input
+    read_in = out_total = 0
     while raw := fh.read(BLOCK_SIZE >> 2):
+        read_in += len(raw)
         while raw:
             try:
-                out = dec.decompress(raw)
+                out = dec.decompress(raw, size)
             except zlib.error as exc:
-                on_error(exc)
+                on_error(f"log ends early ({type(exc).__name__}: {exc})")
                 return
             fed = True
             if out:
+                out_total += len(out)
+                if out_total > limits.gzip_ratio_floor and out_total > limits.max_gzip_ratio * read_in:
+                    on_error(f"gzip data expands more than {limits.max_gzip_ratio:g}x (a gzip bomb?); "
+                             f"stopped after {out_total >> 20} MiB")  # fmt: skip
+                    return
                 yield out
-            raw = b""
+            raw = dec.unconsumed_tail
             if dec.eof:
                 raw, dec, fed = dec.unused_data, zlib.decompressobj(wbits=47), False
     if fed and not dec.eof:
         if tail := dec.flush():
             yield tail
-        on_error(EOFError("compressed stream ends before its end marker"))
+        on_error("log ends early (EOFError: compressed stream ends before its end marker)")
 
 
 def _finish(record: Record, parts: list[bytes]) -> Record:
@@ -216,26 +254,57 @@ def _last_byte(chunks: Iterator[bytes], last: list[bytes]) -> Iterator[bytes]:
         yield chunk
 
 
-def _blocks(chunks: Iterator[bytes]) -> Iterator[bytes]:
-    """Yield blocks that end on a line boundary (an over-long line is joined once, not repeatedly)."""
+@dataclass(frozen=True, slots=True)
+class _Overlong:
+    """Stands for one line over the cap, dropped unread; `first` is its first byte."""
+
+    first: bytes
+
+
+def _blocks(chunks: Iterator[bytes], cap: int) -> Iterator[bytes | _Overlong]:
+    """Yield blocks that end on a line boundary (a long line is joined once, not repeatedly).
+
+    A line longer than `cap` is never held whole: once the carried part passes the cap it is
+    dropped and the rest of the line skipped up to its newline, then `_Overlong` takes its place.
+    Chunks are at most `cap` bytes, so a line within one chunk is within the cap."""
     carry: list[bytes] = []
+    carried = 0
+    skipping = b""  # first byte of the over-long line being skipped
     for chunk in chunks:
+        if skipping:
+            cut = chunk.find(b"\n")
+            if cut < 0:
+                continue
+            yield _Overlong(skipping)
+            skipping, chunk = b"", chunk[cut + 1 :]
         cut = chunk.rfind(b"\n")
         if cut < 0:
             carry.append(chunk)
+            carried += len(chunk)
+            if carried > cap:
+                skipping, carry, carried = carry[0][:1] or b" ", [], 0
             continue
         head, tail = chunk[: cut + 1], chunk[cut + 1 :]
         if carry:
-            carry.append(head)
-            head = b"".join(carry)
-            carry = []
-        yield head
+            first_end = head.find(b"\n")
+            if carried + first_end > cap:
+                yield _Overlong(carry[0][:1] or b" ")
+                head = head[first_end + 1 :]
+            else:
+                carry.append(head)
+                head = b"".join(carry)
+            carry, carried = [], 0
+        if head:
+            yield head
         if tail:
-            carry.append(tail)
-    if carry:
+            carry, carried = [tail], len(tail)
+    if skipping:
+        yield _Overlong(skipping)
+    elif carry:
         yield b"".join(carry) + b"\n"
 
 
-def read_records(path: str, payload_kinds: frozenset[str] | None = None) -> Iterator[Record]:
+def read_records(path: str, payload_kinds: frozenset[str] | None = None,
+                 limits: ReadLimits | None = None) -> Iterator[Record]:  # fmt: skip
     """Convenience: iterate records of `path`, dropping diagnostics."""
-    return iter(RecordReader(path, payload_kinds))
+    return iter(RecordReader(path, payload_kinds, limits=limits or ReadLimits()))

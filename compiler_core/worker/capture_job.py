@@ -25,14 +25,14 @@ Emit = Callable[[Event], None]
 
 
 class CaptureJob:
-    def __init__(self, spec: CaptureSpec, emit: Emit) -> None:
+    def __init__(self, spec: CaptureSpec, emit: Emit, memory_note: str = "") -> None:
         self.spec = spec
         self._emit = emit
         self._t0 = time.monotonic()
         self._stage_start: dict[str, float] = {}
         self.failure: FailureReport | None = None
         self.failed_stage = ""
-        self.facts: dict[str, Any] = {}
+        self.facts: dict[str, Any] = {"memory_cap": memory_note} if memory_note else {}
 
     def clock(self) -> float:
         return round(time.monotonic() - self._t0, 4)
@@ -175,6 +175,8 @@ def capture_meta(spec: CaptureSpec, facts: dict[str, Any]) -> SessionMeta:
     """Session meta for a capture; `facts` holds what the run learnt (empty after a crash)."""
     extra = {k: str(v) for k, v in facts.get("flags", {}).items()}
     extra["input_steps"] = str(spec.input_steps)
+    if facts.get("memory_cap"):
+        extra["memory_cap"] = str(facts["memory_cap"])
     torch_version, device = _torch_facts(spec.device)
     dynamic = facts.get("dynamic", spec.dynamic)
     return SessionMeta(
@@ -199,6 +201,12 @@ def _torch_facts(device: str) -> tuple[str, str]:
 
 def _system_exit_report(exc: SystemExit, report: FailureReport) -> FailureReport:
     """sys.exit() in a model file is a failure too: the capture never got to finish."""
-    message = f"SystemExit: the model file called sys.exit({exc.code!r})"
+    from compiler_core.capture.user_errors import clip
+
+    try:
+        code = clip(repr(exc.code), 200)
+    except BaseException:  # a user object's __repr__ may raise
+        code = f"<{type(exc.code).__name__}>"
+    message = f"SystemExit: the model file called sys.exit({code})"
     frames = report.user_traceback.rstrip("\n").rsplit("\n", 1)[0]
     return FailureReport("SystemExit", message, f"{frames}\n{message}\n", report.full_traceback)

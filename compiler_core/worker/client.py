@@ -7,7 +7,12 @@ Events arrive on a private pipe (the worker's stdout/stderr belong to the user's
 drained to bounded buffers on threads, so a model printing megabytes can neither block on a
 full pipe nor flood memory). Cancel and timeout kill the worker's whole process group: SIGTERM,
 then SIGKILL after a grace period, so a hung model and any children it spawned are gone within
-about two seconds.
+about two seconds. When the worker ends, `process_sweep.sweep` kills whatever of its tree is left,
+also children that left the group with `setsid` (this process becomes a child subreaper).
+
+Events are signed with a per-run key (event_auth.py) and only verified lines count. Success is
+`succeeded`: the parent's own checks (exit 0, an authentic `done`, no forged lines, and the
+session file at `spec.out_path` exists, is new and decodes), never a path an event names.
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ from pathlib import Path
 from typing import IO
 
 from compiler_core.session.model import Diagnostic, Session
+from compiler_core.worker import event_auth, process_sweep
+from compiler_core.worker.memory_limit import limit_bytes
 from compiler_core.worker.protocol import CaptureSpec, Event, worker_env
 
 KILL_GRACE_S = 1.0
@@ -102,6 +109,16 @@ class WorkerClient:
         self._timed_out = False
         self._stdout: _TailBuffer | None = None
         self._stderr: _TailBuffer | None = None
+        self._signed = spec.signed_events  # False for a script run (compiler_core/run): legacy trust
+        self._key = event_auth.new_key()
+        self._verifier = event_auth.Verifier(self._key)
+        self.token = process_sweep.new_run_token()
+        self.done: Event | None = None  # the authentic `done` event, if it came
+        self.memory_exceeded = 0  # bytes the run's process tree held when it was killed for it
+        self._cap = limit_bytes(spec.device, spec.max_memory_mb)
+        self._next_memory_check = 0.0
+        self.swept: list[int] = []  # pids of the run's processes killed after it ended
+        self._started_unix = 0.0
 
     def start(self) -> None:
         read_fd, write_fd = os.pipe()
@@ -109,14 +126,24 @@ class WorkerClient:
         env = dict(self._env)
         root = str(Path(__file__).resolve().parents[2])  # so `-m compiler_core.worker` imports
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
+        env[process_sweep.RUN_TOKEN_ENV] = self.token
+        process_sweep.become_subreaper()
+        self._started_unix = time.time()
         try:
             self.proc = subprocess.Popen(
                 self.spec.argv(events_fd=write_fd), cwd=cwd, env=env, pass_fds=(write_fd,),
-                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                start_new_session=True,
+                stdin=subprocess.PIPE if self._signed else subprocess.DEVNULL, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, start_new_session=True,
             )
         finally:
             os.close(write_fd)
+        process_sweep.register_child(self.proc.pid)
+        if self._signed:
+            assert self.proc.stdin is not None
+            with contextlib.suppress(OSError):  # a worker that died at once: reported by its exit
+                self.proc.stdin.write(self._key.hex().encode() + b"\n")
+            with contextlib.suppress(OSError):
+                self.proc.stdin.close()
         assert self.proc.stdout is not None and self.proc.stderr is not None
         self._stdout = _TailBuffer(self.proc.stdout)
         self._stderr = _TailBuffer(self.proc.stderr)
@@ -125,11 +152,15 @@ class WorkerClient:
     def _read_events(self, fd: int) -> None:
         with os.fdopen(fd, "r", encoding="utf-8", errors="replace") as stream:
             for line in stream:
-                if line.strip():
-                    try:
-                        self._queue.put(Event.from_json(line))
-                    except ValueError:
-                        continue  # a torn line from a dying worker
+                if not line.strip():
+                    continue
+                body = self._verifier.check(line) if self._signed else line
+                if body is None:
+                    continue  # forged, replayed or torn: counted by the verifier
+                try:
+                    self._queue.put(Event.from_json(body))
+                except ValueError:
+                    continue  # cannot happen for a line we signed; never trusted anyway
         self._queue.put(None)
 
     def events(self, poll_s: float = 0.1) -> Iterator[Event]:
@@ -149,6 +180,8 @@ class WorkerClient:
                 self.kill()
             if exited_at is None and self._poll() is not None:
                 exited_at = time.monotonic()
+            if exited_at is None:
+                self._check_memory()
             if exited_at is not None and channel_closed:
                 break
             try:
@@ -164,6 +197,18 @@ class WorkerClient:
             yield event
         self._finish()
 
+    def _check_memory(self) -> None:
+        """Kill the run when the worker and its children together pass the cap (rlimits bound
+        each process, not their sum; see memory_limit.py)."""
+        now = time.monotonic()
+        if self._cap is None or self.proc is None or now < self._next_memory_check:
+            return
+        self._next_memory_check = now + 0.5
+        used = process_sweep.tree_pss_bytes(self.proc.pid)
+        if used > self._cap and not self.memory_exceeded:
+            self.memory_exceeded = used
+            self.kill()
+
     def run(self) -> WorkerExit:
         for _ in self.events():
             pass
@@ -176,8 +221,10 @@ class WorkerClient:
             self._track_stage(event)
         elif event.kind == "error" and self.error is None:
             self.error = event
-        elif event.kind == "session":
-            self.session_path = event.path
+        elif event.kind == "done":
+            self.done = event
+        elif event.kind == "session" and not self._signed:
+            self.session_path = event.path  # a script run: its worker's word (not signed yet)
 
     def _track_stage(self, event: Event) -> None:
         """`last_stage` is the innermost stage still open (a crash happened there)."""
@@ -193,7 +240,9 @@ class WorkerClient:
     def _finish(self) -> None:
         assert self.proc is not None
         code = self.proc.wait()
+        process_sweep.unregister_child(self.proc.pid)
         self._kill_group(signal.SIGKILL)  # orphans a finished worker left behind
+        self.swept = process_sweep.sweep(self.token)  # and those that left the group (setsid)
         for buf in (self._stdout, self._stderr):
             if buf is not None:
                 buf.join(2.0)
@@ -235,12 +284,57 @@ class WorkerClient:
     def stdout_bytes(self) -> int:
         return self._stdout.total if self._stdout else 0
 
+    @property
+    def forged_lines(self) -> int:
+        return self._verifier.forged
+
+    def problems(self) -> list[str]:
+        """Why a run that exited 0 is still not a success (empty when it is one). A script run
+        (unsigned events, compiler_core/run) keeps the exit-code verdict: not covered yet."""
+        if not self._signed:
+            return []
+        out = []
+        if self._verifier.forged:
+            out.append(f"{self._verifier.forged} line(s) on CompileScope's event channel were not "
+                       "written by it (the model wrote to the channel)")  # fmt: skip
+        if self.done is None:
+            out.append("the worker ended without finishing its protocol (os._exit in the model, or "
+                       "the model closed CompileScope's event channel)")  # fmt: skip
+        elif self.exit is not None and self.done.exit_code != self.exit.returncode:
+            out.append(f"the worker reported exit code {self.done.exit_code} but exited with "
+                       f"{self.exit.returncode}")  # fmt: skip
+        why = self._session_problem()
+        if why:
+            out.append(why)
+        return out
+
+    @property
+    def succeeded(self) -> bool:
+        """Decided here from what the parent can verify, never from an event alone."""
+        return self.exit is not None and self.exit.ok and not self.problems()
+
+    def _session_problem(self) -> str:
+        from compiler_core.session.codec import SessionFormatError, load
+
+        path = Path(self.spec.out_path)
+        try:
+            if path.stat().st_mtime < self._started_unix - 2.0:
+                return f"no new session was written to {path} (the file there is older than this run)"
+            load(path)
+        except FileNotFoundError:
+            return f"no session was written to {path}"
+        except (OSError, SessionFormatError, RecursionError) as exc:
+            return f"the session at {path} does not load: {str(exc)[:300]}"
+        self.session_path = str(path.resolve())
+        return ""
+
     def recover_session(self) -> Session | None:
-        """The saved session, or one rebuilt from the trace log when the worker died first."""
+        """The saved session at `spec.out_path` (never a path an event names), or one rebuilt
+        from the trace log when the worker died first or left no loadable session."""
         from compiler_core.session.codec import load
 
-        if self.session_path and Path(self.session_path).is_file():
-            return load(self.session_path)
+        if not self._session_problem():
+            return load(self.spec.out_path)
         trace = Path(self.spec.resolved_trace_path)
         if not trace.is_file() or trace.stat().st_size == 0:
             return None

@@ -3,7 +3,7 @@
 Command line (run from any directory; the package must be importable)::
 
     python -m compiler_core.worker MODEL.py --out SESSION.json
-        (--events-fd N | --events-file PATH)
+        (--events-fd N | --events-file PATH) [--auth-stdin]
         [--device cpu|cuda] [--mode default|reduce-overhead|max-autotune|max-autotune-no-cudagraphs]
         [--dynamic | --no-dynamic] [--input-steps 4] [--steps 0] [--modes default] [--shape-change-step N]
         [--train | --no-train]  # default: the file decides (train_step present = training)
@@ -19,7 +19,11 @@ print megabytes, or crash half-way through a line). Either:
   hand extra descriptors to its child.
 
 Each event is one line of JSON (UTF-8, ``\\n``-terminated): the fields of `Event` below, with
-empty/default fields omitted. Order: ``hello``, then ``stage`` events (``load``, ``run`` with
+empty/default fields omitted. With ``--auth-stdin`` the worker first reads a hex key line from
+stdin and each line becomes ``MAC SEQ JSON`` (see event_auth.py); the parent then believes only
+lines that verify, and decides success from the session file, never from events alone.
+
+Order: ``hello``, then ``stage`` events (``load``, ``run`` with
 ``dynamo``/``aot``/``inductor`` nested inside it per compile id, ``steps`` when input steps
 run, ``timeline`` when --steps > 0, ``build``, ``save``), ``warning``s anywhere, at most one
 ``error``, then ``session`` (path of the saved session, also after a failure when something was
@@ -40,7 +44,7 @@ import os
 import sys
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 PROTOCOL_VERSION = 1
 
@@ -98,9 +102,31 @@ class Event:
 
     @staticmethod
     def from_json(line: str) -> Event:
-        raw = json.loads(line)
-        known = {f.name for f in fields(Event)}
-        return Event(**{k: v for k, v in raw.items() if k in known})
+        """Raises ValueError for anything but a JSON object whose fields have their types."""
+        from compiler_core.trace.json_payload import parse_json
+
+        raw = parse_json(line)
+        if not isinstance(raw, dict):
+            raise ValueError("an event is a JSON object")
+        known = {f.name: f.type for f in fields(Event)}
+        kept = {k: v for k, v in raw.items() if k in known}
+        for key, value in kept.items():
+            if not _FIELD_CHECKS.get(key, lambda v: isinstance(v, str))(value):
+                raise ValueError(f"event field {key!r} has the wrong type")
+        return Event(**kept)
+
+
+def _num(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+_FIELD_CHECKS: dict[str, Any] = {
+    "t": _num,
+    "elapsed_s": lambda v: v is None or _num(v),
+    "pid": lambda v: v is None or (isinstance(v, int) and not isinstance(v, bool)),
+    "exit_code": lambda v: v is None or (isinstance(v, int) and not isinstance(v, bool)),
+    "data": lambda v: isinstance(v, dict),
+}
 
 
 @dataclass(frozen=True)
@@ -124,16 +150,21 @@ class CaptureSpec:
     def resolved_trace_path(self) -> str:
         return self.trace_path or default_trace_path(self.out_path)
 
+    # The model-file worker signs its events (event_auth.py); a script run's worker does not yet
+    # (its rank children share one channel), so its spec sets this False.
+    signed_events: ClassVar[bool] = True
+
     def argv(self, events_fd: int | None = None, events_file: str | None = None) -> list[str]:
         """The worker's command line; a script run's spec (compiler_core/run/spec.py) overrides it."""
-        return worker_argv(self, events_fd=events_fd, events_file=events_file)
+        return worker_argv(self, events_fd=events_fd, events_file=events_file, auth_stdin=self.signed_events)
 
 
 def default_trace_path(out_path: str) -> str:
     return str(Path(out_path).with_suffix(".trace.log"))
 
 
-def worker_argv(spec: CaptureSpec, events_fd: int | None = None, events_file: str | None = None) -> list[str]:
+def worker_argv(spec: CaptureSpec, events_fd: int | None = None, events_file: str | None = None,
+                auth_stdin: bool = False) -> list[str]:  # fmt: skip
     """Full argv (interpreter first) to start the worker for `spec`."""
     argv = [sys.executable, "-m", "compiler_core.worker", spec.model_path, "--out", spec.out_path,
             "--device", spec.device, "--input-steps", str(spec.input_steps), "--steps", str(spec.steps),
@@ -142,6 +173,8 @@ def worker_argv(spec: CaptureSpec, events_fd: int | None = None, events_file: st
         argv += ["--events-fd", str(events_fd)]
     if events_file is not None:
         argv += ["--events-file", events_file]
+    if auth_stdin:
+        argv.append("--auth-stdin")
     if spec.mode is not None:
         argv += ["--mode", spec.mode]
     if spec.max_memory_mb is not None:

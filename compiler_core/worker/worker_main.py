@@ -1,8 +1,11 @@
 """The worker process's entry: parse the command line, open the events channel, run the job.
 
 The channel is opened before anything else (and before torch is imported) so even a model file
-that fails at import is reported as an event. Python warnings are forwarded as events as well
-as printed. `faulthandler` writes a native traceback to stderr if the process crashes, which
+that fails at import is reported as an event. With `--auth-stdin` the per-run key is read from
+stdin first and every line is signed (event_auth.py); the channel's fd is moved to a high,
+non-inheritable number so the user's children never get it and stray writes to low fds miss it.
+Python warnings are forwarded as events as well as printed.
+`faulthandler` writes a native traceback to stderr if the process crashes, which
 the client keeps for its error message.
 """
 
@@ -15,6 +18,7 @@ import sys
 import threading
 import time
 import warnings
+from collections.abc import Callable
 from typing import IO, Any
 
 from compiler_core.worker import protocol
@@ -24,28 +28,66 @@ from compiler_core.worker.protocol import CaptureSpec, Event
 class EventChannel:
     """Writes protocol lines to a dedicated fd or file; thread-safe, one flush per event."""
 
-    def __init__(self, stream: IO[str]) -> None:
+    def __init__(self, stream: IO[str], sign: Callable[[str], str] | None = None) -> None:
         self._stream = stream
+        self._sign = sign or (lambda body: body)
         self._lock = threading.Lock()
         self.broken = False
 
     @staticmethod
-    def open(events_fd: int | None, events_file: str | None) -> EventChannel:
+    def open(events_fd: int | None, events_file: str | None,
+             sign: Callable[[str], str] | None = None) -> EventChannel:  # fmt: skip
         if events_fd is not None:
-            return EventChannel(os.fdopen(events_fd, "w", encoding="utf-8", buffering=1, closefd=True))
-        if events_file is not None:
-            return EventChannel(open(events_file, "a", encoding="utf-8", buffering=1))
-        return EventChannel(open(os.devnull, "w", encoding="utf-8"))
+            fd = _hide(events_fd)
+        elif events_file is not None:
+            fd = _hide(os.open(events_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600))
+        else:
+            return EventChannel(open(os.devnull, "w", encoding="utf-8"))
+        return EventChannel(os.fdopen(fd, "w", encoding="utf-8", buffering=1, closefd=True), sign)
 
     def send(self, event: Event) -> None:
         if self.broken:
             return
         with self._lock:
             try:
-                self._stream.write(event.to_json() + "\n")
+                # lone surrogates (undecodable file names) would break the UTF-8 stream and the MAC
+                body = event.to_json().encode("utf-8", "replace").decode("utf-8")
+                self._stream.write(self._sign(body) + "\n")
                 self._stream.flush()
             except (BrokenPipeError, OSError):
                 self.broken = True  # the parent went away; keep going so the session is saved
+
+
+def _hide(fd: int) -> int:
+    """Move `fd` to a high number, close-on-exec: children never inherit it, writes to low fds
+    (a model "writing fake events to fds 1-63") miss it."""
+    import fcntl
+    import resource
+
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    floor = max(min(soft if soft != resource.RLIM_INFINITY else 1024, 1024) - 64, 64)
+    try:
+        high = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, floor)
+    except OSError:
+        os.set_inheritable(fd, False)
+        return fd
+    os.close(fd)
+    return high
+
+
+def _read_key() -> bytes:
+    """The per-run key from stdin (the parent writes one hex line and closes it); stdin then
+    becomes /dev/null so user code reading it gets EOF, not the key."""
+    from compiler_core.worker.event_auth import KEY_BYTES
+
+    line = sys.stdin.buffer.readline(4 * KEY_BYTES)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    try:
+        return bytes.fromhex(line.decode("ascii").strip())
+    except (UnicodeDecodeError, ValueError):
+        return b""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -55,6 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True)
     p.add_argument("--events-fd", type=int)
     p.add_argument("--events-file")
+    p.add_argument("--auth-stdin", action="store_true",
+                   help="read a hex key from stdin first and sign every event line with it")
     p.add_argument("--device", default="cpu")
     p.add_argument("--mode", choices=protocol.MODES)
     p.add_argument("--dynamic", action=argparse.BooleanOptionalAction, default=None)
@@ -92,24 +136,34 @@ def _forward_warnings(channel: EventChannel, clock: Any) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    channel = EventChannel.open(args.events_fd, args.events_file)
+    sign = None
+    if args.auth_stdin:
+        from compiler_core.worker.event_auth import signer
+
+        sign = signer(_read_key())
+    channel = EventChannel.open(args.events_fd, args.events_file, sign)
+    del sign
     t0 = time.monotonic()
     channel.send(Event("hello", pid=os.getpid(),
                        data={"python": sys.version.split()[0], "protocol": protocol.PROTOCOL_VERSION}))
     faulthandler.enable(file=sys.stderr, all_threads=False)
     from compiler_core.worker.memory_limit import apply_memory_limit
 
-    apply_memory_limit(args.device, args.max_memory_mb)
+    memory_note = apply_memory_limit(args.device, args.max_memory_mb)
+    channel.send(Event("warning", message=f"memory cap: {memory_note}", data={"category": "memory_cap"}))
     _forward_warnings(channel, lambda: round(time.monotonic() - t0, 4))
     from compiler_core.worker.capture_job import CaptureJob
 
     try:
-        code = CaptureJob(spec_from_args(args), channel.send).run()
+        code = CaptureJob(spec_from_args(args), channel.send, memory_note).run()
     except Exception as exc:  # a CompileScope bug: say so on the channel, not only stderr
         import traceback
 
-        channel.send(Event("error", stage="internal", message=f"internal error: {type(exc).__name__}: {exc}",
-                           traceback=traceback.format_exc()))
+        from compiler_core.capture.user_errors import safe_str
+
+        channel.send(Event("error", stage="internal",
+                           message=f"internal error: {type(exc).__name__}: {safe_str(exc)[:2000]}",
+                           traceback=traceback.format_exc()[-20_000:]))
         code = protocol.EXIT_INTERNAL
     channel.send(Event("done", t=round(time.monotonic() - t0, 4), exit_code=code))
     sys.stdout.flush()

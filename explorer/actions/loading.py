@@ -6,12 +6,14 @@ executed here: they go to the capture worker, in another process.
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
 from compiler_core.session import LinkIndex, Session, load
+from compiler_core.trace.read_limits import open_regular
 from explorer.plain_text import clip
 
 MODEL, TRACE, SESSION = "model", "trace", "session"
@@ -26,17 +28,18 @@ def kind_of(path: str | Path) -> str:
         return MODEL
     if p.suffix == ".json":
         return SESSION
-    try:
-        with p.open("rb") as handle:
+    try:  # never `open` a FIFO or device by name: it can block forever (issue 12, row 5)
+        with open(open_regular(str(p)), "rb") as handle:
             head = handle.read(64).lstrip()
     except OSError:
-        return TRACE
+        return TRACE  # the importer refuses it with a message naming what it is
     return SESSION if head.startswith(b"{") else TRACE
 
 
 def load_any(path: str | Path) -> Session:
     """Load a session or import a trace log/directory (blocking; call from a thread in the GUI)."""
     if kind_of(path) == SESSION:
+        os.close(open_regular(str(path)))  # a FIFO named *.json: refused, not read forever
         return load(path)
     from compiler_core.build import import_trace  # deferred: only trace users pay for the importer
 

@@ -64,8 +64,6 @@ def test_post_grad_node_to_its_kernel(session: Session, index: LinkIndex) -> Non
         assert linked >= {graph_key(graph, f) for f in k.fused_nodes}, k.name
 
 
-@pytest.mark.xfail(strict=True, reason="a kernel Inductor reuses across layers marks lines with the first "
-                   "layer's nodes (kernel_lines.buffer_producers): being fixed")
 def test_kernel_line_belongs_to_its_kernel_and_names_nodes_of_that_kernel(
     session: Session, index: LinkIndex
 ) -> None:

@@ -60,8 +60,9 @@ def test_events_file_channel_for_qprocess(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 1
     got = [Event.from_json(line) for line in events.read_text().splitlines()]
-    assert [e.kind for e in got] == ["hello", "stage", "stage", "error", "stage", "stage", "stage", "stage",
-                                    "session", "done"]
+    assert [e.kind for e in got] == ["hello", "warning", "stage", "stage", "error", "stage", "stage", "stage",
+                                    "stage", "session", "done"]
+    assert got[1].data["category"] == "memory_cap" and "not covered" in got[1].message
     stages = [(e.stage, e.state) for e in got if e.kind == "stage"]
     assert stages[:2] == [("load", "started"), ("load", "failed")]
     error = next(e for e in got if e.kind == "error")

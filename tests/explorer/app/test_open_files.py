@@ -130,3 +130,20 @@ def test_no_ghost_tab_bars_in_the_default_layout(qtbot: QtBot, window: MainWindo
     titles = [frozenset(b.tabText(i) for i in range(b.count())) for b in visible]
     assert len(titles) == len(set(titles)), titles
     assert all(b.geometry().bottom() <= window.height() - window.statusBar().height() for b in visible)
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("name", ["trace.log", "session.json", "dedicated_log_torch_trace_rank_0.log"])
+def test_a_fifo_is_refused_not_read_forever(
+    qtbot: QtBot, window: MainWindow, tmp_path: Path, name: str
+) -> None:
+    """Issue 12 row 5: "Loading…" forever on a FIFO; now a message naming it, at once."""
+    import os
+
+    fifo = tmp_path / name
+    os.mkfifo(fifo)
+    with qtbot.waitSignal(window.files.loader.failed, timeout=20_000):
+        window.files.open_path(str(fifo))
+    box = window.findChild(QMessageBox, "problemBox")
+    assert box is not None and "FIFO" in box.text()
+    box.close()
