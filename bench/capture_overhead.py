@@ -42,7 +42,7 @@ from compiler_core.capture.model_run import call_once
 spec = load_model_file(sys.argv[1])
 inspect = sys.argv[2] == "1"
 if inspect:
-    from compiler_core.capture.inspect_config import inspect_config
+    from compiler_core.capture.hooks.inspect_config import inspect_config
     ctx = inspect_config()
 else:
     import contextlib

@@ -39,14 +39,14 @@ def capture(model_file: Path, mode: str, trace: Path, device: str, calls: int = 
     import torch
 
     from compiler_core.build import import_trace
-    from compiler_core.capture.inspect_config import inspect_config
+    from compiler_core.capture.hooks.inspect_config import inspect_config
+    from compiler_core.capture.hooks.recording_backend import RecordingBackend
+    from compiler_core.capture.hooks.stage_hooks import stage_recorders
+    from compiler_core.capture.hooks.trace_sink import TraceLogSink
     from compiler_core.capture.model_run import call_once, compile_options, to_device
-    from compiler_core.capture.recording_backend import RecordingBackend
-    from compiler_core.capture.trace_sink import TraceLogSink
     from compiler_core.modelfile import load_model_file
     from compiler_core.session.model import SessionMeta
     from compiler_core.stages import with_stage_artifacts
-    from compiler_core.stages.stage_hooks import stage_recorders
 
     spec = load_model_file(model_file, device=device)
     model = spec.model.to(device) if isinstance(spec.model, torch.nn.Module) else spec.model

@@ -22,6 +22,7 @@ from typing import Any
 import torch
 import torch.fx
 
+from compiler_core.capture.hooks.op_types import is_operator
 from compiler_core.session.model import Graph, Node, SourceLoc, TensorMeta
 
 _FRAME_RE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>.*)$')
@@ -54,7 +55,7 @@ def node_record(node: torch.fx.Node) -> Node:
 def target_name(target: Any) -> str:
     if isinstance(target, str):
         return target
-    if isinstance(target, torch._ops.OpOverload | torch._ops.OpOverloadPacket):
+    if is_operator(target):
         return str(target)
     module = getattr(target, "__module__", None) or ""
     qualname = getattr(target, "__qualname__", None) or getattr(target, "__name__", None)

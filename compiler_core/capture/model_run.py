@@ -18,8 +18,9 @@ from typing import Any
 
 import torch
 
-from compiler_core.capture.inspect_config import inspect_config
-from compiler_core.capture.recording_backend import RecordingBackend
+from compiler_core.capture.hooks.compiler_reset import reset_compiler
+from compiler_core.capture.hooks.inspect_config import inspect_config
+from compiler_core.capture.hooks.recording_backend import RecordingBackend
 from compiler_core.modelfile import ModelSpec
 
 Stage = Callable[[str, str], None]  # (stage, state) progress callback
@@ -47,7 +48,7 @@ def compile_options(spec: ModelSpec, mode: str | None, dynamic: bool | None) -> 
         options["dynamic"] = dynamic
     if "mode" in options and "options" in options:
         # torch.compile refuses both; the mode's options plus the explicit ones is what is meant
-        from compiler_core.capture.recording_backend import mode_config
+        from compiler_core.capture.hooks.recording_backend import mode_config
 
         options["options"] = {**mode_config(options.pop("mode"), None, options.get("dynamic")),
                               **options["options"]}
@@ -110,7 +111,7 @@ def compile_and_run(
     facts.update(mode=options.get("mode", "default"), dynamic=options.get("dynamic"), train=spec.trains)
     with inspect_config() as flags:
         facts["flags"] = flags
-        torch._dynamo.reset()
+        reset_compiler()
         backend = RecordingBackend(dynamic=options.get("dynamic"))
         compiled = torch.compile(model, backend=backend, **options)
         stage("run", "started")

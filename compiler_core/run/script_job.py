@@ -52,6 +52,7 @@ class ScriptJob:
         self.stopped = ""
         self.timer: Any = None
         self.timeline: tuple[list[Any], list[Any], list[Any]] = ([], [], [])
+        self.version_warnings: list[str] = []
 
     def clock(self) -> float:
         return round(time.monotonic() - self._t0, 4)
@@ -67,12 +68,15 @@ class ScriptJob:
         return base / RANK_LOG.format(rank=self.rank) if self.rank is not None else base
 
     def run(self) -> int:
+        from compiler_core.capture.hooks import check_torch_version
+        from compiler_core.capture.hooks.compile_hook import CompileHook
+        from compiler_core.capture.hooks.stage_hooks import stage_recorders
+        from compiler_core.capture.hooks.trace_sink import TraceLogSink
         from compiler_core.capture.stage_tracker import StageTracker
-        from compiler_core.capture.trace_sink import TraceLogSink
-        from compiler_core.run.compile_hook import CompileHook
         from compiler_core.run.step_timer import StepTimer
-        from compiler_core.stages.stage_hooks import stage_recorders
 
+        # A torch outside a private hook's tested range: warn in the session, run anyway.
+        self.version_warnings = check_torch_version()
         prefix = f"r{self.rank}:" if self.rank is not None else ""
         self.timer = timer = StepTimer(
             self.spec.device, lambda rec: self.emit(Event("timeline", t=self.clock(), data=rec)),
@@ -129,16 +133,16 @@ class ScriptJob:
         return protocol.EXIT_USER_ERROR
 
     def _build_and_save(self, code: int) -> int:
-        from torch._logging import structured
-
+        from compiler_core.capture.hooks.interned_strings import intern_table
         from compiler_core.capture.session_build import read_sources, user_files
 
-        sources = read_sources([self.spec.model_path, *user_files(structured.INTERN_TABLE)])
+        sources = read_sources([self.spec.model_path, *user_files(intern_table())])
         return save_script_session(self.spec, self._emit, self.clock, code, sources,
                                    self.diagnostics(), self.timeline, self.stopped)
 
     def diagnostics(self) -> list[Diagnostic]:
-        found = []
+        found = [Diagnostic("warning", text, self.spec.model_path, stage="run")
+                 for text in self.version_warnings]
         if self.failure is not None:
             found.append(Diagnostic("error", self.failure.message + "\n" + self.failure.user_traceback,
                                     self.spec.model_path, stage="run"))

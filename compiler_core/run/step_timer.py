@@ -27,9 +27,9 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from compiler_core.capture.hooks.compile_watch import WARMUP_KINDS, CompileWatch
 from compiler_core.session.model import ModeStats, StepSample, TimelineEvent
 from compiler_core.timeline.call_clock import StepClock, clock_for
-from compiler_core.timeline.compile_watch import WARMUP_KINDS, CompileWatch
 from compiler_core.timeline.records import MODE_START, to_record
 from compiler_core.timeline.stats import mode_stats
 
@@ -166,9 +166,7 @@ class StepTimer:
     def _ensure_watch(self) -> None:
         """(Re)install Dynamo's compile callbacks; the script's own `torch._dynamo.reset()`
         clears them."""
-        from torch._dynamo.callback import callback_handler
-
-        if not self._installed or self._watch._on_start not in callback_handler.start_callbacks:
+        if not self._installed or not self._watch.is_installed():
             self._watch.install()
             self._installed = True
 

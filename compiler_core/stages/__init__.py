@@ -1,9 +1,10 @@
 """Stages the other panes don't show: decompositions, autotuning, CUDA graphs, mode comparison.
 
 Torch-free modules (importable by the GUI): `decompositions`, `autotune_records`,
-`cudagraph_records`, `mode_compare`, `stage_artifacts`. Capture-side modules, imported only by
-the worker: `stage_hooks` (the one context manager to enter), `decomp_capture`,
-`autotune_capture`, `cudagraph_capture`.
+`cudagraph_records`, `mode_compare`, `stage_artifacts`, plus `memory_budget` (the sweep; its
+torch access goes through the seam). The capture-side recorders touch private torch, so they
+live in the torch seam, `compiler_core/capture/hooks/`: `stage_hooks` (the one context manager
+to enter), `decomp_capture`, `autotune_capture`, `cudagraph_capture`.
 """
 
 from compiler_core.stages.autotune_records import autotune_from_artifact, ranked

@@ -1,7 +1,7 @@
 """The memory-budget lever: re-partition a model's training graph at several budgets, measured.
 
 For each `activation_memory_budget` value the model file's training step is compiled afresh
-(Dynamo reset, caches off, see capture/memory_budget_patch.py) with Inductor, through a backend
+(Dynamo reset, caches off, see capture/hooks/memory_budget_patch.py) with Inductor, through a backend
 whose `inner_compile` wrapper sees each partition as AOTAutograd hands it over. From the
 backward graph we count what the forward saves (non-tangent backward inputs, bytes de-duplicated
 by storage, as the session's saved-tensor totals) and what the partitioner recomputed (the
@@ -63,14 +63,16 @@ def _storage_bytes(saved: Sequence[Any]) -> int:
 def measure_budget(spec: Any, budget: float, device: str, steps: int) -> BudgetPoint:
     """Compile and run `spec` (a ModelSpec with a train_step) at one budget."""
     import torch
-    from torch._inductor.compile_fx import compile_fx, compile_fx_inner
 
     from compiler_core.build.backward_links import recomputed_nodes
     from compiler_core.build.saved_tensors import saved_tensors
     from compiler_core.capture.graph_records import graph_record
-    from compiler_core.capture.memory_budget_patch import activation_memory_budget
+    from compiler_core.capture.hooks.compiler_reset import reset_compiler
+    from compiler_core.capture.hooks.inductor_entry import compile_fx_functions
+    from compiler_core.capture.hooks.memory_budget_patch import activation_memory_budget
     from compiler_core.capture.model_run import to_device
 
+    compile_fx, compile_fx_inner = compile_fx_functions()
     graphs: list[tuple[str, Graph]] = []
 
     def inner(gm: torch.fx.GraphModule, inputs: Sequence[Any], **kwargs: Any) -> Any:
@@ -79,12 +81,12 @@ def measure_budget(spec: Any, budget: float, device: str, steps: int) -> BudgetP
         return compile_fx_inner(gm, inputs, **kwargs)
 
     def backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> Callable[..., Any]:
-        return compile_fx(gm, example_inputs, inner_compile=inner)  # type: ignore[return-value]
+        return compile_fx(gm, example_inputs, inner_compile=inner)
 
     assert spec.train_step is not None
     cuda = device.startswith("cuda")
     with activation_memory_budget(budget):
-        torch._dynamo.reset()
+        reset_compiler()
         compiled = torch.compile(spec.model, backend=backend)
         inputs = to_device(spec.example_inputs(), device)
         _zero_grads(spec.model)

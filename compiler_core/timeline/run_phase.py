@@ -32,9 +32,11 @@ import gc
 from collections.abc import Callable
 from typing import Any
 
+from compiler_core.capture.hooks.compile_watch import WARMUP_KINDS, CompileWatch
+from compiler_core.capture.hooks.compiler_reset import reset_compiler
+from compiler_core.capture.hooks.inductor_entry import list_mode_options
 from compiler_core.modelfile import ModelSpec
 from compiler_core.session.model import ModeStats, RuntimeProfile, StepSample, TimelineEvent
-from compiler_core.timeline.compile_watch import WARMUP_KINDS, CompileWatch
 from compiler_core.timeline.kernel_profile import CPU_KERNEL_PROFILE, profile_steps
 from compiler_core.timeline.probes import MemoryProbe
 from compiler_core.timeline.records import MODE_START, to_record
@@ -103,7 +105,7 @@ def compile_model(spec: ModelSpec, mode: str, device: str = "") -> Any:
     if device.startswith("cpu"):
         options["options"] = {**CPU_KERNEL_PROFILE, **options.get("options", {})}
     if "options" in options:  # torch.compile refuses mode= together with options=
-        mode_opts = torch._inductor.list_mode_options(mode) if mode != "default" else {}
+        mode_opts = list_mode_options(mode) if mode != "default" else {}
         options["options"] = {**mode_opts, **options["options"]}
         return torch.compile(spec.model, **options)
     return torch.compile(spec.model, mode=None if mode == "default" else mode, **options)
@@ -155,9 +157,7 @@ class ModeRun:
 
     def prepare(self) -> None:
         """Fresh Dynamo state, the compiled model and the compile watch (nothing runs yet)."""
-        import torch
-
-        torch._dynamo.reset()
+        reset_compiler()
         model = compile_model(self.spec, self.mode, self.device)
         self._step_fn = step_function(self.spec, model)
         self._mark_step = self._cudagraph_step_marker()

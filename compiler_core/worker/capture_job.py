@@ -49,10 +49,13 @@ class CaptureJob:
         self._emit(Event("stage", t=self.clock(), stage=name, state=state, elapsed_s=elapsed))
 
     def run(self) -> int:
+        from compiler_core.capture.hooks import check_torch_version
+        from compiler_core.capture.hooks.stage_hooks import stage_recorders
+        from compiler_core.capture.hooks.trace_sink import TraceLogSink
         from compiler_core.capture.stage_tracker import StageTracker
-        from compiler_core.capture.trace_sink import TraceLogSink
-        from compiler_core.stages.stage_hooks import stage_recorders
 
+        # A torch outside a private hook's tested range: warn in the session, capture anyway.
+        self.facts.setdefault("warnings", []).extend(check_torch_version())
         trace_path = Path(self.spec.resolved_trace_path)
         tracker = StageTracker(self._emit, self.clock)
         code = protocol.EXIT_OK
@@ -155,9 +158,9 @@ class CaptureJob:
         return capture_meta(self.spec, self.facts)
 
     def _sources(self) -> dict[str, str]:
-        from torch._logging import structured
+        from compiler_core.capture.hooks.interned_strings import intern_table
 
-        return read_sources([self.spec.model_path, *user_files(structured.INTERN_TABLE)])
+        return read_sources([self.spec.model_path, *user_files(intern_table())])
 
     def _diagnostics(self) -> list[Diagnostic]:
         found = [Diagnostic("warning", text, self.spec.model_path, stage="run")

@@ -19,8 +19,8 @@ from compiler_core.capture.graph_records import (
     normalize_module_fqn,
     parse_stack_trace,
 )
-from compiler_core.capture.recording_backend import ARTIFACT_NAME, emit_graph
-from compiler_core.capture.trace_sink import TraceLogSink
+from compiler_core.capture.hooks.recording_backend import ARTIFACT_NAME, emit_graph
+from compiler_core.capture.hooks.trace_sink import TraceLogSink
 from compiler_core.session.codec import from_jsonable
 from compiler_core.session.model import Graph
 
@@ -136,8 +136,8 @@ def test_sink_does_not_leak_when_nothing_is_logged(tmp_path: Path) -> None:
 
 
 def test_modes_become_inductor_config_for_the_recording_backend() -> None:
+    from compiler_core.capture.hooks.recording_backend import mode_config
     from compiler_core.capture.model_run import compile_options
-    from compiler_core.capture.recording_backend import mode_config
     from compiler_core.modelfile import ModelSpec
 
     assert mode_config(None, None, None) == {}
@@ -153,7 +153,7 @@ def test_modes_become_inductor_config_for_the_recording_backend() -> None:
 def test_inspect_config_turns_caches_off_where_replay_is_unverified() -> None:
     import torch
 
-    from compiler_core.capture.inspect_config import inspect_patches, replay_supported
+    from compiler_core.capture.hooks.inspect_config import inspect_patches, replay_supported
 
     # replay is verified (and enabled) from torch 2.13; older torch captures with caches off
     major, minor = (int(p) for p in torch.__version__.split(".")[:2])

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import torch
 
-from compiler_core.run.compile_hook import CompileHook, recording_kwargs
+from compiler_core.capture.hooks.compile_hook import CompileHook, recording_kwargs
 from compiler_core.run.step_timer import StepTimer, StopRun, callable_label
 
 

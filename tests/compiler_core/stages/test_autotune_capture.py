@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from compiler_core.capture.hooks.autotune_capture import failure_reason
 from compiler_core.session.model import AutotuneChoice, AutotuneResult
 from compiler_core.stages import autotune_from_artifact, ranked
-from compiler_core.stages.autotune_capture import failure_reason
 from compiler_core.stages.autotune_records import winner_speedup
 
 
@@ -18,14 +18,14 @@ def test_cpu_max_autotune_records_every_candidate(tmp_path: Path) -> None:
     import torch
 
     from compiler_core.build import import_trace
-    from compiler_core.capture.trace_sink import TraceLogSink
+    from compiler_core.capture.hooks.stage_hooks import stage_recorders
+    from compiler_core.capture.hooks.trace_sink import TraceLogSink
     from compiler_core.stages import with_stage_artifacts
-    from compiler_core.stages.stage_hooks import stage_recorders
 
     torch._dynamo.reset()
     model = torch.nn.Linear(64, 64).eval()
     trace = tmp_path / "trace.log"
-    from compiler_core.capture.inspect_config import inspect_config
+    from compiler_core.capture.hooks.inspect_config import inspect_config
 
     with inspect_config(), TraceLogSink(trace), stage_recorders() as rec, \
             torch._inductor.config.patch(freezing=True), torch.no_grad():

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 
+from compiler_core.capture.hooks.cudagraph_capture import CudaGraphRecorder, tree_event
 from compiler_core.session.model import ModeStats
 from compiler_core.stages import cudagraph_from_artifact, mode_rows, skip_summary, text_table
-from compiler_core.stages.cudagraph_capture import CudaGraphRecorder, tree_event
 
 
 def test_recorder_catches_inductors_skip_message() -> None:

@@ -23,12 +23,12 @@ def capture(model_file: Path, trace: Path) -> Session:
     import torch
 
     from compiler_core.build import import_trace
-    from compiler_core.capture.inspect_config import inspect_config
-    from compiler_core.capture.recording_backend import RecordingBackend
-    from compiler_core.capture.trace_sink import TraceLogSink
+    from compiler_core.capture.hooks.inspect_config import inspect_config
+    from compiler_core.capture.hooks.recording_backend import RecordingBackend
+    from compiler_core.capture.hooks.stage_hooks import stage_recorders
+    from compiler_core.capture.hooks.trace_sink import TraceLogSink
     from compiler_core.modelfile import load_model_file
     from compiler_core.stages import with_stage_artifacts
-    from compiler_core.stages.stage_hooks import stage_recorders
 
     spec = load_model_file(model_file)
     assert spec.train_step is not None

@@ -20,7 +20,7 @@ def test_patch_restores_and_rejects_bad_values() -> None:
     import torch._functorch.config as functorch_config
     import torch._inductor.config as inductor_config
 
-    from compiler_core.capture.memory_budget_patch import activation_memory_budget
+    from compiler_core.capture.hooks.memory_budget_patch import activation_memory_budget
 
     before = (functorch_config.activation_memory_budget, functorch_config.enable_autograd_cache,
               inductor_config.fx_graph_cache)  # fmt: skip

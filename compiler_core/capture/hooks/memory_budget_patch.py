@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 
-TORCH_VERSIONS = ("2.11", "2.12", "2.13")
+TORCH_VERSIONS = ("2.11", "2.13")  # oldest, newest served
 
 
 @contextmanager

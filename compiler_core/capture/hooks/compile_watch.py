@@ -10,16 +10,24 @@ Recompile reasons come from `torch._dynamo.utils.guard_failures` (code -> failur
 filled whenever a cache entry's guards fail, cleared by `torch._dynamo.reset()`); reasons that
 appeared since the previous compile are the ones that caused this one.
 `torch._dynamo.reset()` also clears the callbacks, so install after every reset.
+
+Changes torch state (the two callback lists), so it is a context manager: `with watch:` installs
+and on exit removes exactly the two callbacks it added (through the handler's own
+`remove_start_callback`/`remove_end_callback`), leaving other callbacks alone. `install`/`remove`
+stay for the run loops that reinstall after a reset.
 """
 
 from __future__ import annotations
 
 import time
+from contextlib import suppress
+from types import TracebackType
 from typing import Any
 
 from compiler_core.session.model import TimelineEvent
 
 WARMUP_KINDS = ("compile", "recompile", "cudagraph_record")
+TORCH_VERSIONS = ("2.11", "2.13")
 
 
 class CompileWatch:
@@ -47,11 +55,26 @@ class CompileWatch:
 
         if not self._installed:
             return
-        for register, cb in ((callback_handler.start_callbacks, self._on_start),
-                             (callback_handler.end_callbacks, self._on_end)):
-            if cb in register:
-                register.remove(cb)
+        for remove, cb in ((callback_handler.remove_start_callback, self._on_start),
+                           (callback_handler.remove_end_callback, self._on_end)):
+            with suppress(ValueError):  # already gone: a reset cleared the lists
+                remove(cb)
         self._installed = False
+
+    def is_installed(self) -> bool:
+        """Still registered? A `torch._dynamo.reset()` (the script's own too) drops callbacks."""
+        from torch._dynamo.callback import callback_handler
+
+        return self._installed and self._on_start in callback_handler.start_callbacks
+
+    def __enter__(self) -> CompileWatch:
+        self.install()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.remove()
 
     def take(self) -> list[TimelineEvent]:
         """Events since the last call (all of them belong to the step just run)."""

@@ -29,6 +29,8 @@ from typing import Any
 from compiler_core.session.codec import to_jsonable
 from compiler_core.session.model import AutotuneChoice, AutotuneResult
 
+TORCH_VERSIONS = ("2.11", "2.13")  # oldest, newest served (see the package docstring)
+
 ARTIFACT = "compilescope_autotune"
 _LOGGER = "torch._inductor.select_algorithm"
 _KV = re.compile(r"(\w+)=([^,\s]+)")
@@ -74,7 +76,11 @@ class AutotuneRecorder:
         from torch._inductor import select_algorithm
 
         logging.getLogger(_LOGGER).removeHandler(self._errors)
-        cache = getattr(select_algorithm, "_ALGORITHM_SELECTOR_CACHE", None)
+        # No remove_feedback_saver exists (only clear_feedback_savers, which would drop others'
+        # savers too): take ours out of the cache's list. The accessor where torch has one.
+        accessor = getattr(select_algorithm, "get_algorithm_selector_cache", None)
+        cache = accessor() if accessor is not None else getattr(
+            select_algorithm, "_ALGORITHM_SELECTOR_CACHE", None)
         savers = getattr(cache, "feedback_saver_fns", None)
         if isinstance(savers, list) and self in savers:
             savers.remove(self)

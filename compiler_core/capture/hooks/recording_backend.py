@@ -34,10 +34,12 @@ import torch
 import torch.fx
 from torch._inductor.custom_graph_pass import CustomGraphPass
 
-from compiler_core.capture import post_grad_store
-from compiler_core.capture.aot_replay import AotRecordWatch
 from compiler_core.capture.graph_records import graph_record
+from compiler_core.capture.hooks import post_grad_store
+from compiler_core.capture.hooks.aot_replay import AotRecordWatch
 from compiler_core.session.codec import to_jsonable
+
+TORCH_VERSIONS = ("2.11", "2.13")  # oldest, newest served (see the package docstring)
 
 ARTIFACT_NAME = "compilescope_graph"
 STAGES = (

@@ -23,9 +23,11 @@ from typing import Any
 
 from torch._inductor.custom_graph_pass import CustomGraphPass
 
-from compiler_core.stages.autotune_capture import AutotuneRecorder
-from compiler_core.stages.cudagraph_capture import CudaGraphRecorder, PartitionTracker
-from compiler_core.stages.decomp_capture import PreJointPass
+from compiler_core.capture.hooks.autotune_capture import AutotuneRecorder
+from compiler_core.capture.hooks.cudagraph_capture import CudaGraphRecorder, PartitionTracker
+from compiler_core.capture.hooks.decomp_capture import PreJointPass
+
+TORCH_VERSIONS = ("2.11", "2.13")  # oldest, newest served (see the package docstring)
 
 
 class _GraphStartMark(CustomGraphPass):

@@ -29,6 +29,8 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
+TORCH_VERSIONS = ("2.11", "2.13")  # oldest, newest served (see the package docstring)
+
 OnCompiled = Callable[[Any, Any], Any]  # (compiled result, the model/function given) -> result
 
 
@@ -73,6 +75,6 @@ def recording_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:
     options = kwargs.get("options") or {}
     if backend != "inductor" or options.get("use_aoti"):
         return kwargs
-    from compiler_core.capture.recording_backend import RecordingBackend
+    from compiler_core.capture.hooks.recording_backend import RecordingBackend
 
     return {**kwargs, "backend": RecordingBackend(dynamic=kwargs.get("dynamic"))}

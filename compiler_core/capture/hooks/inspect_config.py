@@ -23,6 +23,8 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
+TORCH_VERSIONS = ("2.11", "2.13")  # oldest, newest served (see the package docstring)
+
 
 def _has(config: Any, dotted: str) -> bool:
     obj = config

@@ -26,6 +26,8 @@ from torch._inductor.custom_graph_pass import CustomGraphPass
 
 from compiler_core.capture.graph_records import from_node_chain, target_name
 
+TORCH_VERSIONS = ("2.11", "2.13")  # oldest, newest served (see the package docstring)
+
 ARTIFACT = "compilescope_decompositions"
 
 

@@ -30,6 +30,8 @@ from dataclasses import asdict, dataclass
 from types import TracebackType
 from typing import Any
 
+TORCH_VERSIONS = ("2.11", "2.13")  # oldest, newest served (see the package docstring)
+
 ARTIFACT = "compilescope_cudagraphs"
 SKIP_LOGGERS = (
     "torch._inductor.cudagraph_utils.__cudagraphs",  # torch 2.12+
