@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 from pathlib import Path
+
+from compiler_core.session import codec
 
 MAX_NAME = 120  # bytes of ASCII; far below every file system's 255
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -99,18 +100,6 @@ class SafeFolder:
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    """Temp file beside `path`, fsync, rename: a crash leaves the old file or the new, never half.
-
-    Unlike the codec's session save, the parent must already exist: names made from data are one
-    component, so there is never a folder to create.
-    """
-    fd, tmp = tempfile.mkstemp(prefix=".cs-", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """The codec's atomic write, but the parent must already exist: names made from data are one
+    component, so there is never a folder to create."""
+    codec.atomic_write_text(path, text, make_parent=False)

@@ -273,14 +273,7 @@ class WorkerProcess(QObject):
     def _problems(self, exit_code: int | None) -> tuple[str, ...]:
         if exit_code != 0 or (self._spec is not None and not self._spec.signed_events):
             return ()  # a failure already (its own message says why), or an unsigned script run
-        out = []
-        if self._verifier.forged:
-            out.append(f"{self._verifier.forged} line(s) on CompileScope's event channel were not "
-                       "written by it (the model wrote to the channel)")  # fmt: skip
-        if self._done is None:
-            out.append("the worker ended without finishing its protocol (os._exit in the model, or "
-                       "the model closed CompileScope's event channel)")  # fmt: skip
-        return tuple(out)
+        return tuple(event_auth.channel_problems(self._verifier.forged, self._done is not None))
 
 
 def _environment() -> QProcessEnvironment:

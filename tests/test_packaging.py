@@ -7,6 +7,7 @@ setuptools, no network); "no torch" is a fresh interpreter whose import system r
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -40,8 +41,18 @@ def test_listed_packages_are_every_package_on_disk() -> None:
 
 @pytest.mark.slow
 def test_wheel_carries_examples_and_finds_them_from_any_directory(tmp_path: Path) -> None:
+    # Built from a copy: setuptools builds in the source tree (build/, *.egg-info), which must
+    # not litter the checkout the suite runs from.
+    src = tmp_path / "src"
+    top_level = {".git", ".venv", ".carry", "build", "dist", "bench", "docs", "tests"}
+
+    def skip(folder: str, names: list[str]) -> set[str]:
+        here = {n for n in names if n == "__pycache__" or n.endswith((".egg-info", "_cache"))}
+        return here | (top_level & set(names) if Path(folder) == ROOT else set())
+
+    shutil.copytree(ROOT, src, ignore=skip)
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-                    "-w", str(tmp_path / "dist"), str(ROOT)], check=True, capture_output=True)
+                    "-w", str(tmp_path / "dist"), str(src)], check=True, capture_output=True)
     (wheel,) = (tmp_path / "dist").glob("compilescope-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     for needed in ("compilescope_resources/examples/transformer_block.py",

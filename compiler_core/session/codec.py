@@ -166,12 +166,16 @@ def save(session: Session, path: str | os.PathLike[str]) -> None:
     atomic_write_bytes(Path(path), dumps_bytes(session))
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"))
+def atomic_write_text(path: Path, text: str, *, make_parent: bool = True) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"), make_parent=make_parent)
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+def atomic_write_bytes(path: Path, data: bytes, *, make_parent: bool = True) -> None:
+    """Temp file beside `path`, fsync, rename, fsync the folder. `make_parent=False` for paths
+    built from data (compiler_core/safe_paths.py): those are one component inside a folder the
+    user chose, so there is never a folder to create, and creating one would be a bug."""
+    if make_parent:
+        path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:

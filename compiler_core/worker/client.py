@@ -293,14 +293,8 @@ class WorkerClient:
         (unsigned events, compiler_core/run) keeps the exit-code verdict: not covered yet."""
         if not self._signed:
             return []
-        out = []
-        if self._verifier.forged:
-            out.append(f"{self._verifier.forged} line(s) on CompileScope's event channel were not "
-                       "written by it (the model wrote to the channel)")  # fmt: skip
-        if self.done is None:
-            out.append("the worker ended without finishing its protocol (os._exit in the model, or "
-                       "the model closed CompileScope's event channel)")  # fmt: skip
-        elif self.exit is not None and self.done.exit_code != self.exit.returncode:
+        out = event_auth.channel_problems(self._verifier.forged, self.done is not None)
+        if self.done is not None and self.exit is not None and self.done.exit_code != self.exit.returncode:
             out.append(f"the worker reported exit code {self.done.exit_code} but exited with "
                        f"{self.exit.returncode}")  # fmt: skip
         why = self._session_problem()

@@ -71,3 +71,16 @@ class Verifier:
         if not self.first_forged:
             self.first_forged = line[:200]
         return None
+
+
+def channel_problems(forged: int, finished: bool) -> list[str]:
+    """Why a signed run that exited 0 is still no success, in the user's words. One text for the
+    CLI (worker/client.py) and the GUI (explorer/worker_process.py), which verify the same way."""
+    out = []
+    if forged:
+        out.append(f"{forged} line(s) on CompileScope's event channel were not written by it "
+                   "(the model wrote to the channel)")  # fmt: skip
+    if not finished:
+        out.append("the worker ended without finishing its protocol (os._exit in the model, or the "
+                   "model closed CompileScope's event channel)")  # fmt: skip
+    return out
