@@ -77,7 +77,7 @@ class ExportActions(QObject):
             try:
                 self.export_graph(path, scale)
             except (OSError, ValueError) as exc:
-                QMessageBox.warning(self.window, "Export failed", str(exc))
+                show_problem(self.window, "Export failed", str(exc))
 
     def export_graph(self, path: str, scale: float = 1.0) -> None:
         """DOT from the session graph; SVG/PNG render the pane's whole scene (not the viewport)."""

@@ -162,8 +162,8 @@ class InductorPane(Pane):
         if us is not None:
             item.setTextAlignment(TIME_COLUMN, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             item.setData(TIME_COLUMN, Qt.ItemDataRole.UserRole, us)
-            item.setToolTip(TIME_COLUMN, f"{self._times.share(ref):.1%} of the profiled step's busy time "
-                                         f"({self._times.mode})")
+            item.setToolTip(TIME_COLUMN, tip(f"{self._times.share(ref):.1%} of the profiled step's "
+                                             f"busy time ({self._times.mode})"))
         item.setData(0, Qt.ItemDataRole.UserRole, ref)
         self.kernels.addTopLevelItem(item)
         self._kernel_items[ref] = item

@@ -64,7 +64,8 @@ class LinePipelinePane(Pane):
             if us is not None:
                 right = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
                 item.setTextAlignment(TIME_COLUMN, right)
-                item.setToolTip(TIME_COLUMN, f"{times.share(ref):.1%} of the profiled step ({times.mode})")
+                share = f"{times.share(ref):.1%} of the profiled step ({times.mode})"
+                item.setToolTip(TIME_COLUMN, tip(share))
             item.setData(0, Qt.ItemDataRole.UserRole, ref)
             if facts.kernel_names:
                 item.setForeground(COLUMNS.index("Kernels"), color_for(facts.kernel_names[0]).darker(130))
