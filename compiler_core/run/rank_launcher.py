@@ -63,8 +63,9 @@ class RankLauncher:
         return round(time.monotonic() - self._t0, 4)
 
     def torchrun_argv(self, events_file: str, keys_dir: str = "") -> list[str]:
-        child = ["--rank-child", "--events-file", events_file, "--rank-keys", keys_dir, "--out", self.spec.out_path,
-                 "--device", self.spec.device, "--trace", self.spec.resolved_trace_path]
+        child = ["--rank-child", "--events-file", events_file, "--rank-keys", keys_dir,
+                 "--out", self.spec.out_path, "--device", self.spec.device,
+                 "--trace", self.spec.resolved_trace_path]
         if self.spec.cwd:
             child += ["--cwd", self.spec.cwd]
         if self.spec.max_steps is not None:

@@ -4,8 +4,8 @@ A `ScriptSpec` is a `CaptureSpec` (so `WorkerClient`, the GUI's `WorkerProcess` 
 session recovery take it unchanged), whose `model_path` is the user's script and whose `argv`
 starts `python -m compiler_core.run` instead of the model-file worker::
 
-    python -m compiler_core.run SCRIPT.py --out SESSION.json (--events-fd N | --events-file PATH) [--auth-stdin]
-        [--device cpu|cuda] [--cwd DIR] [--max-steps N] [--nproc N] [--trace PATH]
+    python -m compiler_core.run SCRIPT.py --out SESSION.json (--events-fd N | --events-file PATH)
+        [--auth-stdin] [--device cpu|cuda] [--cwd DIR] [--max-steps N] [--nproc N] [--trace PATH]
         [--max-memory-mb N] -- [SCRIPT ARGS...]
 
 Events are the worker protocol's (compiler_core/worker/protocol.py) plus `rank` events
@@ -23,6 +23,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+
 from compiler_core.worker.protocol import CaptureSpec
 
 STOP_SIGNAL_NAME = "SIGUSR1"

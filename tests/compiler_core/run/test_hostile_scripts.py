@@ -16,6 +16,7 @@ from compiler_core.session.codec import load
 from compiler_core.worker import protocol
 from tests.conftest import FIXTURES
 
+Capture = pytest.CaptureFixture[str]
 SCRIPTS = FIXTURES / "scripts"
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -36,17 +37,17 @@ def _verdict(err: str) -> str:
     return next((line for line in err.splitlines() if line.startswith(("error:", "session written"))), "")
 
 
-def test_an_honest_script_still_succeeds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_honest_script_still_succeeds(tmp_path: Path, capsys: Capture) -> None:
     code, err = _cli_run(tmp_path, "shape_change.py", capsys)
     assert code == 0, err
     assert f"session written to {(tmp_path / 's.json').resolve()}" in err
-    client = ScriptClient(ScriptSpec(str(SCRIPTS / "shape_change.py"), str(tmp_path / "t.json"), cwd=str(tmp_path)),
-                          timeout_s=400, echo=False)
+    spec = ScriptSpec(str(SCRIPTS / "shape_change.py"), str(tmp_path / "t.json"), cwd=str(tmp_path))
+    client = ScriptClient(spec, timeout_s=400, echo=False)
     client.run()
     assert client.succeeded and client.forged_lines == 0 and client.done is not None, client.problems()
 
 
-def test_os_exit_zero_after_a_compile_is_not_a_success(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_os_exit_zero_after_a_compile_is_not_a_success(tmp_path: Path, capsys: Capture) -> None:
     code, err = _cli_run(tmp_path, "exits_early.py", capsys)
     assert code == protocol.EXIT_USER_ERROR, err
     first = _verdict(err)
@@ -56,20 +57,20 @@ def test_os_exit_zero_after_a_compile_is_not_a_success(tmp_path: Path, capsys: p
     assert "partial session (1 compiles)" in err and load(tmp_path / "s.json").compiles
 
 
-def test_fake_events_on_inherited_fds_are_not_believed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_fake_events_on_inherited_fds_are_not_believed(tmp_path: Path, capsys: Capture) -> None:
     code, err = _cli_run(tmp_path, "forges_events.py", capsys)
     assert code == protocol.EXIT_USER_ERROR, err
     assert "were not written by it" in err and "session written to" not in err, err
     assert _verdict(err).startswith("error: run failed"), err
 
 
-def test_closing_the_event_channel_is_not_a_success(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_closing_the_event_channel_is_not_a_success(tmp_path: Path, capsys: Capture) -> None:
     code, err = _cli_run(tmp_path, "closes_channel.py", capsys)
     assert code != 0, err
     assert _verdict(err).startswith("error: run failed") and "session written to" not in err, err
 
 
-def test_a_rank_that_exits_early_fails_the_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_rank_that_exits_early_fails_the_run(tmp_path: Path, capsys: Capture) -> None:
     code, err = _cli_run(tmp_path, "rank_exits_early.py", capsys, "--nproc", "2")
     assert code == protocol.EXIT_USER_ERROR, err
     assert "rank(s) [1] ended without finishing" in err and "session written to" not in err, err
