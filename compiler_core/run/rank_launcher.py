@@ -24,6 +24,7 @@ which the client kills on Cancel or timeout.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import subprocess
@@ -156,8 +157,9 @@ class RankLauncher:
         except (ValueError, TypeError):
             return
         rank = event.data.get("rank")
-        if rank != signer_rank:
-            return  # cannot happen for a line a rank's CompileScope code signed
+        if rank != signer_rank:  # a rank's untagged event (a warning, an internal error): the key says whose
+            rank = signer_rank
+            event = dataclasses.replace(event, data={**event.data, "rank": rank})
         if event.kind == "rank" and isinstance(rank, int):
             if event.data.get("state") == "started" and event.pid:
                 self.rank_pids[rank] = event.pid

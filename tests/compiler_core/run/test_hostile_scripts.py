@@ -13,7 +13,7 @@ from compiler_core.cli import main as cli_main
 from compiler_core.run.client import ScriptClient
 from compiler_core.run.spec import ScriptSpec
 from compiler_core.session.codec import load
-from compiler_core.worker import protocol
+from compiler_core.worker import event_auth, protocol
 from tests.conftest import FIXTURES
 
 Capture = pytest.CaptureFixture[str]
@@ -74,3 +74,18 @@ def test_a_rank_that_exits_early_fails_the_run(tmp_path: Path, capsys: Capture) 
     code, err = _cli_run(tmp_path, "rank_exits_early.py", capsys, "--nproc", "2")
     assert code == protocol.EXIT_USER_ERROR, err
     assert "rank(s) [1] ended without finishing" in err and "session written to" not in err, err
+
+
+def test_rank_lines_verify_per_rank_with_their_own_key_and_sequence(tmp_path: Path) -> None:
+    keys = event_auth.write_rank_keys(str(tmp_path), 2)
+    assert event_auth.read_rank_key(str(tmp_path), 1) == keys[1] and not (tmp_path / "rank_1").exists()
+    sign0, sign1 = event_auth.rank_signer(keys[0], 0), event_auth.rank_signer(keys[1], 1)
+    verifier = event_auth.RankVerifier(keys)
+    a0, a1, b0 = sign0('{"kind": "a"}'), sign1('{"kind": "a"}'), sign0('{"kind": "b"}')
+    assert verifier.check(a1) == (1, '{"kind": "a"}')  # ranks interleave: own sequence each
+    assert verifier.check(a0) == (0, '{"kind": "a"}')
+    assert verifier.check(a0) is None  # replayed
+    assert verifier.check("1" + b0[1:]) is None  # rank 0's line claimed for rank 1
+    assert verifier.check("7" + b0[1:]) is None and verifier.check('{"kind": "done"}') is None
+    assert verifier.check(b0) == (0, '{"kind": "b"}')
+    assert verifier.forged == 4 and verifier.first_forged
