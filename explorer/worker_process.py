@@ -272,7 +272,7 @@ class WorkerProcess(QObject):
 
     def _problems(self, exit_code: int | None) -> tuple[str, ...]:
         if exit_code != 0 or (self._spec is not None and not self._spec.signed_events):
-            return ()  # a failure already (its own message says why), or an unsigned script run
+            return ()  # a failure already (its own message says why), or an unsigned spec
         return tuple(event_auth.channel_problems(self._verifier.forged, self._done is not None))
 
 

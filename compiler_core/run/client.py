@@ -4,6 +4,9 @@
   script wants its prints), while the bounded tails the crash report needs are still kept.
 - `stop()` asks for a clean end (SIGUSR1 to the worker, see spec.py); `cancel()` still kills.
 - A partial session is rebuilt with the script's meta, from a rank directory too.
+
+Events are signed and success decided as for a model file (WorkerClient.succeeded): the key goes
+to the worker's stdin, which it reads before the script runs.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import IO
 
@@ -65,14 +69,17 @@ class ScriptClient(WorkerClient):
         env = dict(self._env)
         root = str(Path(__file__).resolve().parents[2])  # so `-m compiler_core.run` imports
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
+        self._started_unix = time.time()
         try:
             self.proc = subprocess.Popen(
                 self.spec.argv(events_fd=write_fd), cwd=self.spec.cwd or None, env=env,
-                pass_fds=(write_fd,), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, start_new_session=True,
+                pass_fds=(write_fd,), stdin=subprocess.PIPE if self._signed else subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
             )
         finally:
             os.close(write_fd)
+        if self._signed:
+            self._send_key()
         assert self.proc.stdout is not None and self.proc.stderr is not None
         out = sys.stdout.buffer if self.echo else None
         err = sys.stderr.buffer if self.echo else None

@@ -10,6 +10,13 @@ as they happen. When torchrun exits, the launcher merges the rank logs with the 
 multi-rank path and saves one session whose timeline holds every rank's callables (`r0:Net`,
 `r1:Net`).
 
+The ranks run user code, so their lines are not trusted as written: each rank signs with a key
+of its own, read from a file in a private directory and deleted before the script runs, in its
+own sequence space (event_auth.RankVerifier). The launcher passes on only authentic lines (its
+own channel signs them again with the run key) and fails the run, whatever torchrun's exit code,
+when a line was forged or a rank never reported an authentic `finished` with exit code 0 (a rank
+that called `os._exit(0)` or closed its channel).
+
 Stop (SIGUSR1 to the launcher) is forwarded to every rank that reported its pid. Ranks die with
 torchrun (PR_SET_PDEATHSIG, script_worker.py), and torchrun is in the launcher's process group,
 which the client kills on Cancel or timeout.
@@ -17,6 +24,7 @@ which the client kills on Cancel or timeout.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import subprocess
@@ -31,7 +39,7 @@ from typing import Any
 from compiler_core.run.spec import ScriptSpec
 from compiler_core.session.model import Diagnostic, ModeStats, StepSample, TimelineEvent
 from compiler_core.timeline.records import EVENT, SAMPLE, STATS, from_record
-from compiler_core.worker import protocol
+from compiler_core.worker import event_auth, protocol
 from compiler_core.worker.protocol import Event
 
 Emit = Callable[[Event], None]
@@ -50,13 +58,15 @@ class RankLauncher:
         self.events: list[TimelineEvent] = []
         self.stats: list[ModeStats] = []
         self._stopping = False
+        self._verifier = event_auth.RankVerifier({})
 
     def clock(self) -> float:
         return round(time.monotonic() - self._t0, 4)
 
-    def torchrun_argv(self, events_file: str) -> list[str]:
-        child = ["--rank-child", "--events-file", events_file, "--out", self.spec.out_path,
-                 "--device", self.spec.device, "--trace", self.spec.resolved_trace_path]
+    def torchrun_argv(self, events_file: str, keys_dir: str = "") -> list[str]:
+        child = ["--rank-child", "--events-file", events_file, "--rank-keys", keys_dir,
+                 "--out", self.spec.out_path, "--device", self.spec.device,
+                 "--trace", self.spec.resolved_trace_path]
         if self.spec.cwd:
             child += ["--cwd", self.spec.cwd]
         if self.spec.max_steps is not None:
@@ -74,10 +84,12 @@ class RankLauncher:
             old.unlink()  # a previous run's ranks must not merge into this one
         events_file = Path(tempfile.mkdtemp(prefix="compilescope-ranks-")) / "events.jsonl"
         events_file.touch()
+        keys_dir = tempfile.mkdtemp(prefix="compilescope-rank-keys-")  # 0700
+        self._verifier = event_auth.RankVerifier(event_auth.write_rank_keys(keys_dir, self.spec.nproc))
         self._emit(Event("stage", t=self.clock(), stage="run", state="started",
                          data={"nproc": self.spec.nproc}))
         previous = signal.signal(signal.SIGUSR1, self._forward_stop)
-        proc = subprocess.Popen(self.torchrun_argv(str(events_file)), cwd=self.spec.cwd or None,
+        proc = subprocess.Popen(self.torchrun_argv(str(events_file), keys_dir), cwd=self.spec.cwd or None,
                                 stdin=subprocess.DEVNULL)
         done = threading.Event()
         tail = threading.Thread(target=self._tail, args=(events_file, done), daemon=True)
@@ -86,9 +98,29 @@ class RankLauncher:
         done.set()
         tail.join()
         signal.signal(signal.SIGUSR1, previous)
-        state = "finished" if code == 0 else "failed"
+        import shutil
+
+        shutil.rmtree(keys_dir, ignore_errors=True)  # keys of ranks that never started
+        untrusted = self.channel_problems() if code == 0 else []
+        state = "finished" if code == 0 and not untrusted else "failed"
         self._emit(Event("stage", t=self.clock(), stage="run", state=state, elapsed_s=self.clock()))
+        if untrusted:
+            self._emit(Event("error", t=self.clock(), stage="run", message="; ".join(untrusted)))
+            return self._save(protocol.EXIT_USER_ERROR, untrusted)
         return self._save(protocol.EXIT_OK if code == 0 else protocol.EXIT_USER_ERROR)
+
+    def channel_problems(self) -> list[str]:
+        """Why a run torchrun calls a success is none: forged lines, or a rank without an
+        authentic `finished` event with exit code 0."""
+        out = []
+        if self._verifier.forged:
+            out.append(f"{self._verifier.forged} line(s) on the ranks' event channel were not written by "
+                       "CompileScope (the script wrote to the channel)")  # fmt: skip
+        missing = [r for r in range(self.spec.nproc) if self.rank_exits.get(r) != protocol.EXIT_OK]
+        if missing:
+            out.append(f"rank(s) {missing} ended without finishing CompileScope's protocol (os._exit in "
+                       "the script, or it closed CompileScope's event channel)")  # fmt: skip
+        return out
 
     def _forward_stop(self, signum: int, frame: Any) -> None:
         for pid in self.rank_pids.values():
@@ -116,11 +148,18 @@ class RankLauncher:
             time.sleep(TAIL_POLL_S)
 
     def _on_line(self, line: str) -> None:
+        checked = self._verifier.check(line)
+        if checked is None:
+            return  # forged, replayed or torn: counted, fails the run
+        signer_rank, body = checked
         try:
-            event = Event.from_json(line)
+            event = Event.from_json(body)
         except (ValueError, TypeError):
             return
         rank = event.data.get("rank")
+        if rank != signer_rank:  # a rank's untagged event (a warning, an internal error): the key says whose
+            rank = signer_rank
+            event = dataclasses.replace(event, data={**event.data, "rank": rank})
         if event.kind == "rank" and isinstance(rank, int):
             if event.data.get("state") == "started" and event.pid:
                 self.rank_pids[rank] = event.pid
@@ -141,7 +180,7 @@ class RankLauncher:
         elif kind == STATS:
             self.stats.append(from_record(record, ModeStats))
 
-    def _save(self, code: int) -> int:
+    def _save(self, code: int, problems: list[str] | None = None) -> int:
         from compiler_core.run.script_session import save_script_session
 
         diagnostics = [Diagnostic("error", f"rank {e.data.get('rank')}: {e.message}\n{e.traceback}",
@@ -150,7 +189,8 @@ class RankLauncher:
         if lost:
             diagnostics.append(Diagnostic("error", f"rank(s) {lost} died without reporting (killed?)",
                                           self.spec.model_path, stage="run"))
-        if code != protocol.EXIT_OK and self.errors:
+        diagnostics += [Diagnostic("error", why, self.spec.model_path, stage="run") for why in problems or []]
+        if code != protocol.EXIT_OK and self.errors and not problems:
             first = self.errors[0]
             self._emit(Event("error", t=self.clock(), stage="run",
                              message=f"rank {first.data.get('rank')}: {first.message}",

@@ -16,11 +16,12 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Callable
 
 from compiler_core.run.spec import ScriptSpec
 from compiler_core.worker import protocol
 from compiler_core.worker.protocol import Event
-from compiler_core.worker.worker_main import EventChannel, _forward_warnings
+from compiler_core.worker.worker_main import EventChannel, _forward_warnings, _read_key
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -37,6 +38,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--trace", default="")
     p.add_argument("--max-memory-mb", type=int, default=None)
     p.add_argument("--rank-child", action="store_true", help="internal: one rank of a --nproc run")
+    p.add_argument("--auth-stdin", action="store_true",
+                   help="read a hex key from stdin first and sign every event line with it")
+    p.add_argument("--rank-keys", default="", help="internal: the directory of the ranks' own keys")
     return p
 
 
@@ -60,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     ours, script_args = split_argv(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(ours)
     spec = spec_from_args(args, script_args)
-    channel = EventChannel.open(args.events_fd, args.events_file)
+    channel = EventChannel.open(args.events_fd, args.events_file, _signer(args))
     # Stop (SIGUSR1) would kill us by default until the job's handler is in place, during
     # torch's import; ignored until then (the run has recorded nothing a Stop could keep).
     signal.signal(signal.SIGUSR1, signal.SIG_IGN)
@@ -93,6 +97,19 @@ def main(argv: list[str] | None = None) -> int:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
+
+
+def _signer(args: argparse.Namespace) -> Callable[[str], str] | None:
+    """Sign with the run key from stdin, or in a rank with that rank's own key (read from its
+    file, which is deleted at once): both before the script's code runs (event_auth.py)."""
+    from compiler_core.worker import event_auth
+
+    if args.rank_child and args.rank_keys:
+        rank = int(os.environ.get("RANK", "0"))
+        return event_auth.rank_signer(event_auth.read_rank_key(args.rank_keys, rank), rank)
+    if args.auth_stdin:
+        return event_auth.signer(_read_key())
+    return None
 
 
 def _run(spec: ScriptSpec, channel: EventChannel, rank: int | None) -> int:

@@ -5,12 +5,15 @@ session recovery take it unchanged), whose `model_path` is the user's script and
 starts `python -m compiler_core.run` instead of the model-file worker::
 
     python -m compiler_core.run SCRIPT.py --out SESSION.json (--events-fd N | --events-file PATH)
-        [--device cpu|cuda] [--cwd DIR] [--max-steps N] [--nproc N] [--trace PATH]
+        [--auth-stdin] [--device cpu|cuda] [--cwd DIR] [--max-steps N] [--nproc N] [--trace PATH]
         [--max-memory-mb N] -- [SCRIPT ARGS...]
 
 Events are the worker protocol's (compiler_core/worker/protocol.py) plus `rank` events
 (`data` {rank, pid, state: started|finished, exit_code}) from a `--nproc` run, and `timeline`
 records whose `mode` is the compiled callable's name (`Net`, `train_step`, `r1:Net` per rank).
+Event lines are signed as the model-file worker's are (`--auth-stdin`, event_auth.py), and the
+parent decides success the same way (exit 0, an authentic `done`, no forged lines, a new session
+at `out_path` that decodes); a `--nproc` run's ranks sign with keys of their own (rank_launcher.py).
 Stop: SIGUSR1 to the worker's pid (the `hello` event's) ends the run cleanly at the next call
 of a compiled callable; a second SIGUSR1 interrupts wherever the script is.
 """
@@ -20,7 +23,6 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
 
 from compiler_core.worker.protocol import CaptureSpec
 
@@ -31,7 +33,6 @@ STOP_SIGNAL_NAME = "SIGUSR1"
 class ScriptSpec(CaptureSpec):
     """`model_path` is the script; `script_args` its own arguments (what follows `--`)."""
 
-    signed_events: ClassVar[bool] = False  # the script worker's events are not signed (protocol.py)
     script_args: tuple[str, ...] = ()
     cwd: str = ""  # "" = the caller's working directory when the spec was made
     max_steps: int | None = None  # stop after this many calls of any one compiled callable
@@ -54,6 +55,8 @@ class ScriptSpec(CaptureSpec):
             argv += ["--events-fd", str(events_fd)]
         if events_file is not None:
             argv += ["--events-file", events_file]
+        if self.signed_events:
+            argv.append("--auth-stdin")
         if self.max_steps is not None:
             argv += ["--max-steps", str(self.max_steps)]
         if self.max_memory_mb is not None:

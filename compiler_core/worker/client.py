@@ -109,7 +109,7 @@ class WorkerClient:
         self._timed_out = False
         self._stdout: _TailBuffer | None = None
         self._stderr: _TailBuffer | None = None
-        self._signed = spec.signed_events  # False for a script run (compiler_core/run): legacy trust
+        self._signed = spec.signed_events  # model files and script runs (compiler_core/run) alike
         self._key = event_auth.new_key()
         self._verifier = event_auth.Verifier(self._key)
         self.token = process_sweep.new_run_token()
@@ -139,15 +139,19 @@ class WorkerClient:
             os.close(write_fd)
         process_sweep.register_child(self.proc.pid)
         if self._signed:
-            assert self.proc.stdin is not None
-            with contextlib.suppress(OSError):  # a worker that died at once: reported by its exit
-                self.proc.stdin.write(self._key.hex().encode() + b"\n")
-            with contextlib.suppress(OSError):
-                self.proc.stdin.close()
+            self._send_key()
         assert self.proc.stdout is not None and self.proc.stderr is not None
         self._stdout = _TailBuffer(self.proc.stdout)
         self._stderr = _TailBuffer(self.proc.stderr)
         threading.Thread(target=self._read_events, args=(read_fd,), daemon=True).start()
+
+    def _send_key(self) -> None:
+        """The run's key on the worker's stdin, which is then closed (worker_main._read_key)."""
+        assert self.proc is not None and self.proc.stdin is not None
+        with contextlib.suppress(OSError):  # a worker that died at once: reported by its exit
+            self.proc.stdin.write(self._key.hex().encode() + b"\n")
+        with contextlib.suppress(OSError):
+            self.proc.stdin.close()
 
     def _read_events(self, fd: int) -> None:
         with os.fdopen(fd, "r", encoding="utf-8", errors="replace") as stream:
@@ -224,7 +228,7 @@ class WorkerClient:
         elif event.kind == "done":
             self.done = event
         elif event.kind == "session" and not self._signed:
-            self.session_path = event.path  # a script run: its worker's word (not signed yet)
+            self.session_path = event.path  # an unsigned spec (none left in the tree): its word
 
     def _track_stage(self, event: Event) -> None:
         """`last_stage` is the innermost stage still open (a crash happened there)."""
@@ -289,8 +293,8 @@ class WorkerClient:
         return self._verifier.forged
 
     def problems(self) -> list[str]:
-        """Why a run that exited 0 is still not a success (empty when it is one). A script run
-        (unsigned events, compiler_core/run) keeps the exit-code verdict: not covered yet."""
+        """Why a run that exited 0 is still not a success (empty when it is one); model files
+        and script runs alike."""
         if not self._signed:
             return []
         out = event_auth.channel_problems(self._verifier.forged, self.done is not None)

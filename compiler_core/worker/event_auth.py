@@ -17,6 +17,13 @@ forged or replayed line detectable, and never let an event decide success on its
   authenticated `done` with exit code 0, no forged lines, and the session file at the path the
   parent chose exists, is new and decodes. `os._exit(0)` in a model, a closed event fd, or fake
   events on inherited fds each miss one of these and are reported as failures.
+
+Script runs (compiler_core/run) are signed the same way. A `--nproc N` run has N rank processes
+that share one append-only events file: each rank gets its **own** random key (a file in a 0700
+directory that the rank reads and deletes before the script runs, see `write_rank_keys` and
+`read_rank_key`), frames its lines `RANK MAC SEQ JSON` with its own sequence space, and the
+launcher (CompileScope code, no user code runs there) checks them with one `Verifier` per rank
+(`RankVerifier`) before it passes them on, re-signed with the run key, to the parent.
 """
 
 from __future__ import annotations
@@ -71,6 +78,66 @@ class Verifier:
         if not self.first_forged:
             self.first_forged = line[:200]
         return None
+
+
+class RankVerifier:
+    """One `Verifier` per rank over lines framed `RANK MAC SEQ JSON` (ranks share one file, each
+    has its own key and sequence). A line for no known rank counts as forged too."""
+
+    def __init__(self, keys: dict[int, bytes]) -> None:
+        self._verifiers = {rank: Verifier(key) for rank, key in keys.items()}
+        self._unknown = 0
+        self._first_unknown = ""
+
+    def check(self, line: str) -> tuple[int, str] | None:
+        rank_text, _, rest = line.partition(" ")
+        verifier = self._verifiers.get(int(rank_text)) if rank_text.isdigit() else None
+        if verifier is None:
+            self._unknown += 1
+            self._first_unknown = self._first_unknown or line[:200]
+            return None
+        body = verifier.check(rest)
+        return None if body is None else (int(rank_text), body)
+
+    @property
+    def forged(self) -> int:
+        return self._unknown + sum(v.forged for v in self._verifiers.values())
+
+    @property
+    def first_forged(self) -> str:
+        return self._first_unknown or next((v.first_forged for v in self._verifiers.values() if v.forged), "")
+
+
+def rank_signer(key: bytes, rank: int) -> Callable[[str], str]:
+    """`signer` for one rank, its lines prefixed with the rank (RankVerifier's framing)."""
+    sign = signer(key)
+    return lambda body: f"{rank} {sign(body)}"
+
+
+def write_rank_keys(directory: str, nproc: int) -> dict[int, bytes]:
+    """A fresh key per rank, each in `directory/rank_R` (mode 0600; the directory should be 0700)."""
+    import os
+
+    keys = {rank: new_key() for rank in range(nproc)}
+    for rank, key in keys.items():
+        fd = os.open(os.path.join(directory, f"rank_{rank}"), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(key.hex())
+    return keys
+
+
+def read_rank_key(directory: str, rank: int) -> bytes:
+    """This rank's key, its file deleted at once (before any user code runs); b"" if missing."""
+    import os
+
+    path = os.path.join(directory, f"rank_{rank}")
+    try:
+        with open(path) as handle:
+            text = handle.read(4 * KEY_BYTES)
+        os.unlink(path)
+        return bytes.fromhex(text.strip())
+    except (OSError, ValueError):
+        return b""
 
 
 def channel_problems(forged: int, finished: bool) -> list[str]:

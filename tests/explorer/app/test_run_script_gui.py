@@ -81,3 +81,21 @@ def test_compilescope_run_command_line() -> None:
     assert spec is not None and spec.model_path == str(SCRIPTS / "shape_change.py")
     assert spec.script_args == ("8", "--x", "y") and spec.max_steps == 5 and spec.nproc == 1
     assert _script_spec(parse_args([str(SCRIPTS / "shape_change.py")])) is None  # a plain open
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("script", "why"), [("exits_early.py", "without finishing its protocol"),
+                                             ("forges_events.py", "not written by it")])
+def test_a_hostile_script_is_no_success_in_the_gui(
+        qtbot: QtBot, tmp_path: Path, script: str, why: str) -> None:
+    """Issue 12 row 6: the QProcess worker verifies a script run's signed events like a capture's,
+    so `os._exit(0)` or fake events on inherited fds end as a failure that says why."""
+    from explorer.worker_process import WorkerOutcome, WorkerProcess
+
+    worker = WorkerProcess()
+    with qtbot.waitSignal(worker.finished, timeout=300_000) as blocker:
+        worker.start(_spec(script, tmp_path))
+    outcome = blocker.args[0]
+    assert isinstance(outcome, WorkerOutcome) and outcome.exit_code == 0  # the exit code alone would pass
+    assert not outcome.ok and any(why in p for p in outcome.problems), outcome.describe()
+    assert why in outcome.describe()
