@@ -31,6 +31,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_figures import figure as _figure
+
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_MODEL = ROOT / "resources" / "examples" / "transformer_block.py"
 INPUT_STEPS = 4
@@ -98,10 +100,6 @@ def measure(kind: str, model: Path, state: str, runs: int, scratch: Path) -> flo
         shutil.rmtree(cache, ignore_errors=True)
     return statistics.median(times)
 
-
-def _figure(name: str, value: float, unit: str, target: float | None) -> dict[str, object]:
-    ok = None if target is None else value <= target
-    return {"name": name, "value": round(value, 3), "unit": unit, "target": target, "ok": ok}
 
 
 def main() -> int:

@@ -28,6 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_figures import figure as _figure
+
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_MODEL = ROOT / "bench" / "models" / "hf_llama_train.py"
 INPUT_STEPS = 4  # the capture CLI's default --input-steps
@@ -77,10 +79,6 @@ def _timed(kind: str, model: Path, device: str, scratch: Path) -> float:
     shutil.rmtree(scratch, ignore_errors=True)
     return elapsed
 
-
-def _figure(name: str, value: float, unit: str, target: float | None) -> dict[str, object]:
-    ok = None if target is None else value <= target
-    return {"name": name, "value": round(value, 3), "unit": unit, "target": target, "ok": ok}
 
 
 def main() -> int:

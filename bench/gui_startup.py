@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import lzma
 import os
 import shutil
 import statistics
@@ -31,6 +30,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from bench_figures import decompressed, figure
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "bench" / "data"
@@ -176,17 +177,6 @@ def tlparse_seconds(log: Path, out: Path) -> float:
     return time.perf_counter() - t
 
 
-def decompressed(name: str, tmp: Path) -> Path:
-    out = tmp / f"{name}.log"
-    if not out.exists():
-        with lzma.open(DATA / f"{name}.log.xz") as src, open(out, "wb") as dst:
-            shutil.copyfileobj(src, dst, 1 << 20)
-    return out
-
-
-def figure(name: str, value: float, unit: str, target: float | None) -> dict[str, object]:
-    ok = None if target is None else value <= target
-    return {"name": name, "value": round(value, 3), "unit": unit, "target": target, "ok": ok}
 
 
 def main() -> int:

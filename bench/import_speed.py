@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import lzma
 import os
 import shutil
 import statistics
@@ -24,6 +23,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from bench_figures import decompressed, figure
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "bench" / "data"
@@ -47,13 +48,6 @@ def run_child(cmd: list[str]) -> tuple[float, float, float]:
 def tlparse_exe() -> str:
     return shutil.which("tlparse") or str(Path(sys.executable).parent / "tlparse")
 
-
-def decompressed(name: str, tmp: Path) -> Path:
-    out = tmp / f"{name}.log"
-    if not out.exists():
-        with lzma.open(DATA / f"{name}.log.xz") as src, open(out, "wb") as dst:
-            shutil.copyfileobj(src, dst, 1 << 20)
-    return out
 
 
 def size_of(path: Path) -> int:
@@ -89,10 +83,6 @@ def measure(label: str, log: Path, tmp: Path, runs: int, peer: bool = True) -> l
         figures.append(figure(f"{label}: our import, wall (target 5 s)", wall, "s", 5.0))
     return figures
 
-
-def figure(name: str, value: float, unit: str, target: float | None) -> dict[str, object]:
-    ok = None if target is None else value <= target
-    return {"name": name, "value": round(value, 3), "unit": unit, "target": target, "ok": ok}
 
 
 def main() -> int:

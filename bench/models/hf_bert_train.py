@@ -7,7 +7,7 @@ import torch
 from transformers import BertConfig, BertForMaskedLM
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _hf import layers
+from _hf import layers, lm_train_step
 
 torch.manual_seed(0)
 config = BertConfig(hidden_size=512, num_hidden_layers=layers(24), num_attention_heads=8,
@@ -16,9 +16,4 @@ model = BertForMaskedLM(config)
 ids = torch.randint(0, config.vocab_size, (4, 128))
 example_inputs = (ids,)
 
-
-def train_step(model, inputs):
-    (ids,) = inputs
-    loss = model(input_ids=ids, labels=ids).loss
-    loss.backward()
-    return loss
+train_step = lm_train_step

@@ -11,7 +11,7 @@ import torch
 from transformers import LlamaConfig, LlamaForCausalLM
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _hf import layers
+from _hf import layers, lm_train_step
 
 torch.manual_seed(0)
 config = LlamaConfig(hidden_size=512, intermediate_size=1376, num_hidden_layers=layers(32),
@@ -21,9 +21,4 @@ model = LlamaForCausalLM(config).to(torch.bfloat16)
 ids = torch.randint(0, config.vocab_size, (4, 128))
 example_inputs = (ids,)
 
-
-def train_step(model, inputs):
-    (ids,) = inputs
-    loss = model(input_ids=ids, labels=ids).loss
-    loss.backward()
-    return loss
+train_step = lm_train_step
