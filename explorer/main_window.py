@@ -7,7 +7,7 @@ QSettings between runs), the status bar and the menus (built by `explorer.action
 from __future__ import annotations
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer
-from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
+from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QShowEvent
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QTabBar, QWidget
 
 from compiler_core.session import Session
@@ -109,8 +109,11 @@ class MainWindow(QMainWindow):
 
     def ensure_panes(self) -> None:
         """Build every deferred pane now (a session is about to be shown)."""
+        built = bool(self._pending)
         while self._pending:
             self._build_pane(self._pending.pop(0))
+        if built:  # a deferred pane joining its tab group leaves Qt's stale bar on screen again
+            self._hide_stale_tab_bars()
 
     def _add_dock(self, key: str, title: str, widget: QWidget, stage: str) -> None:
         dock = QDockWidget(title, self)
@@ -148,6 +151,12 @@ class MainWindow(QMainWindow):
         for key in ("BreakSummaryPane", "AotPane", "KernelCodePane", "TimelinePane"):
             d[key].raise_()
         self._hide_stale_tab_bars()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        """Showing lays the docks out again, which re-shows the stale bar (below): hide it once
+        that layout has run."""
+        super().showEvent(event)
+        QTimer.singleShot(0, self._hide_stale_tab_bars)
 
     def _hide_stale_tab_bars(self) -> None:
         """Qt 6.11 workaround: every tab group after the first gets a second, stale tab bar that
