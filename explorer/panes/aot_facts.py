@@ -10,6 +10,7 @@ from __future__ import annotations
 from html import escape
 
 from compiler_core.session.model import AotInfo, BudgetPoint
+from explorer.panes.number_text import human_bytes
 
 VIA_TEXT = {
     "seq_nr": "same autograd seq_nr (exact)",
@@ -17,15 +18,6 @@ VIA_TEXT = {
     "via_user": "its own backward was folded away; gradient computed by its users' backward ops",
     "source_line": "this log carries no seq_nr: paired by source line and layer order (approximate)",
 }
-
-
-def human_bytes(n: int) -> str:
-    value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if value < 1024 or unit == "GiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{n} B"
 
 
 def _names(names: list[str], limit: int = 8) -> str:

@@ -40,9 +40,9 @@ from explorer.panes.aot_facts import (
     log_cannot_tell,
     recompute_summary,
 )
-from explorer.panes.aot_facts import human_bytes as human_bytes
 from explorer.panes.base import Pane
 from explorer.panes.graph_view import GraphSection, RefIndex, banded_index, make_graph_view
+from explorer.panes.number_text import human_bytes
 from explorer.plain_text import plain_label, rich, rich_label, tip
 from explorer.state import SelectionModel, SessionState
 from explorer.state.off_thread import OffThread

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 from compiler_core.session.model import ModeStats, Session, StepSample, TimelineEvent
 from compiler_core.timeline.exporters import write_chrome_trace, write_csv
 from compiler_core.timeline.records import from_record
+from explorer.panes.number_text import human_bytes
 from explorer.panes.timeline_controls import TimelineControls
 from explorer.panes.timeline_data import TimelineData
 from explorer.panes.timeline_plot import TimelinePlot, mode_color
@@ -224,11 +225,4 @@ def _num(value: float | None, digits: int) -> str:
 
 
 def _bytes(n: int | None) -> str:
-    if n is None:
-        return ""
-    value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if value < 1024 or unit == "GiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{n} B"
+    return "" if n is None else human_bytes(n)
