@@ -8,6 +8,7 @@ figure has no target.
 
 from __future__ import annotations
 
+import json
 import lzma
 import shutil
 from pathlib import Path
@@ -28,3 +29,12 @@ def decompressed(name: str, tmp: Path) -> Path:
         with lzma.open(DATA / f"{name}.log.xz") as src, open(out, "wb") as dst:
             shutil.copyfileobj(src, dst, 1 << 20)
     return out
+
+
+def report(figures: list[dict[str, object]], as_json: bool) -> None:
+    """One line per figure with its verdict; with `as_json`, the figures JSON as the last line."""
+    for f in figures:
+        target = f"target ≤ {f['target']}, {'ok' if f['ok'] else 'MISSED'}" if f["target"] else "no target"
+        print(f"{f['name']}: {f['value']} {f['unit']} ({target})")
+    if as_json:
+        print(json.dumps({"figures": figures}))

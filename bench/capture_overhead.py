@@ -21,7 +21,6 @@ Prints one line per figure; with --json the last line is `{"figures": [...]}`.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
@@ -32,6 +31,7 @@ import time
 from pathlib import Path
 
 from bench_figures import figure as _figure
+from bench_figures import report
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_MODEL = ROOT / "resources" / "examples" / "transformer_block.py"
@@ -125,11 +125,7 @@ def main() -> int:
                 _figure(f"{name} {state}: capture / plain+inspect", t["capture"] / t["plain+inspect"],
                         "x", 1.10),
             ]
-    for f in figures:
-        target = f"target ≤ {f['target']}, {'ok' if f['ok'] else 'MISSED'}" if f["target"] else "no target"
-        print(f"{f['name']}: {f['value']} {f['unit']} ({target})")
-    if args.json:
-        print(json.dumps({"figures": figures}))
+    report(figures, args.json)
     return 0
 
 

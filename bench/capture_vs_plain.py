@@ -18,7 +18,6 @@ capture / plain ≤ 1.10.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
@@ -29,6 +28,7 @@ import time
 from pathlib import Path
 
 from bench_figures import figure as _figure
+from bench_figures import report
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_MODEL = ROOT / "bench" / "models" / "hf_llama_train.py"
@@ -102,11 +102,7 @@ def main() -> int:
         _figure(f"{name}: compiler_core capture, fresh process", capture, "s", None),
         _figure(f"{name}: capture / plain", capture / plain, "x", 1.10),
     ]
-    for f in figures:
-        target = f"target ≤ {f['target']}, {'ok' if f['ok'] else 'MISSED'}" if f["target"] else "no target"
-        print(f"{f['name']}: {f['value']} {f['unit']} ({target})")
-    if args.json:
-        print(json.dumps({"figures": figures}))
+    report(figures, args.json)
     return 0
 
 
