@@ -8,8 +8,8 @@ writes (`return %sum_24,%mul_471`). Every mark `kernel_lines` puts on a line is 
 that record and against what the line itself spells, with rules written independently of the
 marker's own heuristics:
 
-- a store line's node is one the fragment returns, or a fragment reduction when it returns a
-  bare buffer (a split reduction's partials);
+- a store line's node is one the fragment returns, or any fragment node when it returns a bare
+  buffer (`%buf75`: a split reduction's partials, an in-place `in_out_ptr`);
 - a load line's node is one the kernel reads: a `PlaceHolder`, an argument of a fragment node
   from outside it (or a view chain back from one), a fragment reduction (a split reduction's
   partial sums) or a fragment gather (`embedding`: the load computes it);
@@ -17,7 +17,8 @@ marker's own heuristics:
   reduction node (sum, mean, amax, var_mean, ...);
 - a line that spells an op (`tmp6 = tmp4 * tmp5`) goes to a fragment node whose ATen op is
   spelled that way in generated code (`mul` → ` * `), `tl.where(xmask, ...)` (a reduction mask)
-  spelling no op;
+  spelling no op, and which reads (by the fragment's own arguments, through views) a node its
+  operands' lines are marked with, when they are marked;
 - a line that spells no op (`tl.broadcast_to`, a mask) carries a node of one of its operands;
 - a constant (`tmp5 = 0.0`) is a constant-making node (`full`, `scalar_tensor`, `iota`).
 
@@ -38,11 +39,11 @@ _PLACEHOLDER = re.compile(r"^#\s+%(\w+) : .*?= PlaceHolder\[target=(\w+)\]")
 _CALL = re.compile(r"^#\s+%(\w+) : .*?= call_function\[target=([\w.]+)\]\((.*)\)\s*$")
 _RETURN = re.compile(r"^#\s+return\s+(.*)$")
 _REF = re.compile(r"%(\w+)")
-_BUF = re.compile(r"buf\d+$")  # a returned buffer that is no node: a split reduction's partials
+_BUF = re.compile(r"buf\d+$")  # a returned buffer that is no node
 _STORE = re.compile(r"tl\.store\(|\.store\(|\b(?:in_out|out)_ptr\d+\s*\[[^\]]*\]\s*=")
 _LOAD = re.compile(r"tl\.load\(|loadu\(|\b(?:in_out|in)_ptr\d+\s*\[")
-_ASSIGN = re.compile(r"^\s*(?:auto |[\w:<>]+ )?(tmp\d+)\s*=\s*(.*?);?\s*$")
-_TMP = re.compile(r"\btmp\d+\b")
+_ASSIGN = re.compile(r"^\s*(?:auto |[\w:<>]+ )?(_?tmp\d+)\s*=\s*(.*?);?\s*$")
+_TMP = re.compile(r"\b_?tmp\d+\b")
 _REDUCTION_LINE = re.compile(
     r"tl\.(?:sum|max|min|reduce|argmax|argmin|prod|xor_sum|cumsum|cumprod)\(|triton_helpers\.\w*"
     r"(?:max2|min2|prod|welford|online_softmax|any)\w*\(|\b_tmp\d+\b|\btmp_acc\d+|welford_\w+\("
@@ -73,11 +74,14 @@ _TOKENS: dict[str, tuple[str, ...]] = {
     "full": ("tl.full(", "full"), "scalar_tensor": ("tl.full(", "full"),
     "inductor_random": ("rand",), "inductor_lookup_seed": ("load_seed", "seed"),
     "iota": ("index", "x0", "x1", "r0_", "arange"), "sum": ("sum",), "mean": ("sum", " / "),
-    "amax": ("max",), "amin": ("min",), "max": ("max",), "min": ("min",), "var_mean": ("welford", "sum", " / "),
+    "amax": ("max",), "amin": ("min",), "max": ("max",), "min": ("min",),
+    "var_mean": ("welford", "sum", " / "),
     "prepare_softmax_online": ("max", "sum", "exp", "online_softmax"), "any": ("any", " | ", "max"),
 }  # fmt: skip
 # A line that moves a value without an op: a broadcast, a reduction's mask, a plain copy.
-_CARRY = re.compile(r"^(?:tl\.broadcast_to\(|tl\.where\((?!tmp)|\(?tmp\d+\)?$|at::vec::Vectorized<\w+>\(tmp\d+\)$)")
+_CARRY = re.compile(
+    r"^(?:tl\.broadcast_to\(|tl\.where\((?!tmp)|\(?tmp\d+\)?$|at::vec::Vectorized<\w+>\(tmp\d+\)$)"
+)
 _CONSTANT_OPS = {"full", "scalar_tensor", "iota", "arange", "zeros", "ones", "empty"}
 
 
@@ -168,7 +172,7 @@ def check_kernel(kernel: Kernel, frag: Fragment, post: Graph | None = None) -> L
         if m:
             carried[m.group(1)] = set(marks)
         for node in marks:
-            rule = _rule(kind, node, line, m, frag, reductions, readable, carried)
+            rule = _rule(kind, node, m, frag, reductions, readable, carried, inputs, ops)
             if rule is None:
                 result.unchecked += 1
                 continue
@@ -210,12 +214,17 @@ def _kind(line: str, m: re.Match[str] | None) -> str:
     return "op" if _TMP.search(expr) else "constant"
 
 
-def _rule(kind: str, node: str, line: str, m: re.Match[str] | None, frag: Fragment,
-          reductions: set[str], readable: set[str], carried: dict[str, set[str]]) -> str | None:  # fmt: skip
+def _rule(kind: str, node: str, m: re.Match[str] | None, frag: Fragment, reductions: set[str],
+          readable: set[str], carried: dict[str, set[str]], frag_inputs: dict[str, tuple[str, ...]],
+          frag_ops: dict[str, str]) -> str | None:  # fmt: skip
     """'' when the mark passes, the broken rule's name when not, None when it cannot be checked."""
     if kind == "store":
-        partial = node in reductions and any(_BUF.match(r) for r in frag.returns)
-        return "" if node in frag.returns or partial else "store: not a value the kernel returns"
+        bare = any(_BUF.match(r) for r in frag.returns)  # partials, or an in-place buffer
+        return (
+            ""
+            if node in frag.returns or (bare and node in frag.nodes)
+            else "store: not a value the kernel returns"
+        )
     if kind == "load":
         return "" if node in readable else "load: not a value the kernel reads"
     if kind == "reduction":
@@ -229,11 +238,15 @@ def _rule(kind: str, node: str, line: str, m: re.Match[str] | None, frag: Fragme
     if kind == "op" and m is not None:
         if node not in frag.nodes:
             return "op: not a node of the kernel"
-        op = frag.nodes[node][0].rstrip("_")
-        tokens = _TOKENS.get(op)
+        op, args = frag.nodes[node]
+        tokens = _TOKENS.get(op.rstrip("_"))
         if tokens is None:
             return None
-        return "" if any(t in m.group(2) for t in tokens) else f"op: line does not spell {op}"
+        if not any(t in m.group(2) for t in tokens):
+            return f"op: line does not spell {op}"
+        operands = {n for t in _TMP.findall(m.group(2)) for n in carried.get(t, ())}
+        reads = set(args) | _view_sources(set(args), frag_inputs, frag_ops)
+        return "" if not operands or operands & reads else "op: reads none of its operands' nodes"
     return None
 
 

@@ -48,8 +48,19 @@ from compiler_core.session.model import Graph, Kernel
 
 _PARAMS = re.compile(r"^\s*(?:def \w+|extern \"C\"[^(]*\w+)\s*\(([^)]*)\)", re.M)
 _PTR = re.compile(r"\b((?:in_out|in|out)_ptr\d+)\b")
-_ASSIGN = re.compile(r"^\s*(?:auto |[\w:<>]+ )?(tmp\d+)\s*=\s*(.*?);?\s*$")
-_TMP = re.compile(r"\btmp\d+\b")
+_ASSIGN = re.compile(r"^\s*(?:auto |[\w:<>]+ )?(_?tmp\d+)\s*=\s*(.*?);?\s*$")
+# A reduction step: Triton's `tl.sum`/`max2`/welford, or a looped reduction's `_tmpN` accumulate.
+_REDUCTION_LINE = re.compile(
+    r"tl\.(?:sum|max|min|reduce|argmax|argmin|prod|xor_sum)\(|triton_helpers\.\w*(?:max2|min2|prod|"
+    r"welford|online_softmax|any)\w*\(|\b_tmp\d+\b|\btmp_acc\d+|welford_\w+\("
+)
+# A step that moves a value without computing one: a broadcast, a reduction's mask
+# (`tl.where(xmask, tmp1, 0)`, whose condition is no `tmp`), a plain copy, a vector splat.
+_CARRY = re.compile(
+    r"^(?:tl\.broadcast_to\(|tl\.where\((?!tmp)|\(?_?tmp\d+\)?(?:\[[:, None]*\])?$|"
+    r"at::vec::Vectorized<\w+>\(tmp\d+\)$)"
+)
+_TMP = re.compile(r"\b_?tmp\d+\b")  # `_tmpN`: a looped reduction's accumulator
 _LOAD = re.compile(r"tl\.load\(|loadu\(|\b(?:in_out|in)_ptr\d+\s*\[")
 _STORE = re.compile(r"tl\.store\(|\.store\(|\b(?:in_out|out)_ptr\d+\s*\[[^\]]*\]\s*=")
 _CALL_ARGS = re.compile(r"^\s*([\w.]+?)(?:\.run)?\((.*)\)\s*$")
@@ -63,9 +74,16 @@ _SPELLINGS = {
     "relu": ("maximum", "relu"), "neg": ("-",), "clamp_min": ("maximum",), "clamp_max": ("minimum",),
     "where": ("where",), "pow": ("pow", " * "), "gelu": ("erf", "tanh"), "abs": ("abs",),
     "sum": ("sum", "reduction"), "amax": ("max",), "mean": ("sum",), "convert_element_type": (".to(",),
+    "le": (" <= ",), "lt": (" < ",), "ge": (" >= ",), "gt": (" > ",), "eq": (" == ",), "ne": (" != ",),
+    "logical_and": (" & ",), "logical_or": (" | ",), "logical_not": ("== 0",), "isnan": ("isnan",),
+    "reciprocal": ("1 / ", "reciprocal"), "full": ("tl.full(",), "scalar_tensor": ("tl.full(",),
+    "inductor_random": ("rand",), "fma": ("fma",), "maximum": ("maximum",), "minimum": ("minimum",),
 }  # fmt: skip
 # Ops whose value a load computes: an indirect load (its index holds a `tmp`) is the gather.
 _GATHER_OPS = ("embedding", "index", "gather", "take")
+_CONSTANT_OPS = {"full", "scalar_tensor", "iota", "arange", "zeros", "ones"}
+_REDUCTION_OPS = {"sum", "mean", "amax", "amin", "max", "min", "argmax", "argmin", "var_mean", "var",
+                  "prod", "any", "all", "prepare_softmax_online", "std", "logsumexp"}  # fmt: skip
 
 
 GraphIndexes = tuple[dict[str, int], dict[str, str], dict[str, set[str]]]
@@ -96,6 +114,10 @@ def kernel_line_nodes(kernel: Kernel, post: Graph | None, args: dict[str, list[s
     outside = inputs - set(fused)
     args = {p: v if len(v) < 2 else [n for n in v if n in outside] or [n for n in v if n in inputs] or v
             for p, v in args.items()}  # fmt: skip
+    # `buf68 = buf67[0]` of a tuple op (convolution_backward): the getitem of it this kernel reads
+    getitems = [i for i in outside if ops.get(i) == "getitem"]
+    args = {p: [g[0] if len(g := [x for x in getitems if n in node_inputs.get(x, ())]) == 1 else n for n in v]
+            for p, v in args.items()}  # fmt: skip
     loaded: dict[str, list[str]] = {}  # tmp -> nodes that produced the buffer it was loaded from
     out: dict[str, list[str]] = {}
     made: dict[str, list[str]] = {}  # tmp -> fused nodes whose op produced it (through plain copies)
@@ -121,16 +143,33 @@ def kernel_line_nodes(kernel: Kernel, post: Graph | None, args: dict[str, list[s
             elif m:
                 loaded[m.group(1)] = read
             hits += read
+        elif m and m.group(1).startswith("_") and not _TMP.search(m.group(2)):
+            pass  # a loop reduction's accumulator starts as a constant (`_tmp3 = tl.full(...)`)
         elif m:
-            operands = {n for t in _TMP.findall(m.group(2)) for n in made.get(t) or loaded.get(t, [])}
-            node = _op_match(m.group(2), fused, ops, used, operands, node_inputs)
+            expr = m.group(2)
+            carried = [n for t in _TMP.findall(expr) for n in made.get(t) or loaded.get(t, [])]
+            if _REDUCTION_LINE.search(expr):
+                node = _reduction_match(fused, ops, used, carried, node_inputs)
+            elif _CARRY.match(expr):
+                node = None
+            elif not _TMP.search(expr):  # a constant, or index arithmetic (`r0_1 + 512*x0`)
+                node = _op_match(expr, [n for n in fused if ops.get(n) in _CONSTANT_OPS], ops, used, set(),
+                                 node_inputs)  # fmt: skip
+            else:
+                node = _op_match(expr, fused, ops, used, set(carried), node_inputs)
             if node is not None:
                 used.add(node)
                 hits.append(node)
                 made[m.group(1)] = [node]
-            else:  # a broadcast / mask / scale step carries its operand's value on
-                made[m.group(1)] = [n for t in _TMP.findall(m.group(2)) for n in made.get(t, [])][-1:]
-                hits += made[m.group(1)]
+            elif _CARRY.match(expr):  # a broadcast / mask / copy carries its operand's value on
+                mine = [n for t in _TMP.findall(expr) for n in made.get(t, [])][-1:]
+                if mine:
+                    made[m.group(1)] = mine
+                else:
+                    loaded[m.group(1)] = [n for t in _TMP.findall(expr) for n in loaded.get(t, [])]
+                hits += mine
+            # else: an op no fused node matches (index arithmetic, a decomposition's inner step)
+            # stays unmarked rather than inheriting its operand's node
         if hits:
             out[str(i)] = list(dict.fromkeys(hits))
     return {k: tuple(v) for k, v in out.items()}
@@ -346,18 +385,23 @@ def aten_op(target: str) -> str:
 
 def _op_match(expr: str, fused: list[str], ops: dict[str, str], used: set[str], operands: set[str],
               node_inputs: dict[str, set[str]]) -> str | None:  # fmt: skip
-    """The next unused fused node whose op `expr` spells and which reads one of the nodes the
-    expr's `tmp`s carry (when they carry any): `tmp2 = tmp0 + tmp1` on an index is not the
-    `add` of a later variance + eps."""
+    """The unused fused node whose op `expr` spells and which reads the most nodes the expr's
+    `tmp`s carry (at least one, when they carry any; the earliest among equals): `tmp2 = tmp0 +
+    tmp1` on an index is not the `add` of a later variance + eps, and `tmp14 * tmp16` is the `mul`
+    of both its operands, not an earlier `mul` of one of them."""
+    best, score = None, 0
     for name in fused:
-        if name in used or (operands and not operands & node_inputs.get(name, set())):
+        if name in used:
+            continue
+        overlap = len(operands & node_inputs.get(name, set()))
+        if (operands and overlap <= score) or (not operands and best is not None):
             continue
         op = ops.get(name, "").rstrip("_")
         if op and (
             (op in expr and _word_re(op).search(expr)) or any(s in expr for s in _SPELLINGS.get(op, ()))
         ):
-            return name
-    return None
+            best, score = name, overlap
+    return best
 
 
 @cache
@@ -365,6 +409,22 @@ def _word_re(word: str) -> re.Pattern[str]:
     """Whole-word pattern, compiled once per name (re's own cache holds 512 and a 9k-node graph
     thrashes it)."""
     return re.compile(rf"\b{re.escape(word)}\b")
+
+
+def _reduction_match(fused: list[str], ops: dict[str, str], used: set[str], carried: list[str],
+                     node_inputs: dict[str, set[str]]) -> str | None:  # fmt: skip
+    """A reduction step's node: the reduction its operand already carries (a looped reduction's
+    accumulator, a split reduction's partial sums loaded back), else the next unused fused
+    reduction that reads a node the operands carry (any, when they carry none)."""
+    same = [n for n in carried if n in fused and ops.get(n) in _REDUCTION_OPS]
+    if same:
+        return same[-1]
+    for name in fused:
+        if name in used or ops.get(name) not in _REDUCTION_OPS:
+            continue
+        if not carried or set(carried) & node_inputs.get(name, set()):
+            return name
+    return None
 
 
 def _gather_node(line: str, fused: list[str], ops: dict[str, str], used: set[str]) -> str | None:
@@ -388,7 +448,14 @@ def _copy_node(fused: list[str], op_matched: set[str]) -> list[str]:
 
 
 def _name_hits(line: str, fused: list[str]) -> list[str]:
-    return [n for n in fused if n in line and _word_re(n).search(line)]
+    """Fused nodes the line names, not as a call or attribute: a node named `where` or `mm` is
+    not what `tl.where(` spells."""
+    return [n for n in fused if n in line and _name_re(n).search(line)]
+
+
+@cache
+def _name_re(word: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![.\w]){re.escape(word)}\b(?!\s*\()")
 
 
 def _params(source: str) -> list[str]:
