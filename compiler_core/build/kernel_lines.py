@@ -24,17 +24,24 @@ stores. Where its code allows, we follow that shape (Triton `tmpN = tl.load(in_p
    until the next write. A buffer that may hold several values is read as the one the reading
    kernel consumes (through `getitem`).
 3. A load line links to the node that produced the buffer it reads.
-4. An op line `tmpN = <expr>` links to the next not-yet-used fused node whose ATen op the expr
-   spells and that reads a node the expr's `tmp`s carry (data flow, when known); a line that
-   spells no op (broadcast, mask, scale) carries its operand's node on and links to it
-   (`aten.add` → ` + `, `aten.relu` → `maximum`, `aten.sigmoid` → `sigmoid`...); the use
-   pointer restarts with each loop body (a load after a store), since C++ repeats the body for its
-   vectorised and scalar tails.
+4. An op line `tmpN = <expr>` links to the unused fused node whose ATen op the expr spells
+   (`aten.add` → ` + `, `aten.relu` → `maximum`, `aten.le` → ` <= `...) and that reads the most
+   nodes the expr's `tmp`s carry (data flow, when known); an expr without `tmp`s (a constant,
+   index arithmetic such as `r0_1 + 512*x0`) only matches a constant-making node (`full`). A
+   reduction step (`tl.sum`, `max2`, welford, a looped reduction's `_tmpN` accumulator) links
+   to the reduction its operand already carries (the accumulator; a split reduction's partials
+   loaded back) or the next fused reduction reading its operand. A line that computes nothing
+   (`tl.broadcast_to`, a reduction's mask `tl.where(xmask, ...)`, a copy) carries its operand's
+   node on; an op line no node matches stays unmarked (it is another op's inner step, not its
+   operand's node). The use pointer restarts with each loop body (a load after a store), since
+   C++ repeats the body for its vectorised and scalar tails. `kernel_line_check` holds these
+   marks to Inductor's `Graph fragment` comments (bench/kernel_line_marks.py).
 5. A store line links to the node whose op made the `tmp` it stores (a `tmp` no op matched
    inherits the latest such node among the `tmp`s it reads; a loaded `tmp` its buffer's node;
    an indirect load, whose index holds a `tmp`, is the kernel's gather node, e.g. `embedding`),
    else to the kernel's one node whose op no line spells (a copy), else to nothing.
-6. As before, any line naming a fused node as a whole word links to it.
+6. As before, any line naming a fused node as a whole word (not as a call: `tl.where(` does not
+   name a node called `where`) links to it.
 Anything unmatched stays unlinked rather than guessed.
 """
 
