@@ -88,6 +88,10 @@ _SPELLINGS = {
 }  # fmt: skip
 # Ops whose value a load computes: an indirect load (its index holds a `tmp`) is the gather.
 _GATHER_OPS = ("embedding", "index", "gather", "take")
+_VIEW_OPS = {"view", "reshape", "_unsafe_view", "permute", "expand", "unsqueeze", "squeeze", "slice",
+             "select", "t", "transpose", "as_strided", "alias", "_reshape_alias"}  # fmt: skip
+# A node reads what is behind these too: a view is no code, a getitem picks a tuple op's output.
+_SEE_THROUGH = _VIEW_OPS | {"getitem"}
 _CONSTANT_OPS = {"full", "scalar_tensor", "iota", "arange", "zeros", "ones"}
 _REDUCTION_OPS = {"sum", "mean", "amax", "amin", "max", "min", "argmax", "argmin", "var_mean", "var",
                   "prod", "any", "all", "prepare_softmax_online", "std", "logsumexp"}  # fmt: skip
@@ -99,10 +103,18 @@ _Matched = tuple[dict[str, list[str]], set[str], dict[str, list[str]]]
 
 
 def graph_ops(post: Graph) -> GraphIndexes:
-    """Per post-grad graph, once: node name -> position, -> short op name, -> its inputs. Built
-    per kernel before, this was kernels x nodes (a second per 9k-node backward)."""
-    return ({n.name: i for i, n in enumerate(post.nodes)}, {n.name: aten_op(n.target) for n in post.nodes},
-            {n.name: set(n.inputs) for n in post.nodes})  # fmt: skip
+    """Per post-grad graph, once: node name -> position, -> short op name, -> what it reads. Built
+    per kernel before, this was kernels x nodes (a second per 9k-node backward).
+
+    What a node reads includes the nodes behind its view and getitem inputs: a kernel loads
+    `addmm_2`'s buffer where the node it computes reads `view_10 = view(addmm_2)` (views are no
+    code), and `add_1 = getitem_1 + eps` reads the `var_mean` a line before it computed."""
+    ops = {n.name: aten_op(n.target) for n in post.nodes}
+    reads: dict[str, set[str]] = {}
+    for n in post.nodes:  # topological: a view's own reads are known before its users'
+        behind = (reads.get(i, ()) for i in n.inputs if ops.get(i) in _SEE_THROUGH)
+        reads[n.name] = set(n.inputs).union(*behind)
+    return {n.name: i for i, n in enumerate(post.nodes)}, ops, reads
 
 
 def kernel_line_nodes(kernel: Kernel, post: Graph | None, args: dict[str, list[str]],
