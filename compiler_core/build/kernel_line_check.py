@@ -9,7 +9,8 @@ that record and against what the line itself spells, with rules written independ
 marker's own heuristics:
 
 - a store line's node is one the fragment returns, or any fragment node when it returns a bare
-  buffer (`%buf75`: a split reduction's partials, an in-place `in_out_ptr`);
+  buffer (`%buf75`: a split reduction's partials, an in-place `in_out_ptr`) or a later node that
+  mutates the value in place (`%index_put` of the zeros it scatters into);
 - a load line's node is one the kernel reads: a `PlaceHolder`, an argument of a fragment node
   from outside it (or a view chain back from one), a fragment reduction (a split reduction's
   partial sums) or a fragment gather (`embedding`: the load computes it);
@@ -220,6 +221,9 @@ def _rule(kind: str, node: str, m: re.Match[str] | None, frag: Fragment, reducti
     """'' when the mark passes, the broken rule's name when not, None when it cannot be checked."""
     if kind == "store":
         bare = any(_BUF.match(r) for r in frag.returns)  # partials, or an in-place buffer
+        # the buffer named after a later in-place op on this value (`return %index_put` of a
+        # kernel that writes the zeros `full_default_198` which index_put_ then scatters into)
+        bare |= any(r not in frag.nodes and node in frag_inputs.get(r, ()) for r in frag.returns)
         return (
             ""
             if node in frag.returns or (bare and node in frag.nodes)

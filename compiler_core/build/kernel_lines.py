@@ -241,6 +241,10 @@ def kernel_marks(output_code: str, kernels: Iterable[Kernel], post: Graph,
         if kernel.language == "extern" or not call:
             extern = kernel.language == "extern"
             nodes = _extern_nodes(kernel, by_op) if extern else list(kernel.fused_nodes[-1:])
+            if extern:  # the comment above it names its node among the group's (backward)
+                named = _call_nodes(names, order, pre_to_post, post.name == "backward")
+                own = [n for n in named if ops.get(n) == _callee_op(kernel.name)]
+                nodes = own if len(own) == 1 else nodes
             for buf in [assigned.group(1)] if assigned else _OUT_ARG.findall(line):
                 current[buf] = nodes
             continue
@@ -387,11 +391,19 @@ def _extern(kernels: Iterable[Kernel], name: str) -> Kernel | None:
     return next((k for k in kernels if k.name == name), None)
 
 
+def _callee_op(name: str) -> str:
+    """`extern_kernels.mm:2` → `mm`; `torch.ops.aten.convolution_backward.default:1` →
+    `convolution_backward`."""
+    callee = name.partition(":")[0]
+    return callee.rsplit(".", 1)[-1] if callee.startswith("extern_kernels.") else aten_op(callee)
+
+
 def _extern_nodes(kernel: Kernel, by_op: dict[str, list[str]]) -> list[str]:
-    """An extern call's own node: the n-th post-grad node with the callee's op for the n-th call
-    (`extern_kernels.mm:2` → the second `aten.mm` node; externs run in graph order)."""
-    callee, _, nth = kernel.name.partition(":")
-    same_op = by_op.get(callee.rsplit(".", 1)[-1], [])
+    """An extern call's own node when no comment names it: the n-th post-grad node with the
+    callee's op for the n-th call (`extern_kernels.mm:2` → the second `aten.mm` node). Inductor
+    may run them out of graph order (the Llama backward does), so a comment wins."""
+    nth = kernel.name.partition(":")[2]
+    same_op = by_op.get(_callee_op(kernel.name), [])
     index = int(nth) - 1 if nth.isdigit() else 0
     return same_op[index : index + 1] or list(kernel.fused_nodes[:1])
 

@@ -74,3 +74,17 @@ def test_marks_agree_with_inductors_graph_fragments(name: str) -> None:
     assert total.checked > 300
     assert total.share >= 0.96, total.failures[:10]
     assert total.marked / total.lines >= 0.55  # not fixed by marking nothing
+
+
+def test_extern_matmul_buffers_follow_their_comment_not_graph_order() -> None:
+    """Inductor runs the Llama backward's matmuls out of graph order: the buffer an extern mm
+    writes holds the mm its comment names (the kernel's Graph fragment reads mm_670/672/674)."""
+    c = bench_session("hf_llama_train").compiles[0]
+    out = next(o for o in c.inductor if o.graph == "backward")
+    k = next(k for k in out.kernels if k.name == "triton_red_fused__to_copy__unsafe_view_add_mul_sum_view_14")
+    loads = [
+        v
+        for t, v in _by_text(k).items()
+        if t.startswith(("tmp14 = tl.load", "tmp15 = tl.load", "tmp17 = tl.load"))
+    ]
+    assert loads == [("mm_670",), ("mm_672",), ("mm_674",)]
