@@ -92,9 +92,12 @@ def backward_info(fw: Graph | None, bw: Graph | None) -> BackwardInfo:
     recomputed = recomputed_nodes(fw, bw)
     info.recomputed = recomputed
     rec = set(recomputed)
-    real = [n for n in _calls(bw) if n.name not in rec]
+    others = [n for n in _calls(bw) if n.name not in rec]
     bw_nodes = {n.name: n for n in bw.nodes}
-    avoided = {i for n in real for i in n.inputs if i in rec}
+    avoided = {i for n in others for i in n.inputs if i in rec}
+    # backward ops proper, the partner candidates: not a forward op the partitioner moved to the
+    # backward without the forward computing it (tagged `is_forward` where tags were recorded)
+    real = [n for n in others if n.attrs.get("partitioner_tag") != "is_forward"]
     info.recomputed_bytes = sum(sum(tensor_bytes(m) for m in bw_nodes[r].outputs) for r in avoided)
     fw_calls = _calls(fw)
     if any("seq_nr" in n.attrs for n in fw_calls):
