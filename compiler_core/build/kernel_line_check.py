@@ -10,7 +10,8 @@ marker's own heuristics:
 
 - a store line's node is one the fragment returns, or any fragment node when it returns a bare
   buffer (`%buf75`: a split reduction's partials, an in-place `in_out_ptr`) or a later node that
-  mutates the value in place (`%index_put` of the zeros it scatters into);
+  mutates the value in place (`%index_put` of the zeros it scatters into), or a view of it
+  (`return %view_11` of a kernel that stores `mul_11`);
 - a load line's node is one the kernel reads: a `PlaceHolder`, an argument of a fragment node
   from outside it (or a view chain back from one), a fragment reduction (a split reduction's
   partial sums) or a fragment gather (`embedding`: the load computes it);
@@ -224,6 +225,8 @@ def _rule(kind: str, node: str, m: re.Match[str] | None, frag: Fragment, reducti
         # the buffer named after a later in-place op on this value (`return %index_put` of a
         # kernel that writes the zeros `full_default_198` which index_put_ then scatters into)
         bare |= any(r not in frag.nodes and node in frag_inputs.get(r, ()) for r in frag.returns)
+        # or a view of the value: the buffer is named after the reshape the graph returns
+        bare |= any(frag.nodes.get(r, ("",))[0] in _VIEWS and node in frag.nodes[r][1] for r in frag.returns)
         return (
             ""
             if node in frag.returns or (bare and node in frag.nodes)

@@ -78,7 +78,7 @@ _SOURCE_NODES = re.compile(r"^\s*#\s*(?:Topologically Sorted |Unsorted )?Source 
 # How generated code spells an ATen op when it is not the op's own name.
 _SPELLINGS = {
     "add": (" + ",), "sub": (" - ",), "rsub": (" - ",), "mul": (" * ",), "div": (" / ",),
-    "relu": ("maximum", "relu"), "neg": ("-",), "clamp_min": ("maximum",), "clamp_max": ("minimum",),
+    "relu": ("maximum", "relu"), "neg": ("-tmp", "-("), "clamp_min": ("maximum",), "clamp_max": ("minimum",),
     "where": ("where",), "pow": ("pow", " * "), "gelu": ("erf", "tanh"), "abs": ("abs",),
     "sum": ("sum", "reduction"), "amax": ("max",), "mean": ("sum",), "convert_element_type": (".to(",),
     "le": (" <= ",), "lt": (" < ",), "ge": (" >= ",), "gt": (" > ",), "eq": (" == ",), "ne": (" != ",),
