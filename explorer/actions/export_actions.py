@@ -55,7 +55,7 @@ class ExportActions(QObject):
         folder = QFileDialog.getExistingDirectory(self.window, "Export kernels to folder") if c else ""
         if c is not None and folder:
             try:
-                files = export_kernels(self.window.state.session, c, folder)
+                files = export_kernels(self.window.state.session, c, folder, self.window.state.links)
             except (OSError, ValueError) as exc:  # UnsafePathError is a ValueError
                 show_problem(self.window, "Export failed", f"{folder}\n\n{type(exc).__name__}: {exc}")
                 return

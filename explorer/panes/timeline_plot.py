@@ -19,7 +19,7 @@ import pyqtgraph as pg
 from PySide6.QtGui import QColor
 
 from compiler_core.session.model import TimelineEvent
-from explorer.panes.timeline_data import MODE_ORDER, ModeSeries, TimelineData
+from explorer.state.timeline_data import MODE_ORDER, ModeSeries, TimelineData
 from explorer.plain_text import tip
 
 MODE_COLORS = {
