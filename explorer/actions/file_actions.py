@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QApplication, QFileDialog, QMenu, QMessageBox, QPu
 
 from compiler_core.capture_support import capture_unavailable
 from compiler_core.safe_paths import safe_name
-from compiler_core.session import Session, save
+from compiler_core.session import LinkIndex, Session, save
 from compiler_core.worker.protocol import CaptureSpec, default_cache_dir
 from explorer.actions.capture_dialog import CaptureOptionsDialog, CaptureProgressDialog
 from explorer.actions.loading import MODEL, BackgroundLoader, kind_of
@@ -127,9 +127,9 @@ class FileActions(QObject):
             self.window.statusBar().showMessage(f"Loading {path}…")
             self.loader.start(path)
 
-    def _loaded(self, path: str, session: Session) -> None:
+    def _loaded(self, path: str, session: Session, links: LinkIndex) -> None:
         self.model_path = ""
-        self.window.show_session(session, path)
+        self.window.show_session(session, path, links)
         self.window.statusBar().clearMessage()
         self._remember(path)
 
@@ -209,9 +209,9 @@ class FileActions(QObject):
         self.loading_capture = True
         self.capture_loader.start(path)
 
-    def _capture_loaded(self, path: str, session: Session) -> None:
+    def _capture_loaded(self, path: str, session: Session, links: LinkIndex) -> None:
         self.loading_capture = False
-        self.window.show_session(session, self.last_spec.model_path if self.last_spec else path)
+        self.window.show_session(session, self.last_spec.model_path if self.last_spec else path, links)
 
     def _capture_load_failed(self, path: str, message: str) -> None:
         # a partial trace may not import; the progress dialog already shows the fate

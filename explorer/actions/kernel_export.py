@@ -55,7 +55,8 @@ def kernel_header(c: Compile, k: Kernel, sources: list[str], session: Session) -
     return "\n".join(f"{comment} {row}" for row in rows) + "\n\n"
 
 
-def export_kernels(session: Session, c: Compile, folder: str | Path, links: LinkIndex | None = None) -> list[Path]:
+def export_kernels(session: Session, c: Compile, folder: str | Path,
+                   links: LinkIndex | None = None) -> list[Path]:
     """Write the export; returns the files written (kernels, output code, index.json, INDEX.md).
 
     `links` is the session's index (the explorer passes its model's); built here without it."""

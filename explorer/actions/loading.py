@@ -47,24 +47,30 @@ def load_any(path: str | Path) -> Session:
     return session
 
 
-def load_prepared(path: str | Path) -> Session:
-    """`load_any`, then the link index built too, so the GUI thread's first lookup is instant."""
-    session = load_any(path)
-    index = LinkIndex.of(session.links).prepare()
+def load_prepared(path: str | Path) -> tuple[Session, LinkIndex]:
+    """`load_any`, then its link index built too, so the GUI thread's first lookup is instant
+    (the window's model takes this index as the session's one; explorer/state/app_model.py)."""
+    return prepare(load_any(path))
+
+
+def prepare(session: Session) -> tuple[Session, LinkIndex]:
+    """`session` with its link index built, and the line facts the Source panes read cached on it."""
+    index = LinkIndex(session.links).prepare()
     from explorer.state.line_facts import line_facts
 
     for rank in sorted({c.rank for c in session.compiles}, key=lambda r: -1 if r is None else r)[:8]:
         line_facts(session, index, rank)  # cached on the index for the Source / Per-line panes
-    return session
+    return session, index
 
 
 class BackgroundLoader(QObject):
     """Loads in a Python thread so a 100 MB trace never freezes the window.
 
-    Signals: `loaded(str path, Session)`, `failed(str path, str message)`.
+    Signals: `loaded(str path, Session, LinkIndex)` (the session and its prepared index),
+    `failed(str path, str message)`.
     """
 
-    loaded = Signal(str, object)
+    loaded = Signal(str, object, object)
     failed = Signal(str, str)
 
     def start(self, path: str) -> threading.Thread:
@@ -74,8 +80,8 @@ class BackgroundLoader(QObject):
 
     def _run(self, path: str) -> None:
         try:
-            session = load_prepared(path)
+            session, links = load_prepared(path)
         except Exception as exc:  # shown to the user verbatim; the app stays usable
             self.failed.emit(path, f"{type(exc).__name__}: {clip(exc)}")  # 300 MB messages exist
             return
-        self.loaded.emit(path, session)
+        self.loaded.emit(path, session, links)

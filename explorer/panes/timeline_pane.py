@@ -30,10 +30,10 @@ from compiler_core.timeline.exporters import write_chrome_trace, write_csv
 from compiler_core.timeline.records import from_record
 from explorer.panes.number_text import human_bytes
 from explorer.panes.timeline_controls import TimelineControls
-from explorer.state.timeline_data import TimelineData
 from explorer.panes.timeline_plot import TimelinePlot, mode_color
 from explorer.plain_text import tip
 from explorer.state import SessionState
+from explorer.state.timeline_data import TimelineData
 
 PLOT_INTERVAL_MS = 25
 TABLE_INTERVAL_MS = 200

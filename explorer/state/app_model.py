@@ -219,7 +219,8 @@ class AppModel:
         describes the session shown."""
         self._session = session
         self._ordered = sorted(session.compiles, key=_sort_key)
-        self._links = links if links is not None and links.built_from(session.links) else LinkIndex(session.links)
+        own = links is not None and links.built_from(session.links)
+        self._links = links if links is not None and own else LinkIndex(session.links)
         self.source_path = source_path
         self._current = self.default_compile()
         self.timeline.load_session(session)
