@@ -78,7 +78,7 @@ class MainWindow(QMainWindow):
     def _build_panes(self) -> None:
         """Light panes now; canvas and plot panes (pyqtgraph costs ~0.5 s to import) right after
         the window is shown, one per event-loop turn, so the window comes up at once."""
-        for spec in (p for p in PANES if p.available()):
+        for spec in PANES:
             placeholder = plain_label(f"{spec.title}: loading…")
             placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
             self._add_dock(spec.key, spec.title, placeholder, spec.stage)
@@ -96,8 +96,6 @@ class MainWindow(QMainWindow):
         widget.setMinimumSize(MIN_PANE_SIZE[0], MIN_PANE_SIZE[1])
         self.docks[spec.key].setWidget(widget)
         self.panes[spec.key] = widget
-        if hasattr(self, "files"):  # deferred panes are built after the actions exist
-            self.files.timeline.attach()
 
     def _build_next_pending(self) -> None:
         if self._pending:

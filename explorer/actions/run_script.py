@@ -5,8 +5,8 @@ log that is flushed per record. Each compile stage that finishes or graph break 
 schedules a re-import of that log in a thread (`build_script_session`, the importer every trace
 goes through), so the panes show every compile within a moment of its end while the script keeps
 running; at most one import runs at a time and at most one waits. Step times arrive as timeline
-records and go straight to the timeline pane (TimelineRuns forwards them), and each live session
-carries the pane's samples so far, so a refresh never rewinds the plot. The user's current
+records and go straight to the model's live timeline (TimelineRuns forwards them), and each live
+session carries the samples so far, so a refresh never rewinds the plot. The user's current
 compile is kept across refreshes.
 
 Stop (SIGUSR1 to the worker, whose pid comes in `hello`) ends the run at the script's next
@@ -248,9 +248,7 @@ class ScriptRuns(QObject):
         self._stage = "starting"
         self.output.clear()
         self.window.set_session(Session(), spec.model_path)  # a fresh run starts from empty panes
-        pane = self.window.panes.get(TIMELINE_KEY)
-        if pane is not None and hasattr(pane, "clear"):
-            pane.clear()
+        self.window.state.timeline.clear()
         self._show_timeline()
         # not FileActions.start_capture: a script is not a model file (Recent, the timeline's Run)
         self.files.last_spec, self.files.last_outcome = spec, None
@@ -347,11 +345,9 @@ class ScriptRuns(QObject):
         """Show `session` with the timeline so far, keeping the compile the user is looking at."""
         import dataclasses
 
-        pane = self.window.panes.get(TIMELINE_KEY)
-        data = getattr(pane, "data", None)
-        if data is not None:
-            session = dataclasses.replace(session, timeline=tuple(data.all_samples()),
-                                          timeline_events=tuple(data.all_events()))
+        data = self.window.state.timeline.data
+        session = dataclasses.replace(session, timeline=tuple(data.all_samples()),
+                                      timeline_events=tuple(data.all_events()))
         state = self.window.state
         current = state.current
         self.compiles = len(session.compiles)
