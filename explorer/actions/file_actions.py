@@ -19,13 +19,14 @@ from PySide6.QtWidgets import QApplication, QFileDialog, QMenu, QMessageBox, QPu
 from compiler_core.capture_support import capture_unavailable
 from compiler_core.safe_paths import safe_name
 from compiler_core.session import LinkIndex, Session, save
+from compiler_core.worker.capture_outcome import CaptureOutcome
 from compiler_core.worker.protocol import CaptureSpec, default_cache_dir
 from explorer.actions.capture_dialog import CaptureOptionsDialog, CaptureProgressDialog
 from explorer.actions.loading import MODEL, BackgroundLoader, kind_of
 from explorer.actions.run_script import ScriptRuns
 from explorer.actions.timeline_runs import TimelineRuns
 from explorer.plain_text import clip, show_problem
-from explorer.worker_process import WorkerOutcome, WorkerProcess
+from explorer.worker_process import WorkerProcess
 
 if TYPE_CHECKING:
     from explorer.main_window import MainWindow
@@ -55,7 +56,7 @@ class FileActions(QObject):
         self.capture_loader.failed.connect(self._capture_load_failed)
         self.loading_capture = False
         self.last_spec: CaptureSpec | None = None
-        self.last_outcome: WorkerOutcome | None = None
+        self.last_outcome: CaptureOutcome | None = None
         self.model_path = ""  # the model file behind the shown session; "" for traces and sessions
         self._rerun_button: QPushButton | None = None
         self._rerun_path = ""
@@ -196,18 +197,23 @@ class FileActions(QObject):
             QApplication.processEvents()
         return self.last_outcome.ok
 
-    def _capture_finished(self, outcome: WorkerOutcome) -> None:
-        """Keep whatever was recorded: the saved session, or a partial one rebuilt from the trace."""
+    def _capture_finished(self, outcome: CaptureOutcome) -> None:
+        """Keep whatever was recorded: the saved session, or after a failure the session the
+        CLI would recover (its meta and the failure kept; capture_outcome.recover_session)."""
         self.last_outcome = outcome
-        if self.scripts.owns(self.last_spec) and self.scripts.finished(outcome):
-            return  # a script run that saved nothing: its controller showed the trace log
-        path = outcome.session_path
-        if not path and outcome.trace_path and Path(outcome.trace_path).is_file():
-            path = outcome.trace_path
-        if not path:
+        spec = self.last_spec
+        if self.scripts.owns(spec) and self.scripts.finished(outcome):
+            return  # a script run that saved nothing: its controller recovered it
+        if spec is None:
             return
+        if outcome.ok:
+            self.loading_capture = True
+            self.capture_loader.start(outcome.session_path)
+            return
+        if not outcome.session_path and not Path(outcome.trace_path).is_file():
+            return  # nothing was traced
         self.loading_capture = True
-        self.capture_loader.start(path)
+        self.capture_loader.recover(spec, outcome)
 
     def _capture_loaded(self, path: str, session: Session, links: LinkIndex) -> None:
         self.loading_capture = False

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
 from compiler_core.session import LinkIndex, Session, load
 from compiler_core.trace.read_limits import open_regular
+from compiler_core.worker.capture_outcome import CaptureOutcome, recover_session
+from compiler_core.worker.protocol import CaptureSpec
 from explorer.plain_text import clip
 
 MODEL, TRACE, SESSION = "model", "trace", "session"
@@ -74,13 +77,29 @@ class BackgroundLoader(QObject):
     failed = Signal(str, str)
 
     def start(self, path: str) -> threading.Thread:
-        thread = threading.Thread(target=self._run, args=(path,), daemon=True, name="session-loader")
+        return self._thread(path, lambda: load_prepared(path))
+
+    def recover(self, spec: CaptureSpec, outcome: CaptureOutcome) -> threading.Thread:
+        """A finished capture's session, the CLI's way (compiler_core/worker/capture_outcome.py):
+        the saved one, or after a crash one rebuilt from the trace with the run's meta and the
+        failure. `path` in the signals is the session's (or the trace's, when none came)."""
+
+        def work() -> tuple[Session, LinkIndex]:
+            session = recover_session(spec, outcome)
+            if session is None:
+                raise ValueError("the worker traced nothing")
+            return prepare(session)
+
+        return self._thread(outcome.session_path or spec.resolved_trace_path, work)
+
+    def _thread(self, path: str, work: Callable[[], tuple[Session, LinkIndex]]) -> threading.Thread:
+        thread = threading.Thread(target=self._run, args=(path, work), daemon=True, name="session-loader")
         thread.start()
         return thread
 
-    def _run(self, path: str) -> None:
+    def _run(self, path: str, work: Callable[[], tuple[Session, LinkIndex]]) -> None:
         try:
-            session, links = load_prepared(path)
+            session, links = work()
         except Exception as exc:  # shown to the user verbatim; the app stays usable
             self.failed.emit(path, f"{type(exc).__name__}: {clip(exc)}")  # 300 MB messages exist
             return

@@ -44,9 +44,9 @@ from PySide6.QtWidgets import (
 
 from compiler_core.run.spec import ScriptSpec
 from compiler_core.session import Session
+from compiler_core.worker.capture_outcome import CaptureOutcome
 from compiler_core.worker.protocol import Event, default_cache_dir
 from explorer.plain_text import clip, plain_label, rich_label
-from explorer.worker_process import WorkerOutcome
 
 if TYPE_CHECKING:
     from explorer.actions.file_actions import FileActions
@@ -259,7 +259,7 @@ class ScriptRuns(QObject):
         self.stop_button.setEnabled(True)
         self._update_status()
 
-    def run_blocking(self, spec: ScriptSpec) -> WorkerOutcome | None:
+    def run_blocking(self, spec: ScriptSpec) -> CaptureOutcome | None:
         """Start and wait, the event loop turning (for --screenshot, where nobody can click)."""
         from PySide6.QtWidgets import QApplication
 
@@ -375,7 +375,7 @@ class ScriptRuns(QObject):
         self.output.raise_()
 
     # ----- the end -----
-    def finished(self, outcome: WorkerOutcome) -> bool:
+    def finished(self, outcome: CaptureOutcome) -> bool:
         """The worker ended. True when handled here: nothing was saved, so the session comes
         from the trace log (with the timeline the pane received); otherwise FileActions loads
         the saved session as for any capture."""
@@ -392,15 +392,15 @@ class ScriptRuns(QObject):
         self.window.statusBar().showMessage(f"Script run {fate}.", 10_000)
         if outcome.session_path or self.spec is None:
             return False
-        from compiler_core.run.script_session import build_script_session, script_meta
-        from compiler_core.session.model import Diagnostic
+        from compiler_core.worker.capture_outcome import recover_session
 
-        note = Diagnostic("error", f"the run ended without saving: {outcome.describe()}",
-                          self.spec.model_path, stage="run")
-        try:
-            session = build_script_session(self.spec, script_meta(self.spec), None, [note])
+        try:  # the CLI's recovery: the script's meta and the failure kept
+            session = recover_session(self.spec, outcome)
         except Exception as exc:  # nothing readable was recorded
             self.window.statusBar().showMessage(clip(f"Nothing usable recorded: {exc}", 300, 1))
+            return True
+        if session is None:
+            self.window.statusBar().showMessage("Nothing usable recorded: the run traced nothing.")
             return True
         self._show(session)
         return True

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QPushButton
 
+from compiler_core.worker.capture_outcome import CaptureOutcome
 from compiler_core.worker.protocol import CaptureSpec, Event
 from explorer.plain_text import clip
-from explorer.worker_process import WorkerOutcome
 
 if TYPE_CHECKING:
     from explorer.actions.file_actions import FileActions
@@ -91,7 +91,7 @@ class TimelineRuns(QObject):
             self.cancel_button.setVisible(True)
             self.window.statusBar().showMessage(f"Running {clip(stage, 200, 1)}…")
 
-    def _on_finished(self, outcome: WorkerOutcome) -> None:
+    def _on_finished(self, outcome: CaptureOutcome) -> None:
         self.cancel_button.setVisible(False)
         if self._quiet:
             self._quiet = False
