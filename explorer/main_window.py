@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QShowEvent
-from PySide6.QtWidgets import QDockWidget, QMainWindow, QTabBar, QWidget
+from PySide6.QtWidgets import QDockWidget, QTabBar, QWidget
 
 from compiler_core.session import LinkIndex, Session
 from explorer.actions.export_actions import ExportActions
 from explorer.actions.file_actions import FileActions
+from explorer.app_window import AppWindow
 from explorer.diagnostics_banner import DiagnosticsBanner
 from explorer.pane_registry import PANES, PaneSpec
 from explorer.plain_text import clip, plain_label
@@ -39,7 +40,9 @@ def session_counts(session: Session) -> tuple[int, int, int]:
     return graphs, breaks, kernels
 
 
-class MainWindow(QMainWindow):
+class MainWindow(AppWindow):
+    """The one `AppWindow`: builds the docks, the state and the controllers (explorer/actions)."""
+
     def __init__(self, settings: QSettings | None = None) -> None:
         super().__init__()
         self.settings = settings if settings is not None else QSettings("CompileScope", "CompileScope")

@@ -10,7 +10,6 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence
@@ -25,11 +24,9 @@ from explorer.actions.capture_dialog import CaptureOptionsDialog, CaptureProgres
 from explorer.actions.loading import MODEL, BackgroundLoader, kind_of
 from explorer.actions.run_script import ScriptRuns
 from explorer.actions.timeline_runs import TimelineRuns
+from explorer.app_window import AppWindow
 from explorer.plain_text import clip, show_problem
 from explorer.worker_process import WorkerProcess
-
-if TYPE_CHECKING:
-    from explorer.main_window import MainWindow
 
 RECENT_KEY = "files/recent"
 TRUSTED_KEY = "files/trusted"
@@ -41,7 +38,7 @@ def autosave_path(model_path: str) -> Path:
 
 
 class FileActions(QObject):
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: AppWindow) -> None:
         super().__init__(window)
         self.window = window
         self.worker = WorkerProcess(self)
@@ -140,7 +137,7 @@ class FileActions(QObject):
 
     def ask_and_capture(self, path: str) -> bool:
         self._remember(path)  # in Recent even if cancelled; Recent leads back to this dialog
-        if not self._can_capture(path):
+        if not self.can_capture(path):
             return False
         trusted = self._list_setting(TRUSTED_KEY)
         first = str(Path(path).resolve()) not in trusted
@@ -174,7 +171,7 @@ class FileActions(QObject):
         if self.last_spec is not None and not self.worker.running():
             self.start_capture(self.last_spec)
 
-    def _can_capture(self, path: str) -> bool:
+    def can_capture(self, path: str) -> bool:
         """A viewer-only install (no torch) says how to enable capture instead of failing later."""
         reason = capture_unavailable()
         if reason is None:

@@ -24,7 +24,7 @@ import signal
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
@@ -46,11 +46,9 @@ from compiler_core.run.spec import ScriptSpec
 from compiler_core.session import Session
 from compiler_core.worker.capture_outcome import CaptureOutcome
 from compiler_core.worker.protocol import Event, default_cache_dir
+from explorer.actions.capture_host import CaptureHost
+from explorer.app_window import AppWindow
 from explorer.plain_text import clip, plain_label, rich_label
-
-if TYPE_CHECKING:
-    from explorer.actions.file_actions import FileActions
-    from explorer.main_window import MainWindow
 
 NOTICE = ("<b>Running a script runs its code.</b> CompileScope runs it as <tt>python SCRIPT ARGS</tt> "
           "would, in a separate worker process, with your permissions. Only run scripts you trust.")
@@ -189,7 +187,7 @@ class ScriptRuns(QObject):
 
     liveSession = Signal(object)  # noqa: N815 (Qt signal naming)
 
-    def __init__(self, window: MainWindow, files: FileActions) -> None:
+    def __init__(self, window: AppWindow, files: CaptureHost) -> None:
         super().__init__(window)
         self.window = window
         self.files = files
@@ -229,7 +227,7 @@ class ScriptRuns(QObject):
 
     # ----- starting -----
     def open_dialog(self, script: str = "", args: str = "", cwd: str = "") -> bool:
-        if not self.files._can_capture(script or "Run script"):  # a viewer-only install: say how
+        if not self.files.can_capture(script or "Run script"):  # a viewer-only install: say how
             return False
         dialog = RunScriptDialog(script, args, cwd, self.window)
         if dialog.exec() != QDialog.DialogCode.Accepted:

@@ -13,19 +13,16 @@ plot being watched.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QPushButton
 
 from compiler_core.worker.capture_outcome import CaptureOutcome
 from compiler_core.worker.protocol import CaptureSpec, Event
+from explorer.actions.capture_host import CaptureHost
+from explorer.app_window import AppWindow
 from explorer.plain_text import clip
-
-if TYPE_CHECKING:
-    from explorer.actions.file_actions import FileActions
-    from explorer.main_window import MainWindow
-
 
 
 def timeline_spec(base: CaptureSpec, request: dict[str, Any]) -> CaptureSpec:
@@ -41,7 +38,7 @@ def timeline_spec(base: CaptureSpec, request: dict[str, Any]) -> CaptureSpec:
 class TimelineRuns(QObject):
     """Feeds the model's live timeline from the worker and turns a run request into a capture."""
 
-    def __init__(self, window: MainWindow, files: FileActions) -> None:
+    def __init__(self, window: AppWindow, files: CaptureHost) -> None:
         super().__init__(window)
         self.window = window
         self.files = files
