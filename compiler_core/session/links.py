@@ -61,17 +61,10 @@ class LinkIndex:
         self._refs: list[Ref | None] = []
         self.memo: dict[object, object] = {}  # derived views (line facts...) keyed by their users
 
-    @staticmethod
-    def of(links: Mapping[str, tuple[str, ...]]) -> LinkIndex:
-        """The index of this very mapping, shared: the loader thread builds it (`prepare`) and the
-        GUI thread, the stage tables and exports then reuse it instead of building their own."""
-        global _LAST
-        last = _LAST
-        if last is not None and last._links is links:
-            return last
-        index = LinkIndex(links)
-        _LAST = index
-        return index
+    def built_from(self, links: Mapping[str, tuple[str, ...]]) -> bool:
+        """Whether this index reads this very mapping (the explorer's model takes an index the
+        loader thread prepared only when it is the shown session's own)."""
+        return self._links is links
 
     def prepare(self) -> LinkIndex:
         """Build the integer index now (call off the GUI thread); lookups build it lazily otherwise."""
@@ -160,8 +153,6 @@ class LinkIndex:
     def __len__(self) -> int:
         return len(self._links)
 
-
-_LAST: LinkIndex | None = None
 
 
 def decode_or_none(encoded: str) -> Ref | None:

@@ -237,12 +237,16 @@ class _Kernels:
         return known is not None and name not in known
 
 
-def decomposition_table(session: Session, compile_id: str, rank: int | None = None) -> list[DecompRow]:
-    """One row per Dynamo op (placeholders and outputs excluded), in Dynamo graph order."""
+def decomposition_table(session: Session, compile_id: str, rank: int | None = None,
+                        links: LinkIndex | None = None) -> list[DecompRow]:
+    """One row per Dynamo op (placeholders and outputs excluded), in Dynamo graph order.
+
+    `links` is the session's index where the caller holds one (the explorer's model does);
+    without it one is built for this call."""
     c = session.compile(compile_id, rank)
     if c is None or c.dynamo_graph is None:
         return []
-    links = LinkIndex.of(session.links)
+    links = LinkIndex(session.links) if links is None else links
     kernels = _Kernels(c, links)
     nodes = [kernels.phase(n) for n in decomposed_graph(c)[0]]
     owners = _Owners(c.dynamo_graph, nodes, links, c)

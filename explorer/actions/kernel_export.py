@@ -55,10 +55,13 @@ def kernel_header(c: Compile, k: Kernel, sources: list[str], session: Session) -
     return "\n".join(f"{comment} {row}" for row in rows) + "\n\n"
 
 
-def export_kernels(session: Session, c: Compile, folder: str | Path) -> list[Path]:
-    """Write the export; returns the files written (kernels, output code, index.json, INDEX.md)."""
+def export_kernels(session: Session, c: Compile, folder: str | Path,
+                   links: LinkIndex | None = None) -> list[Path]:
+    """Write the export; returns the files written (kernels, output code, index.json, INDEX.md).
+
+    `links` is the session's index (the explorer passes its model's); built here without it."""
     out = SafeFolder(folder)
-    index = LinkIndex.of(session.links)
+    index = LinkIndex(session.links) if links is None else links
     written: list[Path] = []
     entries: list[dict[str, object]] = []
     for part in c.inductor:

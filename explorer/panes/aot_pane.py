@@ -32,7 +32,7 @@ from compiler_core.session import AotInfo, Compile, Ref, RefKind, SavedTensor, S
 from compiler_core.session.model import BudgetPoint
 from compiler_core.session.refs import graph_key, split_graph_key
 from explorer.actions.budget_sweep import BudgetSweepRun
-from explorer.canvas import EdgeStyle
+from explorer.canvas import EdgeStyle, GraphCanvas
 from explorer.panes.aot_facts import (
     BUDGET_COLUMNS,
     budget_row,
@@ -328,6 +328,9 @@ class AotPane(Pane):
                     shown = ", ".join(owners[:8]) or "—"
                     self.detail.setText(rich(template, name=name, rec=rec, owners=shown))
                     return
+
+    def graph_canvas(self) -> GraphCanvas:
+        return self.graphs.canvas
 
     def has_content(self) -> bool:
         return bool(self.graphs.refs())

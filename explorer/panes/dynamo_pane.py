@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from compiler_core.session import Compile, Ref, RefKind, Session
+from explorer.canvas import GraphCanvas
 from explorer.panes.base import Pane
 from explorer.panes.graph_view import GraphSection, make_graph_view
 from explorer.plain_text import plain_label, tip
@@ -118,6 +119,9 @@ class DynamoPane(Pane):
 
     def on_selection(self, selected: frozenset[Ref], highlighted: frozenset[Ref]) -> None:
         self.graphs.set_highlight(set(highlighted), set(selected))
+
+    def graph_canvas(self) -> GraphCanvas:
+        return self.graphs.canvas
 
     def has_content(self) -> bool:
         return bool(self.graphs.refs())

@@ -14,7 +14,7 @@ from compiler_core.build.backward_links import backward_info, link_backward
 from compiler_core.session import LinkBuilder, Ref, RefKind, Session, load
 from compiler_core.session.model import BudgetPoint
 from explorer.panes.aot_pane import AotPane
-from explorer.state import SelectionModel, SessionState
+from explorer.state import SessionState
 from tests.conftest import FIXTURES
 
 SHOTS = os.environ.get("COMPILESCOPE_SHOTS")
@@ -40,11 +40,11 @@ def session() -> Session:
 
 
 def test_forward_op_click_lights_backward_partners(qtbot, session: Session) -> None:  # type: ignore[no-untyped-def]
-    state, selection = SessionState(), SelectionModel()
+    state = SessionState()
+    selection = state.selection
     pane = AotPane(state, selection)
     qtbot.addWidget(pane)
     state.set_session(session)
-    selection.set_links(state.links)
     pane.resize(1600, 1000)
     pane.show()
     qtbot.waitExposed(pane)
@@ -76,7 +76,8 @@ def test_sweep_button_runs_the_worker_and_stores_points(qtbot, session: Session)
     model = str(EXAMPLES / "transformer_block.py")
     session = dataclasses.replace(session, memory_budget=(),
                                   meta=dataclasses.replace(session.meta, origin_path=model))  # fmt: skip
-    state, selection = SessionState(), SelectionModel()
+    state = SessionState()
+    selection = state.selection
     pane = AotPane(state, selection)
     qtbot.addWidget(pane)
     state.set_session(session)

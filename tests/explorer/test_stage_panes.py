@@ -58,7 +58,8 @@ def _show(qtbot, pane, name: str) -> None:  # type: ignore[no-untyped-def]
 
 
 def _state(session: Session) -> tuple[SessionState, SelectionModel]:
-    state, selection = SessionState(), SelectionModel()
+    state = SessionState()
+    selection = state.selection
     return state, selection
 
 
@@ -130,7 +131,8 @@ def test_mode_compare_pane(qtbot, session: Session) -> None:  # type: ignore[no-
 
 
 def test_panes_empty_session(qtbot) -> None:  # type: ignore[no-untyped-def]
-    state, selection = SessionState(), SelectionModel()
+    state = SessionState()
+    selection = state.selection
     kinds = (DecompositionPane, AutotunePane, CudaGraphPane, ModeComparePane)
     panes = [cls(state, selection) for cls in kinds]
     for p in panes:

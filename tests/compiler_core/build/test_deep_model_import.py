@@ -83,7 +83,7 @@ def test_lookups_are_consistent(llama: tuple[Session, Path, float]) -> None:
         for b in targets:
             assert a in session.links[b], (a, b)
     (c,) = session.compiles
-    index = LinkIndex.of(session.links)
+    index = LinkIndex(session.links)
     for out in c.inductor:
         assert out.post_grad is not None
         assert all(out.post_grad.node(n.name) is n for n in out.post_grad.nodes)
