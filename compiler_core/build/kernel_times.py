@@ -25,7 +25,7 @@ from collections import defaultdict
 from collections.abc import Mapping
 
 from compiler_core.session.model import Compile, InductorOutput, Kernel, RuntimeProfile, Session
-from compiler_core.session.refs import STAGE_ORDER, Ref, RefKind, graph_key
+from compiler_core.session.refs import STAGE_ORDER, Ref, RefKind
 
 Output = tuple[Compile, InductorOutput]
 
@@ -56,13 +56,12 @@ def join_runtime(session: Session, profile: RuntimeProfile) -> dict[str, float]:
         kernel = _kernel(output, kt.name, kt.kind, kt.occurrence)
         if kernel is None:
             continue
-        kref = Ref(RefKind.KERNEL, compile_.compile_id, graph_key(output.graph, kernel.name), compile_.rank)
+        kref = Ref.kernel(compile_.compile_id, output.graph, kernel.name, compile_.rank)
         out[kref.encode()] += kt.us_per_step
         nodes = kernel.fused_nodes[:1] if kernel.language == "extern" else kernel.fused_nodes
         for node in nodes:
             share = kt.us_per_step / len(nodes)
-            nref = Ref(RefKind.POST_GRAD_NODE, compile_.compile_id, graph_key(output.graph, node),
-                       compile_.rank).encode()
+            nref = Ref.post_grad_node(compile_.compile_id, output.graph, node, compile_.rank).encode()
             out[nref] += share
             lines = _upstream_lines(nref, session.links, memo)
             for line in lines:

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from compiler_core.session.vocab import CompileStatus, GraphKind, Partition
+
 SCHEMA_VERSION = 2  # 2: packed rows, shared tables, links once (session/packed.py)
 
 Dim = int | str  # concrete size, or a symbolic one such as "s0"
@@ -60,7 +62,7 @@ class Node:
 class Graph:
     """A graph as nodes in topological order plus the readable text it was parsed from."""
 
-    kind: str  # dynamo | aot_joint | aot_forward | aot_backward | aot_inference | pre_grad | post_grad
+    kind: GraphKind
     nodes: tuple[Node, ...] = ()
     text: str = ""
     name: str = ""  # forward | backward | inference for per-partition graphs
@@ -161,7 +163,7 @@ class Kernel:
 
     name: str
     language: str  # triton | cpp | extern
-    graph: str = ""  # forward | backward | inference
+    graph: Partition = Partition.FORWARD  # forward | backward | inference
     source: str = ""
     fused_nodes: tuple[str, ...] = ()
     original_aten: tuple[str, ...] = ()
@@ -202,7 +204,7 @@ class CudaGraphInfo:
 class InductorOutput:
     """Inductor's result for one partition (forward, backward or inference) of a compile."""
 
-    graph: str  # forward | backward | inference
+    graph: Partition  # forward | backward | inference
     post_grad: Graph | None = None
     pre_grad: Graph | None = None
     kernels: tuple[Kernel, ...] = ()
@@ -229,7 +231,7 @@ class Compile:
     metrics: CompileMetrics = CompileMetrics()
     aot: AotInfo | None = None
     inductor: tuple[InductorOutput, ...] = ()
-    status: str = "ok"  # ok | failed | cache_hit | skipped | empty
+    status: CompileStatus = CompileStatus.OK
     failure: str = ""
     artifacts: dict[str, str] = field(default_factory=dict)  # other named payloads, kept verbatim
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from compiler_core.session.links import LinkIndex
 from compiler_core.session.model import Compile, Graph, Node, Session, SourceLoc
-from compiler_core.session.refs import Ref, RefKind, graph_key, split_graph_key
+from compiler_core.session.refs import Ref, RefKind
 from compiler_core.trace.json_payload import JsonPayloadError, parse_json
 
 ARTIFACT = "compilescope_decompositions"
@@ -60,8 +60,8 @@ class DecompRow:
     rewritten: tuple[str, ...] = ()  # forward decomposed nodes gone before lowering (pattern, CSE...)
     replaced: bool = False  # every forward op vanished before lowering: a pattern rewrote it
     replaced_by: tuple[str, ...] = ()  # the ops the pattern put in its place (e.g. SDPA)
-    kernels: tuple[str, ...] = ()  # "<graph>:<kernel>" keys of forward / inference kernels
-    backward_kernels: tuple[str, ...] = ()
+    kernels: tuple[Ref, ...] = ()  # forward / inference kernels
+    backward_kernels: tuple[Ref, ...] = ()
 
     @property
     def decomposed(self) -> bool:
@@ -69,9 +69,8 @@ class DecompRow:
         return len(self.forward_ops) > 1 or (bool(self.forward_ops) and self.forward_ops[0] != self.op)
 
     def refs(self, compile_id: str, rank: int | None) -> frozenset[Ref]:
-        out = {Ref(RefKind.DYNAMO_NODE, compile_id, self.dynamo_node, rank)}
-        out |= {Ref(RefKind.KERNEL, compile_id, k, rank) for k in (*self.kernels, *self.backward_kernels)}
-        return frozenset(out)
+        return frozenset({Ref.dynamo_node(compile_id, self.dynamo_node, rank), *self.kernels,
+                          *self.backward_kernels})
 
 
 @dataclass(frozen=True)
@@ -191,10 +190,10 @@ class _Owners:
         if direct:
             return direct
         graph = "joint" if self.c.aot is not None and self.c.aot.joint is not None else "forward"
-        ref = Ref(RefKind.AOT_NODE, self.c.compile_id, graph_key(graph, n.name), self.c.rank)
+        ref = Ref.aot_node(self.c.compile_id, graph, n.name, self.c.rank)
         for other in sorted(self.links.direct(ref)):
             if other.kind is RefKind.DYNAMO_NODE:
-                return other.key
+                return other.name
         return ""
 
 
@@ -203,14 +202,14 @@ class _Kernels:
 
     def __init__(self, c: Compile, links: LinkIndex) -> None:
         self.c, self.links = c, links
-        self.by_node: dict[tuple[str, str], set[str]] = defaultdict(set)
+        self.by_node: dict[tuple[str, str], set[Ref]] = defaultdict(set)
         self.post_grad: dict[str, set[str]] = {}
         for out in c.inductor:
             if out.post_grad is not None:
                 self.post_grad[out.graph] = {n.name for n in out.post_grad.nodes}
             for k in out.kernels:
                 for name in k.fused_nodes:
-                    self.by_node[(out.graph, name)].add(graph_key(out.graph, k.name))
+                    self.by_node[(out.graph, name)].add(Ref.kernel(c.compile_id, out.graph, k.name, c.rank))
         self.partitions = [o.graph for o in c.inductor]
 
     def partition(self, backward: bool) -> str:
@@ -226,10 +225,10 @@ class _Kernels:
         backward = n.name not in fw and (n.name in bw or n.backward)
         return n if backward == n.backward else dataclasses.replace(n, backward=backward)
 
-    def kernels(self, graph: str, name: str) -> set[str]:
+    def kernels(self, graph: str, name: str) -> set[Ref]:
         found = set(self.by_node.get((graph, name), ()))
-        ref = Ref(RefKind.POST_GRAD_NODE, self.c.compile_id, graph_key(graph, name), self.c.rank)
-        found |= {r.key for r in self.links.direct(ref) if r.kind is RefKind.KERNEL}
+        ref = Ref.post_grad_node(self.c.compile_id, graph, name, self.c.rank)
+        found |= {r for r in self.links.direct(ref) if r.kind is RefKind.KERNEL}
         return found
 
     def rewritten(self, graph: str, name: str) -> bool:
@@ -357,12 +356,12 @@ def _introduced(c: Compile, rows: list[DecompRow]) -> tuple[str, ...]:
 
 def rows_for_refs(rows: list[DecompRow], refs: frozenset[Ref]) -> list[int]:
     """Indices of rows a selection touches (its Dynamo node, AOT/post-grad nodes or kernels)."""
-    dyn = {r.key for r in refs if r.kind is RefKind.DYNAMO_NODE}
-    nodes = {split_graph_key(r.key)[1] for r in refs if r.kind in (RefKind.AOT_NODE, RefKind.POST_GRAD_NODE)}
-    kern = {r.key for r in refs if r.kind is RefKind.KERNEL}
+    dyn = {r.name for r in refs if r.kind is RefKind.DYNAMO_NODE}
+    nodes = {r.name for r in refs if r.kind in (RefKind.AOT_NODE, RefKind.POST_GRAD_NODE)}
+    kern = {(r.graph, r.name) for r in refs if r.kind is RefKind.KERNEL}
     hits = []
     for i, row in enumerate(rows):
         if (row.dynamo_node in dyn or nodes & {*row.aot_nodes, *row.backward_nodes}
-                or kern & {*row.kernels, *row.backward_kernels}):
+                or kern & {(k.graph, k.name) for k in (*row.kernels, *row.backward_kernels)}):
             hits.append(i)
     return hits

@@ -82,7 +82,7 @@ def apply_stage_payloads(session: Session, payloads: StagePayloads) -> Session:
     cuda: dict[tuple[int | None, str, str], CudaGraphInfo] = {}
     for rank, text in payloads.cudagraphs:
         mine = [c for c in session.compiles if c.rank == rank]
-        partitions = {c.compile_id: [o.graph for o in c.inductor] for c in mine}
+        partitions: dict[str, list[str]] = {c.compile_id: [o.graph for o in c.inductor] for c in mine}
         for (cid, graph), info in cudagraph_from_artifact(text, partitions, _owners(mine)).items():
             cuda[(rank, cid, graph)] = info
     compiles = tuple(_apply(c, payloads, cuda) for c in session.compiles)
