@@ -215,6 +215,39 @@ class InductorOutput:
 
 
 @dataclass(frozen=True)
+class Decomposition:
+    """What one Dynamo op became after PrimTorch/AOT decomposition and where that ended up:
+    `softmax` → `amax, sub, exp, sum, div` forward, their backward ops, the kernels they landed in.
+
+    Computed once when the session is built (build/decompositions.py says how ownership is
+    found); the Decompositions pane only looks rows up. Ops are short names (`amax`,
+    `prims.convert_element_type`), nodes are names in the decomposed graph, kernels are names in
+    `DecompositionInfo.forward_graph` (`kernels`) and the backward partition (`backward_kernels`).
+    """
+
+    dynamo_node: str
+    forward_ops: tuple[str, ...] = ()  # distinct core ops, in graph order
+    backward_ops: tuple[str, ...] = ()
+    aot_nodes: tuple[str, ...] = ()  # decomposed node names (forward / inference side)
+    backward_nodes: tuple[str, ...] = ()
+    rewritten: tuple[str, ...] = ()  # forward decomposed nodes gone before lowering (pattern, CSE...)
+    replaced: bool = False  # every forward op vanished before lowering: a pattern rewrote it
+    replaced_by: tuple[str, ...] = ()  # the ops the pattern put in its place (e.g. SDPA)
+    kernels: tuple[str, ...] = ()
+    backward_kernels: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class DecompositionInfo:
+    """One compile's decomposition table: a row per Dynamo op, in Dynamo graph order."""
+
+    rows: tuple[Decomposition, ...] = ()
+    forward_graph: Partition = Partition.FORWARD  # inference when the compile has no autograd
+    introduced: tuple[str, ...] = ()  # forward post-grad ops no Dynamo op owns (pattern passes)
+    origin: str = ""  # artifact (the graph before Inductor's passes) | aot (the AOT graphs)
+
+
+@dataclass(frozen=True)
 class Compile:
     """Everything one `[frame/compile]` attempt produced, keyed as PyTorch and tlparse key it."""
 
@@ -234,6 +267,8 @@ class Compile:
     status: CompileStatus = CompileStatus.OK
     failure: str = ""
     artifacts: dict[str, str] = field(default_factory=dict)  # other named payloads, kept verbatim
+    # None in sessions saved before issue 18 (stages/decompositions.py derives it once for those)
+    decomposition: DecompositionInfo | None = None
 
 
 @dataclass(frozen=True)
