@@ -34,7 +34,7 @@ from compiler_core.session.model import (
 from compiler_core.session.vocab import CompileStatus, GraphKind
 from compiler_core.session.vocab import Partition as PartitionName
 from compiler_core.trace.fx_text import parse_graph
-from compiler_core.trace.output_code import parse_output_code
+from compiler_core.trace.output_code import extern_name, parse_output_code, split_extern_name
 
 _WORD = re.compile(r"\w+")
 _AOT_ID = re.compile(r"# AOT ID: \['[^']*_(forward|backward|inference)'\]")
@@ -199,11 +199,10 @@ def _kernels(part: Partition, post: Graph | None) -> list[Kernel]:
 
 def _extern_own_node(name: str, by_op: dict[str, list[str]]) -> list[str]:
     """`extern_kernels.mm:2` → the second `aten.mm` post-grad node (externs run in graph order)."""
-    callee, _, nth = name.rpartition(":")
+    callee, nth = split_extern_name(name) or ("", 1)
     op = aten_op(callee) if callee.startswith(("aten.", "torch.ops.")) else callee.rsplit(".", 1)[-1]
     same_op = by_op.get(op, [])
-    index = int(nth) - 1 if nth.isdigit() else 0
-    return same_op[index : index + 1]
+    return same_op[nth - 1 : nth]
 
 
 def _provenance_by_kernel(part: Partition) -> dict[str, list[str]]:
@@ -219,7 +218,7 @@ def _provenance_by_kernel(part: Partition) -> dict[str, list[str]]:
         base = key.rsplit(":", 1)[0] if re.search(r":\d+$", key) else key
         if base.startswith(("extern_kernels.", "aten.", "torch.ops.")):
             counts[base] = counts.get(base, 0) + 1
-            base = f"{base}:{counts[base]}"
+            base = extern_name(base, counts[base])
         out.setdefault(base, []).extend(str(n) for n in nodes)
     for key, nodes in part.kernel_to_post.items():
         out.setdefault(key, []).extend(str(n) for n in nodes)

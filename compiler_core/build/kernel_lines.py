@@ -45,6 +45,7 @@ from collections.abc import Iterable
 from functools import cache
 
 from compiler_core.session.model import Graph, Kernel
+from compiler_core.trace.output_code import split_extern_name
 
 _PARAMS = re.compile(r"^\s*(?:def \w+|extern \"C\"[^(]*\w+)\s*\(([^)]*)\)", re.M)
 _PTR = re.compile(r"\b((?:in_out|in|out)_ptr\d+)\b")
@@ -332,10 +333,9 @@ def _extern(kernels: Iterable[Kernel], name: str) -> Kernel | None:
 def _extern_nodes(kernel: Kernel, by_op: dict[str, list[str]]) -> list[str]:
     """An extern call's own node: the n-th post-grad node with the callee's op for the n-th call
     (`extern_kernels.mm:2` → the second `aten.mm` node; externs run in graph order)."""
-    callee, _, nth = kernel.name.partition(":")
+    callee, nth = split_extern_name(kernel.name) or (kernel.name, 1)
     same_op = by_op.get(callee.rsplit(".", 1)[-1], [])
-    index = int(nth) - 1 if nth.isdigit() else 0
-    return same_op[index : index + 1] or list(kernel.fused_nodes[:1])
+    return same_op[nth - 1 : nth] or list(kernel.fused_nodes[:1])
 
 
 def aten_op(target: str) -> str:

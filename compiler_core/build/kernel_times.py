@@ -26,19 +26,21 @@ from collections.abc import Mapping
 
 from compiler_core.session.model import Compile, InductorOutput, Kernel, RuntimeProfile, Session
 from compiler_core.session.refs import STAGE_ORDER, Ref, RefKind
+from compiler_core.trace.output_code import split_extern_name
 
 Output = tuple[Compile, InductorOutput]
 
 
 def extern_op(kernel_name: str) -> tuple[str, int] | None:
     """(`mm`, 3) for `extern_kernels.mm:3` or `torch.ops.aten.mm.default:3`; None otherwise."""
-    base, _, number = kernel_name.rpartition(":")
-    if not base or not number.isdigit():
+    split = split_extern_name(kernel_name)
+    if split is None:
         return None
+    base, number = split
     parts = base.split(".")
     if parts[-1] in ("default", "out", "Tensor") and len(parts) > 1:
         parts = parts[:-1]
-    return parts[-1], int(number)
+    return parts[-1], number
 
 
 def join_runtime(session: Session, profile: RuntimeProfile) -> dict[str, float]:
