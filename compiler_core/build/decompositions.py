@@ -161,13 +161,6 @@ def _tangent_descendants(g: Graph) -> set[str]:
     return seen
 
 
-def _linked_names(links: Links, encoded: str, prefix: str) -> list[str]:
-    """Names of the refs linked to `encoded` whose storage form starts with `prefix` (a kind,
-    compile and, for graph-scoped kinds, graph: everything but the name, see refs.py)."""
-    cut = len(prefix)
-    return [other[cut:] for other in links.get(encoded, ()) if other.startswith(prefix)]
-
-
 class _Owners:
     """Resolves which Dynamo node a decomposed node came from."""
 
@@ -202,8 +195,10 @@ class _Owners:
             return self.by_seq[n.seq_nr]
         if direct:
             return direct
-        linked = _linked_names(self.links, self.aot_prefix + n.name, self.dynamo_prefix)
-        return min(linked, default="")
+        # the linked Dynamo node first in name order (all share one prefix: min of the names)
+        prefix, linked = self.dynamo_prefix, self.links.get(self.aot_prefix + n.name, ())
+        first = min((x for x in linked if x.startswith(prefix)), default="")
+        return first[len(prefix):]
 
 
 class _Kernels:
