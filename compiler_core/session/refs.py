@@ -71,6 +71,7 @@ STAGE_ORDER: dict[RefKind, float] = {
 _SEP = "|"
 _KIND_TEXT: dict[RefKind, str] = {k: k.value for k in RefKind}
 _KINDS: dict[str, RefKind] = {k.value: k for k in RefKind}
+_KIND_PREFIX: dict[RefKind, str] = {k: k.value + _SEP for k in RefKind}
 GRAPH_KINDS = frozenset({RefKind.AOT_NODE, RefKind.POST_GRAD_NODE, RefKind.KERNEL, RefKind.KERNEL_LINE})
 _NUMBERED = frozenset({RefKind.GUARD, RefKind.GRAPH_BREAK})
 
@@ -157,18 +158,21 @@ class Ref:
     def key(self) -> str:
         """The kind-specific key text of the storage form (see the module docstring); for
         display and storage only: read the typed fields instead of parsing it."""
-        kind = self.kind
-        if self.graph is not None:
-            base = graph_key(self.graph, self.name)
-            return f"{base}:{self.line}" if kind is RefKind.KERNEL_LINE else base
+        kind, graph = self.kind, self.graph
+        if graph is not None:  # `+`, not an f-string: formatting an enum member costs 2x
+            base = graph + ":" + self.name
+            return base + ":" + str(self.line) if kind is RefKind.KERNEL_LINE else base
         if kind is RefKind.SOURCE_LINE:
-            return f"{self.name}:{self.line}"
+            return self.name + ":" + str(self.line)
         if kind in _NUMBERED:
             return str(self.line)
         return self.name
 
     def encode(self) -> str:
-        return Ref.prefix(self.kind, self.compile_id, self.rank) + self.key
+        """Called on every link lookup: kept to a few concatenations (~0.6 µs)."""
+        rank = self.rank
+        return (_KIND_PREFIX[self.kind] + ("" if rank is None else str(rank)) + _SEP + self.compile_id + _SEP
+                + self.key)
 
     @staticmethod
     def prefix(kind: RefKind, compile_id: str, rank: int | None) -> str:
