@@ -77,6 +77,17 @@ def with_decompositions(session: Session) -> Session:
     return dataclasses.replace(session, compiles=compiles)
 
 
+def with_missing_decompositions(session: Session) -> Session:
+    """Fill the tables a session saved before they were stored lacks (codec.py calls it on load,
+    so the views only ever look them up); a session that has them is returned as is."""
+    if not any(c.decomposition is None and c.dynamo_graph is not None for c in session.compiles):
+        return session
+    compiles = tuple(dataclasses.replace(c, decomposition=compile_decomposition(c, session.links))
+                     if c.decomposition is None and c.dynamo_graph is not None else c
+                     for c in session.compiles)  # fmt: skip
+    return dataclasses.replace(session, compiles=compiles)
+
+
 def compile_decomposition(c: Compile, links: Links) -> DecompositionInfo | None:
     """One row per Dynamo op (placeholders and outputs excluded), in Dynamo graph order."""
     if c.dynamo_graph is None:

@@ -267,7 +267,7 @@ class Compile:
     status: CompileStatus = CompileStatus.OK
     failure: str = ""
     artifacts: dict[str, str] = field(default_factory=dict)  # other named payloads, kept verbatim
-    # None in sessions saved before issue 18 (stages/decompositions.py derives it once for those)
+    # None only where there is no Dynamo graph (files saved before issue 18 get it on load)
     decomposition: DecompositionInfo | None = None
 
 

@@ -5,16 +5,16 @@ pass rewrote) is computed once when the session is built, by build/decomposition
 stored in the session; here it is only joined with the Dynamo node's target, source line and
 module path, and turned into refs a selection can match. Torch- and Qt-free.
 
-Sessions saved before the table was stored have `decomposition is None`: they get it from the
-same build function, once per compile and session (`_legacy`), never from a second copy of it.
+Sessions saved before the table was stored get it when they are loaded (codec.py), from the
+same build function, never from a second copy of it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from compiler_core.build.decompositions import ARTIFACT, compile_decomposition, op_name
-from compiler_core.session.model import Compile, DecompositionInfo, Session, SourceLoc
+from compiler_core.build.decompositions import ARTIFACT, op_name
+from compiler_core.session.model import Session, SourceLoc
 from compiler_core.session.refs import Ref, RefKind
 from compiler_core.session.vocab import Partition
 
@@ -63,8 +63,8 @@ def decomposition_table(session: Session, compile_id: str, rank: int | None = No
     c = session.compile(compile_id, rank)
     if c is None or c.dynamo_graph is None:
         return []
-    info = c.decomposition if c.decomposition is not None else _legacy(session, c)
-    if info is None:
+    info = c.decomposition
+    if info is None:  # a session made in memory without the builder (load fills old files')
         return []
     nodes = c.dynamo_graph.node_index
     cid, fw, bw = c.compile_id, info.forward_graph, Partition.BACKWARD
@@ -85,21 +85,6 @@ def decomposition_table(session: Session, compile_id: str, rank: int | None = No
     return rows
 
 
-_LEGACY: dict[tuple[int, str, int | None], tuple[Session, DecompositionInfo | None]] = {}
-
-
-def _legacy(session: Session, c: Compile) -> DecompositionInfo | None:
-    """The table of a session saved before it was stored, derived once per compile (the
-    session is kept in the entry so its id cannot be reused while the entry lives)."""
-    key = (id(session), c.compile_id, c.rank)
-    found = _LEGACY.get(key)
-    if found is None or found[0] is not session:
-        if len(_LEGACY) > 256:
-            _LEGACY.clear()
-        found = _LEGACY[key] = (session, compile_decomposition(c, session.links))
-    return found[1]
-
-
 def decomposition_summary(session: Session, compile_id: str, rank: int | None = None,
                           rows: list[DecompRow] | None = None) -> DecompSummary:
     """Distinct high-level ops in, distinct core ops out, and what pattern passes changed."""
@@ -107,9 +92,7 @@ def decomposition_summary(session: Session, compile_id: str, rank: int | None = 
     ops_in = tuple(dict.fromkeys(r.op for r in rows))
     ops_out = tuple(dict.fromkeys(op for r in rows for op in r.forward_ops))
     c = session.compile(compile_id, rank)
-    info = None
-    if c is not None and c.dynamo_graph is not None:
-        info = c.decomposition if c.decomposition is not None else _legacy(session, c)
+    info = c.decomposition if c is not None else None
     return DecompSummary(
         ops_in=ops_in, ops_out=ops_out, decomposed_rows=sum(1 for r in rows if r.decomposed),
         rewritten_ops=tuple(dict.fromkeys(r.op for r in rows if r.replaced)),

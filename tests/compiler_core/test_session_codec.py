@@ -36,6 +36,7 @@ from compiler_core.session import (
     loads,
     save,
 )
+from compiler_core.session.model import Decomposition, DecompositionInfo
 from tests.conftest import FIXTURES, ROOT
 
 
@@ -54,6 +55,8 @@ def _sample() -> Session:
                 "0/0", rank=0, dynamo_graph=graph, graph_breaks=(GraphBreak("item()", loc),),
                 aot=AotInfo(forward=graph, saved_tensors=(SavedTensor("relu", bytes=128),)),
                 inductor=(InductorOutput("forward", kernels=(Kernel("k0", "cpp", "forward"),)),),
+                decomposition=DecompositionInfo((Decomposition("relu", ("relu",), kernels=("k0",)),),
+                                                introduced=("mm",), origin="aot"),
             ),
         ),
         # links are undirected: the builder stores both directions, disk stores each pair once
