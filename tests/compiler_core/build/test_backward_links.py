@@ -59,6 +59,9 @@ def _is_float(n: Node) -> bool:
 
 
 def _partitioner_marked(bw: Graph) -> set[str]:
+    """Backward nodes tagged `is_forward`: at the default budget exactly what the partitioner
+    recomputed (below it, a forward op can be moved to the backward without being recomputed;
+    test_recomputed_nodes.py checks the count against the partitioner's own log line)."""
     calls = (n for n in bw.nodes if n.op.startswith("call_"))
     return {n.name for n in calls if n.attrs.get("partitioner_tag") == "is_forward"}
 
