@@ -52,6 +52,7 @@ from collections.abc import Iterable
 from functools import cache
 
 from compiler_core.session.model import Graph, Kernel
+from compiler_core.trace.output_code import split_extern_name
 
 _PARAMS = re.compile(r"^\s*(?:def \w+|extern \"C\"[^(]*\w+)\s*\(([^)]*)\)", re.M)
 _PTR = re.compile(r"\b((?:in_out|in|out)_ptr\d+)\b")
@@ -394,7 +395,7 @@ def _extern(kernels: Iterable[Kernel], name: str) -> Kernel | None:
 def _callee_op(name: str) -> str:
     """`extern_kernels.mm:2` → `mm`; `torch.ops.aten.convolution_backward.default:1` →
     `convolution_backward`."""
-    callee = name.partition(":")[0]
+    callee = (split_extern_name(name) or (name, 1))[0]
     return callee.rsplit(".", 1)[-1] if callee.startswith("extern_kernels.") else aten_op(callee)
 
 
@@ -402,10 +403,9 @@ def _extern_nodes(kernel: Kernel, by_op: dict[str, list[str]]) -> list[str]:
     """An extern call's own node when no comment names it: the n-th post-grad node with the
     callee's op for the n-th call (`extern_kernels.mm:2` → the second `aten.mm` node). Inductor
     may run them out of graph order (the Llama backward does), so a comment wins."""
-    nth = kernel.name.partition(":")[2]
+    nth = (split_extern_name(kernel.name) or (kernel.name, 1))[1]
     same_op = by_op.get(_callee_op(kernel.name), [])
-    index = int(nth) - 1 if nth.isdigit() else 0
-    return same_op[index : index + 1] or list(kernel.fused_nodes[:1])
+    return same_op[nth - 1 : nth] or list(kernel.fused_nodes[:1])
 
 
 def aten_op(target: str) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
-from compiler_core.session.refs import STAGE_ORDER, Ref, RefKind, split_source_key
+from compiler_core.session.refs import STAGE_ORDER, Ref, RefKind
 
 
 class LinkBuilder:
@@ -156,11 +156,9 @@ class LinkIndex:
 
 
 def decode_or_none(encoded: str) -> Ref | None:
-    """`Ref.decode`, or None for text that is not a ref (a source line's key must end `:<int>`)."""
+    """`Ref.decode`, or None for text that is not a ref (an unknown kind or graph, a line that
+    is no integer: a hostile or damaged session's links are skipped, not fatal)."""
     try:
-        ref = Ref.decode(encoded)
-        if ref.kind is RefKind.SOURCE_LINE:
-            split_source_key(ref.key)
+        return Ref.decode(encoded)
     except ValueError:
         return None
-    return ref

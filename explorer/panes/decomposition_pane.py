@@ -12,7 +12,7 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QVBoxLayout
 
-from compiler_core.session import Compile, LinkIndex, Ref, Session
+from compiler_core.session import Compile, Ref, Session
 from compiler_core.stages import DecompRow, decomposition_summary, decomposition_table, rows_for_refs
 from explorer.panes.base import Pane
 from explorer.panes.stage_table import StageTable
@@ -23,8 +23,8 @@ from explorer.state.off_thread import OffThread
 COLUMNS = ("Op", "Node", "Line", "After decomposition (forward)", "Backward ops", "Kernels")
 
 
-def _kernel_names(keys: tuple[str, ...]) -> str:
-    return ", ".join(k.partition(":")[2] for k in keys)
+def _kernel_names(kernels: tuple[Ref, ...]) -> str:
+    return ", ".join(k.name for k in kernels)
 
 
 def row_cells(row: DecompRow) -> tuple[str, ...]:
@@ -35,9 +35,9 @@ def row_cells(row: DecompRow) -> tuple[str, ...]:
     return (row.op, row.dynamo_node, where, forward, ", ".join(row.backward_ops), _kernel_names(row.kernels))
 
 
-def _table(session: Session, current: Compile | None, links: LinkIndex) -> tuple[list[DecompRow], str]:
+def _table(session: Session, current: Compile | None) -> tuple[list[DecompRow], str]:
     """Rows with forward ops and the summary line; Qt-free, so it can run on a worker thread."""
-    rows = decomposition_table(session, current.compile_id, current.rank, links) if current else []
+    rows = decomposition_table(session, current.compile_id, current.rank) if current else []
     ops = [r for r in rows if r.forward_ops]
     if current is None or not ops:
         return ops, "No decomposition recorded for this compile."
@@ -69,12 +69,12 @@ class DecompositionPane(Pane):
         state.updates.track(self._worker)
 
     def on_compile(self, current: Compile | None) -> None:
-        session, links = self.state.session, self.state.links
+        session = self.state.session
         if not self.state.updates.spread:  # a pane on its own (tests, exports): at once
-            self._show(_table(session, current, links))
+            self._show(_table(session, current))
             return
         self.summary.setText("Working out decompositions…")
-        self._worker.submit(lambda: _table(session, current, links), self._show)
+        self._worker.submit(lambda: _table(session, current), self._show)
 
     def _show(self, table: tuple[list[DecompRow], str]) -> None:
         ops, text = table

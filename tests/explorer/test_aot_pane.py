@@ -51,15 +51,15 @@ def test_forward_op_click_lights_backward_partners(qtbot, session: Session) -> N
     c = session.compiles[0]
     aot = c.aot
     assert aot is not None
-    selection.select({Ref(RefKind.AOT_NODE, c.compile_id, "forward:erf", c.rank)})
-    lit = {r.key for r in pane.graphs.highlighted()}
-    assert {f"backward:{p}" for p in aot.backward_of["erf"]} <= lit
+    selection.select({Ref.aot_node(c.compile_id, "forward", "erf", c.rank)})
+    lit = {(r.graph, r.name) for r in pane.graphs.highlighted()}
+    assert {("backward", p) for p in aot.backward_of["erf"]} <= lit
     assert "recomputed" in pane.detail.text() and "same autograd seq_nr" in pane.detail.text()
     assert f"♻ {len(aot.recomputed)} recomputed nodes" in pane.totals.text()
     # a forward op whose value is saved says so, and the saved tensor's row lights up
     saved = next(t for t in aot.saved_tensors if t.producer and t.producer in aot.backward_of
                  and t.producer not in aot.recomputed)  # fmt: skip
-    selection.select({Ref(RefKind.AOT_NODE, c.compile_id, f"forward:{saved.producer}", c.rank)})
+    selection.select({Ref.aot_node(c.compile_id, "forward", saved.producer, c.rank)})
     assert "<b>saved</b> as" in pane.detail.text()
     assert any(item.isSelected() for item in pane._tensor_items.values())
     # memory-budget tab: one row per budget

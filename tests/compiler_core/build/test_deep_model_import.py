@@ -88,8 +88,8 @@ def test_lookups_are_consistent(llama: tuple[Session, Path, float]) -> None:
         assert out.post_grad is not None
         assert all(out.post_grad.node(n.name) is n for n in out.post_grad.nodes)
         k = out.kernels[len(out.kernels) // 2]
-        related = index.related(Ref(RefKind.KERNEL, c.compile_id, f"{out.graph}:{k.name}", c.rank))
-        fused = {Ref(RefKind.POST_GRAD_NODE, c.compile_id, f"{out.graph}:{n}", c.rank) for n in k.fused_nodes}
+        related = index.related(Ref.kernel(c.compile_id, out.graph, k.name, c.rank))
+        fused = {Ref.post_grad_node(c.compile_id, out.graph, n, c.rank) for n in k.fused_nodes}
         assert fused <= related
         assert any(r.kind is RefKind.SOURCE_LINE for r in related) or not k.fused_nodes
 
