@@ -85,14 +85,18 @@ def run(args: argparse.Namespace) -> int:
     return report(client)
 
 
+def _swept_warning(client: WorkerClient) -> None:
+    if client.swept:
+        print(f"warning: {len(client.swept)} process(es) the model started outlived the capture; killed",
+              file=sys.stderr)  # fmt: skip
+
+
 def report(client: WorkerClient, what: str = "capture") -> int:
     """Print the outcome (first line = what failed, where, why) and return the exit status."""
     assert client.exit is not None
     exit_info = client.exit
-    if client.swept:
-        print(f"warning: {len(client.swept)} process(es) the model started outlived the capture; killed",
-              file=sys.stderr)  # fmt: skip
     if client.succeeded:
+        _swept_warning(client)
         print(f"session written to {client.session_path}", file=sys.stderr)
         return 0
     stage = (client.error.stage if client.error else "") or client.last_stage or "load"
@@ -113,7 +117,8 @@ def report(client: WorkerClient, what: str = "capture") -> int:
         first = f"error: {what} failed in stage '{stage}': {client.error.message.splitlines()[0]}"
     else:
         first = f"error: {what} failed in stage '{stage}': the worker {exit_info.describe()}"
-    print(first, file=sys.stderr)
+    print(first, file=sys.stderr)  # always the first line: scripts and tests read it
+    _swept_warning(client)
     for more in problems[1:]:
         print(f"  also: {more}", file=sys.stderr)
     if client.error is not None:
