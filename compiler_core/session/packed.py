@@ -22,6 +22,7 @@ Encoders and decoders are generated once per class from the type hints (no per-v
 from __future__ import annotations
 
 import dataclasses
+import operator
 import types
 import typing
 from collections import defaultdict
@@ -50,14 +51,25 @@ def encode_links(links: Mapping[str, tuple[str, ...]]) -> list[Any]:
 
     The in-memory `Session.links` keeps both directions (the explorer's index looks up either
     end); disk keeps one, and the prefix of a ref is written once per group, not once per ref."""
-    groups: dict[tuple[str, str], list[str]] = defaultdict(list)
+    groups: dict[str, dict[str, list[str]]] = defaultdict(dict)
+    split: dict[str, tuple[str, str]] = {}  # each ref is split once, not once per link (120k)
+    sets: dict[str, frozenset[str]] = {}  # a hub's targets as a set: `in` on its tuple is linear
     for a, targets in links.items():
-        pa, ka = _split_ref(a)
+        pa, ka = split.get(a) or split.setdefault(a, _split_ref(a))
+        by_prefix = groups[pa]
         for b in targets:
-            if a < b or a not in links.get(b, ()):
-                pb, kb = _split_ref(b)
-                groups[(pa, pb)].extend((ka, kb))
-    return [[pa, pb, keys] for (pa, pb), keys in sorted(groups.items())]
+            if a > b:  # stored once: under the smaller ref, unless the other direction is missing
+                back: tuple[str, ...] | frozenset[str] = links.get(b, ())
+                if len(back) > 8:
+                    back = sets.get(b) or sets.setdefault(b, frozenset(back))
+                if a in back:
+                    continue
+            pb, kb = split.get(b) or split.setdefault(b, _split_ref(b))
+            keys = by_prefix.get(pb)
+            if keys is None:
+                keys = by_prefix[pb] = []
+            keys += (ka, kb)
+    return [[pa, pb, groups[pa][pb]] for pa in sorted(groups) for pb in sorted(groups[pa])]
 
 
 def decode_links(data: Any) -> dict[str, tuple[str, ...]]:
@@ -130,10 +142,15 @@ def _encoder(cls: type) -> Callable[[Any, _Tables], list[Any]]:
     if cls is Session:
         convs[names.index("links")] = lambda v, t: encode_links(v)
     trailing = [_default_test(_default(f)) for f in fields]
-    plan = list(zip(names, convs, strict=True))
+    # One C call reads every field (a 9-field Node: 9 getattr calls otherwise, 36k nodes); only
+    # the fields that need converting run Python code.
+    get_all = operator.attrgetter(*names) if len(names) > 1 else (lambda v: (getattr(v, names[0]),))
+    conv_at = [(i, c) for i, c in enumerate(convs) if c is not None]
 
     def encode(value: Any, tables: _Tables) -> list[Any]:
-        row = [getattr(value, n) if c is None else c(getattr(value, n), tables) for n, c in plan]
+        row = list(get_all(value))
+        for k, c in conv_at:
+            row[k] = c(row[k], tables)
         i = len(row)
         while i and trailing[i - 1](row[i - 1]):
             i -= 1
@@ -176,6 +193,8 @@ def _enc_conv(tp: Any) -> Callable[[Any, _Tables], Any] | None:
     origin = typing.get_origin(tp)
     if origin in (typing.Union, types.UnionType):
         inner = [a for a in typing.get_args(tp) if a is not type(None)]
+        if len(inner) == 1 and inner[0] in INTERNED:
+            return _intern_conv(inner[0], optional=True)
         if len(inner) == 1:
             opt = _enc_conv(inner[0])
             if opt is None:
@@ -184,6 +203,8 @@ def _enc_conv(tp: Any) -> Callable[[Any, _Tables], Any] | None:
         return _generic_enc
     if origin is tuple:
         item = _tuple_item(tp)
+        if item in INTERNED:
+            return _interned_tuple_conv(item)
         each = _enc_conv(item)
         if each is None:
             return None
@@ -194,11 +215,38 @@ def _enc_conv(tp: Any) -> Callable[[Any, _Tables], Any] | None:
             return None
         return lambda v, t: {k: conv(x, t) for k, x in v.items()}
     if isinstance(tp, type) and tp in INTERNED:
-        return lambda v, t: t.intern(tp, v)
+        return _intern_conv(tp, optional=False)
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         enc = _encoder(tp)
         return enc
     return _generic_enc
+
+
+def _intern_conv(tp: type, *, optional: bool) -> Callable[[Any, _Tables], Any]:
+    """A SourceLoc/TensorMeta field -> its table index; the identity lookup inlined (a node's
+    source and outputs: ~60k values per deep model)."""
+
+    def conv(v: Any, t: _Tables) -> Any:
+        if v is None and optional:
+            return None
+        found = t._by_id.get(id(v))
+        return found if found is not None else t.intern(tp, v)
+
+    return conv
+
+
+def _interned_tuple_conv(tp: type) -> Callable[[Any, _Tables], Any]:
+    def conv(v: Any, t: _Tables) -> Any:
+        if not v:
+            return []
+        by_id = t._by_id
+        out = []
+        for x in v:
+            found = by_id.get(id(x))
+            out.append(found if found is not None else t.intern(tp, x))
+        return out
+
+    return conv
 
 
 def _generic_enc(value: Any, tables: _Tables) -> Any:
