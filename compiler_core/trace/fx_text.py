@@ -101,15 +101,17 @@ def parse_graph(text: str, kind: str, name: str = "") -> Graph:
     for line in itertools.islice(lines, body_at, None):
         if not buf:
             m = fast(line)
-            if m is not None and _balanced(m.group(5)):
-                at = len(m.group(1))
-                if body_indent is None:
-                    body_indent = at
-                if at < body_indent:
-                    break  # a nested class or the end of forward()
-                if at == body_indent:
-                    _fast_statement(st, m)
-                continue
+            if m is not None:
+                lead, lhs, annot, fn, args = m.groups()
+                if _plain_balanced(args) or _balanced(args):
+                    at = len(lead)
+                    if body_indent is None:
+                        body_indent = at
+                    if at < body_indent:
+                        break  # a nested class or the end of forward()
+                    if at == body_indent:
+                        _fast_statement(st, lhs, annot, fn, args)
+                    continue
         # The general path: (indent, statement) pairs; a statement spanning lines is joined and
         # its per-line `# comments` dropped.
         stripped = line.strip()
@@ -143,6 +145,13 @@ def parse_graph(text: str, kind: str, name: str = "") -> Graph:
     return Graph(kind=kind, nodes=tuple(st.nodes), text=text, name=name)
 
 
+def _plain_balanced(args: str) -> bool:
+    """The common case of `_balanced` in a few C calls: no quote, no brace, each bracket kind
+    closed (False only sends the line to `_balanced`)."""
+    return ("'" not in args and "{" not in args and args.count("(") == args.count(")")
+            and args.count("[") == args.count("]"))  # fmt: skip
+
+
 def _balanced(args: str) -> bool:
     """`args` (no `"`, `#` or `;` in it) closes every bracket it opens, so the line is one whole
     statement, as `_paren_delta` would find."""
@@ -152,18 +161,22 @@ def _balanced(args: str) -> bool:
             == args.count(")") + args.count("]") + args.count("}"))  # fmt: skip
 
 
-def _fast_statement(st: _State, m: re.Match[str]) -> None:
+def _fast_statement(st: _State, name: str, annot: str | None, fn: str, args: str) -> None:
     """`_statement` for a `_FAST` line, without its chain of regexes."""
-    _, name, annot, fn, args = m.groups()
     meta = parse_annotation(annot) if annot else None
     attrs: dict[str, str] = {}
     if annot and meta is None:
         attrs["annotation"] = annot
     head, _, rest = fn.partition(".")
-    refs = _refs(st, args)
+    names = st.names
+    idents: list[str] = _IDENT.findall(args)
+    if st.aliases:
+        aliases = st.aliases
+        idents = [aliases.get(i, i) for i in idents]
+    refs = tuple(dict.fromkeys([i for i in idents if i in names]))  # `_refs(st, args)`
     if head == "self" and rest:
         op, target, inputs = "call_module", rest, refs
-    elif head in st.names and rest:
+    elif head in names and rest:
         op, target, inputs = "call_method", rest, (head, *[r for r in refs if r != head])
     else:
         op, target, inputs = "call_function", fn, refs
