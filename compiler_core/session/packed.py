@@ -30,10 +30,11 @@ from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Any
 
-from compiler_core.session.model import Session, SourceLoc, TensorMeta
+from compiler_core.session.model import Graph, Kernel, Session, SourceLoc, TensorMeta
 
 PACKED_VERSION = 2
 INTERNED: tuple[type, ...] = (SourceLoc, TensorMeta)
+_SHARED: tuple[type, ...] = (Graph, Kernel)  # encoded once per object (frozen, held by the session)
 Conv = Callable[[Any], Any]
 _PRIMITIVES = (str, int, float, bool, type(None))
 
@@ -107,6 +108,9 @@ class _Tables:
         # dataclass by value runs Python code (60k calls for a deep model). The session holds
         # every object alive while it is packed, so ids are not reused meanwhile.
         self._by_id: dict[int, int] = {}
+        # Rows of whole graphs and kernels by identity: the builder shares one parsed graph between
+        # compiles and ranks that logged the same text (7 ranks of one model: one encoding).
+        self.shared_rows: dict[int, list[Any]] = {}
 
     def intern(self, cls: type, value: Any) -> int:
         found = self._by_id.get(id(value))
@@ -157,6 +161,15 @@ def _encoder(cls: type) -> Callable[[Any, _Tables], list[Any]]:
         del row[i:]
         return row
 
+    if cls in _SHARED:
+
+        def encode_shared(value: Any, tables: _Tables) -> list[Any]:
+            found = tables.shared_rows.get(id(value))
+            if found is None:
+                found = tables.shared_rows[id(value)] = encode(value, tables)
+            return found
+
+        return encode_shared
     return encode
 
 
