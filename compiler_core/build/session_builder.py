@@ -17,7 +17,7 @@ from collections.abc import Iterable
 
 from compiler_core.build.compile_builder import build_compile
 from compiler_core.build.compile_records import PAYLOAD_KINDS, RankRecords, route
-from compiler_core.build.linking import link_compile
+from compiler_core.build.link_memo import LinkMemo
 from compiler_core.build.parse_memo import ParseMemo
 from compiler_core.build.user_sources import collect_sources
 from compiler_core.session.gc_pause import gc_paused
@@ -104,9 +104,9 @@ def build_session(streams: Iterable[tuple[str, int | None, Iterable[Record]]], *
     diagnostics.extend(Diagnostic("info", f"source of {path} {note}", path=path, stage="build")
                        for path, note in source_notes.items() if note.startswith("left out"))  # fmt: skip
     lb = LinkBuilder()
-    user_files = set(srcs)
-    for c in compiles:
-        link_compile(lb, c, pre_to_post.get((c.rank, c.compile_id), {}), user_files)
+    memo_links = LinkMemo(lb, compiles, set(srcs))  # ranks that logged the same compile: linked once
+    for i, c in enumerate(compiles):
+        memo_links.link(i, c, pre_to_post.get((c.rank, c.compile_id), {}))
     rank_set = tuple(sorted({c.rank for c in compiles if c.rank is not None} |
                             {rr.rank for rr in ranks if rr.rank is not None}))  # fmt: skip
     base_meta = meta or SessionMeta(origin="trace", origin_path=origin_path, created_unix=time.time(),
