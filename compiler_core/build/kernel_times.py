@@ -8,6 +8,9 @@ names in common (ties broken by Dynamo compile id and forward/backward), then:
 - an Inductor kernel's time goes to that output's kernel of the same name;
 - an extern call (op `mm`, n-th in its graph call) to the output's n-th extern kernel of that op
   (`extern_kernels.mm:N`, `torch.ops.aten.mm.default:N`), in the order the output code calls them;
+- a device kernel replayed in a CUDA graph that is no Inductor kernel (a GEMM, cuDNN attention:
+  no ATen scope survives the replay) to the extern calls that `call()` makes between the same two
+  Inductor kernel launches: one to one, in order, when the counts agree; else split evenly;
 - a kernel's time is split evenly among the post-grad nodes it fused (an extern's goes to its own
   node), and a node's share evenly among the source lines upstream of it in the link index.
 
@@ -21,6 +24,7 @@ unjoined and is still listed in `RuntimeProfile.kernels`.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Mapping
 
@@ -48,26 +52,79 @@ def join_runtime(session: Session, profile: RuntimeProfile) -> dict[str, float]:
                for call in profile.graph_calls}
     out: dict[str, float] = defaultdict(float)
     memo: dict[str, frozenset[str]] = {}
+    gap_sizes: dict[tuple[int, int], int] = defaultdict(int)
+    for kt in profile.kernels:
+        if kt.kind == "graph" and kt.gap >= 0:
+            gap_sizes[(kt.call, kt.gap)] = max(gap_sizes[(kt.call, kt.gap)], kt.occurrence)
+    gaps: dict[int, list[list[Kernel]]] = {}
     for kt in profile.kernels:
         target = matched.get(kt.call)
-        if target is None or kt.kind not in ("kernel", "extern"):
+        if target is None:
             continue
         compile_, output = target
-        kernel = _kernel(output, kt.name, kt.kind, kt.occurrence)
-        if kernel is None:
+        if kt.kind == "graph":
+            if kt.gap < 0:
+                continue
+            if id(output) not in gaps:
+                gaps[id(output)] = launch_gaps(output)
+            found = gaps[id(output)]
+            candidates = found[kt.gap] if kt.gap < len(found) else []
+            if len(candidates) == gap_sizes[(kt.call, kt.gap)]:
+                candidates = candidates[kt.occurrence - 1:kt.occurrence]
+            for candidate in candidates:
+                _add(out, session, compile_, output, candidate, kt.us_per_step / len(candidates), memo)
             continue
-        kref = Ref(RefKind.KERNEL, compile_.compile_id, graph_key(output.graph, kernel.name), compile_.rank)
-        out[kref.encode()] += kt.us_per_step
-        nodes = kernel.fused_nodes[:1] if kernel.language == "extern" else kernel.fused_nodes
-        for node in nodes:
-            share = kt.us_per_step / len(nodes)
-            nref = Ref(RefKind.POST_GRAD_NODE, compile_.compile_id, graph_key(output.graph, node),
-                       compile_.rank).encode()
-            out[nref] += share
-            lines = _upstream_lines(nref, session.links, memo)
-            for line in lines:
-                out[line] += share / len(lines)
+        if kt.kind not in ("kernel", "extern"):
+            continue
+        kernel = _kernel(output, kt.name, kt.kind, kt.occurrence)
+        if kernel is not None:
+            _add(out, session, compile_, output, kernel, kt.us_per_step, memo)
     return dict(out)
+
+
+def _add(out: dict[str, float], session: Session, compile_: Compile, output: InductorOutput,
+         kernel: Kernel, us: float, memo: dict[str, frozenset[str]]) -> None:
+    """`us` on the kernel, split evenly over its nodes, each node's share over its source lines."""
+    kref = Ref(RefKind.KERNEL, compile_.compile_id, graph_key(output.graph, kernel.name), compile_.rank)
+    out[kref.encode()] += us
+    nodes = kernel.fused_nodes[:1] if kernel.language == "extern" else kernel.fused_nodes
+    for node in nodes:
+        share = us / len(nodes)
+        nref = Ref(RefKind.POST_GRAD_NODE, compile_.compile_id, graph_key(output.graph, node),
+                   compile_.rank).encode()
+        out[nref] += share
+        lines = _upstream_lines(nref, session.links, memo)
+        for line in lines:
+            out[line] += share / len(lines)
+
+
+# extern calls that launch no device kernel (views and reinterpretations of a buffer)
+_NO_KERNEL = frozenset({"reinterpret_tensor", "as_strided", "view", "alias", "_reshape_alias",
+                        "expand", "permute", "t", "transpose", "unsqueeze", "squeeze", "select",
+                        "slice", "_unsafe_view", "set_"})
+
+
+def launch_gaps(output: InductorOutput) -> list[list[Kernel]]:
+    """The extern calls of `output`'s `call()` grouped by how many Inductor kernels it launched
+    before each: `gaps[n]` are the externs between the n-th and the (n+1)-th kernel launch, in
+    call order. Linear in the output code."""
+    names = {k.name for k in output.kernels if k.language != "extern"}
+    extern_at = {k.output_code_line: k for k in output.kernels
+                 if k.language == "extern" and k.output_code_line is not None
+                 and (extern_op(k.name) or ("", 0))[0] not in _NO_KERNEL}
+    gaps: list[list[Kernel]] = [[]]
+    for number, line in enumerate(output.output_code.split("\n"), start=1):
+        kernel = extern_at.get(number)
+        if kernel is not None:
+            gaps[-1].append(kernel)
+            continue
+        m = _LAUNCH.match(line)
+        if m and m.group(1) in names:
+            gaps.append([])
+    return gaps
+
+
+_LAUNCH = re.compile(r"^\s+(\w+)(?:\.run)?\(")
 
 
 def _upstream_lines(ref: str, links: Mapping[str, tuple[str, ...]],

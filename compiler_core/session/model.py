@@ -283,7 +283,11 @@ class KernelTime:
     `mm`, its `occurrence`-th in that call: the session names it `extern_kernels.mm:N`), eager (an
     ATen op outside any compiled graph) or graph (a device kernel replayed inside a CUDA graph
     that is not an Inductor kernel, e.g. a cuBLAS GEMM: its name is the device kernel's).
-    `call` is the compiled-graph call of the step it ran in (see `GraphCall`), -1 outside one."""
+    `call` is the compiled-graph call of the step it ran in (see `GraphCall`), -1 outside one.
+    For a graph kernel, `gap` is how many Inductor kernels its graph call launched before it and
+    `occurrence` its place among the graph kernels after that one: a CUDA-graph replay keeps no
+    ATen scope, but it keeps the launch order of the graph's `call()`, which is how
+    `build/kernel_times.py` finds the extern call (mm, sdpa) that launched it."""
 
     name: str
     kind: str = "kernel"
@@ -292,6 +296,7 @@ class KernelTime:
     us_per_step: float = 0.0
     calls_per_step: float = 0.0
     in_cudagraph: bool = False
+    gap: int = -1
 
 
 @dataclass(frozen=True)

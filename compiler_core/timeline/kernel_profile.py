@@ -13,8 +13,10 @@ and the device kernels each scope launched. Inductor and Dynamo name their scope
 So each kernel's time lands on its name, each extern call on (op, n-th occurrence in its graph
 call), and ops outside compiled graphs (eager) on their ATen name. On CUDA a time is the device
 time of the kernels a scope launched; kernels replayed from a CUDA graph are attributed to the
-scope that launched the graph, by their own names. `build/kernel_times.py` joins the result to
-a session's kernels, post-grad nodes and source lines.
+scope that launched the graph, by their own names; a replayed kernel that is no Inductor kernel
+(a cuBLAS GEMM, cuDNN attention) keeps its place in the graph call's launch order instead of an
+ATen scope. `build/kernel_times.py` joins the result to a session's kernels, post-grad nodes and
+source lines.
 """
 
 from __future__ import annotations
@@ -74,12 +76,14 @@ def summarize(events: Iterable[Any], steps: int, device: str) -> RuntimeProfile:
         # graph replays: kernels hang on the launch call or on the innermost op around it
         graph_owners = {id(e) for e in cpu if e.name == "cudaGraphLaunch"}
         graph_owners |= {id(e.cpu_parent) for e in cpu if e.name == "cudaGraphLaunch" and e.cpu_parent}
-        for owner in cpu:
+        order = _LaunchOrder()
+        for owner in sorted(cpu, key=_start):
             for k in owner.kernels:
-                _attribute_device(acc, owner, k, call_index, seen, id(owner) in graph_owners)
+                _attribute_device(acc, owner, k, call_index, seen, id(owner) in graph_owners, order)
     else:
+        places = _cpu_places(cpu, call_index)
         for e in cpu:
-            _attribute_cpu(acc, e, call_index, seen)
+            _attribute_cpu(acc, e, call_index, seen, places)
     graph_calls = tuple(
         GraphCall(i, region=_region(c), backward=_has_ancestor(c, BACKWARD),
                   kernels=tuple(dict.fromkeys(seen.get(i, []))))
@@ -97,15 +101,19 @@ def summarize(events: Iterable[Any], steps: int, device: str) -> RuntimeProfile:
     )
 
 
+_Key = tuple[str, str, int, int, bool, int]  # name, kind, call, occurrence, in CUDA graph, gap
+
+
 class _Accumulator:
     def __init__(self) -> None:
-        self.us: dict[tuple[str, str, int, int, bool], float] = defaultdict(float)
-        self.count: dict[tuple[str, str, int, int, bool], int] = defaultdict(int)
+        self.us: dict[_Key, float] = defaultdict(float)
+        self.count: dict[_Key, int] = defaultdict(int)
         self.graph_us = 0.0
 
-    def add(self, key: tuple[str, str, int, int, bool], us: float) -> None:
-        self.us[key] += us
-        self.count[key] += 1
+    def add(self, key: tuple[str, str, int, int, bool], us: float, gap: int = -1) -> None:
+        full = (*key, gap)
+        self.us[full] += us
+        self.count[full] += 1
         if key[4]:
             self.graph_us += us
 
@@ -114,13 +122,50 @@ class _Accumulator:
 
     def finish(self, steps: int) -> tuple[KernelTime, ...]:
         n = max(steps, 1)
-        out = [KernelTime(name, kind, call, occ, us / n, self.count[(name, kind, call, occ, cg)] / n, cg)
-               for (name, kind, call, occ, cg), us in self.us.items()]
+        out = []
+        for key, us in self.us.items():
+            name, kind, call, occ, cg, gap = key
+            out.append(KernelTime(name, kind, call, occ, us / n, self.count[key] / n, cg, gap))
         return tuple(sorted(out, key=lambda k: -k.us_per_step))
 
 
+class _LaunchOrder:
+    """Where each device kernel sits in its graph call's launch order: how many Inductor kernels
+    the call launched before it, and its place among the other kernels since then. Counted per
+    call event (one per step), so every step gives the same (gap, place) for the same launch."""
+
+    def __init__(self) -> None:
+        self.named: dict[int, int] = defaultdict(int)
+        self.since: dict[int, int] = defaultdict(int)
+
+    def named_kernel(self, call_ev: Any) -> None:
+        self.named[id(call_ev)] += 1
+        self.since[id(call_ev)] = 0
+
+    def other_kernel(self, call_ev: Any) -> tuple[int, int]:
+        self.since[id(call_ev)] += 1
+        return self.named[id(call_ev)], self.since[id(call_ev)]
+
+
+def _cpu_places(cpu: list[Any], call_index: dict[int, int]) -> dict[int, int]:
+    """Each extern op's `gap` in its graph call (Inductor kernels run before it), as on CUDA:
+    on CPU its ATen scope already names it, so this only records the launch order the CUDA-graph
+    join relies on, and lets a CPU run check that join against the scopes."""
+    out: dict[int, int] = {}
+    for e in cpu:
+        if id(e) not in call_index:
+            continue
+        named = 0
+        for child in sorted(e.cpu_children, key=_start):
+            if kernel_name(child.name) is not None:
+                named += 1
+            elif child.name.startswith("aten::"):
+                out[id(child)] = named
+    return out
+
+
 def _attribute_cpu(acc: _Accumulator, e: Any, call_index: dict[int, int],
-                   seen: dict[int, list[str]]) -> None:
+                   seen: dict[int, list[str]], places: dict[int, int]) -> None:
     """CPU: a graph call's direct children are its kernels and extern ops; a root op is eager."""
     parent = e.cpu_parent
     if parent is not None and id(parent) in call_index:
@@ -131,14 +176,15 @@ def _attribute_cpu(acc: _Accumulator, e: Any, call_index: dict[int, int],
             acc.add((name, "kernel", call, 1, False), e.cpu_time_total)
         elif e.name.startswith("aten::"):
             op = e.name[len("aten::"):]
-            acc.add((op, "extern", call, _occurrence(e, parent), False), e.cpu_time_total)
+            acc.add((op, "extern", call, _occurrence(e, parent), False), e.cpu_time_total,
+                    places.get(id(e), -1))
     elif e.name.startswith("aten::") and not any(
             a.name.startswith(("aten::", GRAPH_CALL)) for a in _chain(parent)):
         acc.add((e.name[len("aten::"):], "eager", -1, 1, False), e.cpu_time_total)
 
 
 def _attribute_device(acc: _Accumulator, owner: Any, k: Any, call_index: dict[int, int],
-                      seen: dict[int, list[str]], in_graph: bool) -> None:
+                      seen: dict[int, list[str]], in_graph: bool, order: _LaunchOrder) -> None:
     """CUDA: a device kernel belongs to the scope chain of the CPU event that launched it."""
     if k.name.startswith(("Memcpy", "Memset")):
         return
@@ -150,10 +196,12 @@ def _attribute_device(acc: _Accumulator, owner: Any, k: Any, call_index: dict[in
     if name is not None:
         if call >= 0:
             seen[call].append(name)
+            order.named_kernel(call_ev)
         acc.add((name, "kernel", call, 1, in_graph), us)
         return
     if in_graph:
-        acc.add((k.name, "graph", call, 1, True), us)
+        gap, place = order.other_kernel(call_ev) if call_ev is not None else (-1, 1)
+        acc.add((k.name, "graph", call, place, True), us, gap)
         return
     if call_ev is not None:
         top = next((e for e in chain if e.cpu_parent is call_ev), None)

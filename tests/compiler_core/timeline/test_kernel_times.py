@@ -4,12 +4,14 @@ source lines, and the joins add up."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from compiler_core.build.kernel_times import extern_op
+from compiler_core.build.kernel_times import extern_op, join_runtime
 from compiler_core.session import Ref, RefKind, Session
+from compiler_core.session.model import KernelTime
 from compiler_core.worker.client import WorkerClient
 from compiler_core.worker.protocol import CaptureSpec
 from tests.conftest import EXAMPLES
@@ -92,3 +94,37 @@ def test_saved_activation_bytes_sit_beside_peak_memory(session: Session) -> None
     assert default["saved_bytes"] == saved and default["peak_mem_bytes"]
     top = default["top_kernels_us_per_step"]
     assert len(top) == 5 and list(top.values()) == sorted(top.values(), reverse=True)
+
+
+@pytest.mark.slow
+def test_cuda_graph_launch_order_finds_the_extern_calls_the_aten_scopes_name(session: Session) -> None:
+    """A CUDA-graph replay keeps no ATen scope, only its launch order: a GEMM replayed there is
+    known by how many Inductor kernels ran before it. On CPU every extern call is named by its
+    scope and records that same place, so the real profile checks the launch-order join: each
+    extern, stripped of its op name as a replay would report it, lands on the same kernel."""
+    default = {s.mode: s for s in session.mode_stats}["default"]
+    prof = default.runtime
+    assert prof is not None
+    by_scope = _by_kind(join_runtime(session, prof))[RefKind.KERNEL]
+    externs = [k for k in prof.kernels if k.kind == "extern" and k.call >= 0 and k.gap >= 0]
+    joined = [k for k in externs
+              if _by_kind(join_runtime(session, replace(prof, kernels=(k,)))).get(RefKind.KERNEL)]
+    per_gap: dict[tuple[int, int], list[KernelTime]] = {}
+    for k in joined:
+        per_gap.setdefault((k.call, k.gap), []).append(k)
+    alone = [ks[0] for ks in per_gap.values() if len(ks) == 1]
+    assert len(alone) >= 3  # the transformer's GEMMs sit between fused kernels
+    for k in alone:
+        expected = _by_kind(join_runtime(session, replace(prof, kernels=(k,))))[RefKind.KERNEL]
+        as_replayed = KernelTime(f"gemm_kernel_{k.name}", "graph", k.call, 1, k.us_per_step,
+                                 k.calls_per_step, True, k.gap)
+        got = _by_kind(join_runtime(session, replace(prof, kernels=(as_replayed,))))[RefKind.KERNEL]
+        assert got == expected, (k, got, expected)
+    # gaps with several extern calls share their replayed kernels' time, none of it lost
+    many = [k for ks in per_gap.values() if len(ks) > 1 for k in ks]
+    replayed = tuple(KernelTime("gemm", "graph", k.call, 1, k.us_per_step, 1.0, True, k.gap)
+                     for k in many[:1])
+    if replayed:
+        got = _by_kind(join_runtime(session, replace(prof, kernels=replayed)))[RefKind.KERNEL]
+        assert sum(got.values()) == pytest.approx(replayed[0].us_per_step)
+    assert by_scope  # the ordinary join still sees every scope-named kernel
