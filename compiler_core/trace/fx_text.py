@@ -70,7 +70,7 @@ class _State:
     nodes: list[Node] = field(default_factory=list)
     names: set[str] = field(default_factory=set)
     aliases: dict[str, str] = field(default_factory=dict)  # forward() parameter -> placeholder name
-    params: set[str] = field(default_factory=set)  # placeholder node names (for `_is_param`)
+    params: dict[str, list[int]] = field(default_factory=dict)  # placeholder name -> its positions
     source: SourceLoc | None = None
     sources: dict[str, SourceLoc | None] = field(default_factory=dict)  # `# File:` text -> its loc
 
@@ -278,7 +278,7 @@ def _add_placeholder(st: _State, pname: str, annot: str, comment: str) -> None:
         attrs["annotation"] = annot
     st.nodes.append(Node(pname, "placeholder", pname, outputs=(meta,) if meta else (), attrs=attrs))
     st.names.add(pname)
-    st.params.add(pname)
+    st.params.setdefault(pname, []).append(len(st.nodes) - 1)
 
 
 def _comment(st: _State, text: str) -> None:
@@ -304,7 +304,10 @@ def _statement(st: _State, stmt: str) -> None:
         containers = set(_refs(st, stmt.split("=", 1)[1]))
         st.nodes = [n for n in st.nodes if not (n.op == "placeholder" and n.name in containers)]
         st.names -= containers
-        st.params -= containers
+        st.params = {}
+        for i, n in enumerate(st.nodes):
+            if n.op == "placeholder":
+                st.params.setdefault(n.name, []).append(i)
         return
     if stmt.startswith("return"):
         expr = stmt[len("return") :].strip()
@@ -343,12 +346,12 @@ def _is_param(st: _State, name: str) -> bool:
 
 def _rename_placeholder(st: _State, param: str, name: str) -> None:
     """Dynamo prints `l_x_ = L_x_`: the FX placeholder is `l_x_` with target `L_x_`."""
-    for i, n in enumerate(st.nodes):
-        if n.name == param and n.op == "placeholder":
-            st.nodes[i] = Node(name, "placeholder", param, (), n.outputs, attrs=n.attrs)
+    at = st.params.pop(param, [])
+    for i in at:  # the placeholders named `param` (an index: Dynamo renames hundreds of them)
+        n = st.nodes[i]
+        st.nodes[i] = Node(name, "placeholder", param, (), n.outputs, attrs=n.attrs)
     st.names.add(name)
-    st.params.discard(param)  # no placeholder keeps that name now
-    st.params.add(name)
+    st.params.setdefault(name, []).extend(at)
     st.aliases[param] = name
 
 
