@@ -201,12 +201,17 @@ def link_backward(lb: LinkBuilder, aot: AotInfo, prefix: dict[RefKind, str]) -> 
     for st in aot.saved_tensors:
         for cons in st.consumers:
             readers.setdefault(cons, []).append(st.name)
+    add = lb.add_encoded
+    bw_refs: dict[str, str] = {}  # a backward op is a partner of many forward ops: one string each
     for fw_name, partners in aot.backward_of.items():
         f = aot_p + graph_key("forward", fw_name)
         for b in partners:
-            lb.add_encoded(f, aot_p + graph_key("backward", b))
+            ref = bw_refs.get(b)
+            if ref is None:
+                ref = bw_refs[b] = aot_p + graph_key("backward", b)
+            add(f, ref)
             for saved_name in readers.get(b, ()):
-                lb.add_encoded(f, saved_p + saved_name)
+                add(f, saved_p + saved_name)
     for name in aot.recomputed:
         if name in fw_names:
-            lb.add_encoded(aot_p + graph_key("backward", name), aot_p + graph_key("forward", name))
+            add(aot_p + graph_key("backward", name), aot_p + graph_key("forward", name))
