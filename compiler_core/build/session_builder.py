@@ -23,6 +23,7 @@ from compiler_core.build.user_sources import collect_sources
 from compiler_core.session.gc_pause import gc_paused
 from compiler_core.session.links import LinkBuilder
 from compiler_core.session.model import Compile, Diagnostic, Session, SessionMeta
+from compiler_core.session.packed import mark_built
 from compiler_core.trace.compile_ids import trace_files
 from compiler_core.trace.read_limits import ReadLimits, open_regular
 from compiler_core.trace.records import Record, RecordReader
@@ -113,7 +114,9 @@ def build_session(streams: Iterable[tuple[str, int | None, Iterable[Record]]], *
                                     torch_version=_logged_torch_version(ranks))  # fmt: skip
     if not base_meta.ranks and rank_set:
         base_meta = _replace_meta(base_meta, rank_set)
-    session = Session(meta=base_meta, sources=srcs, compiles=tuple(compiles), links=lb.freeze(),
+    links = lb.freeze()
+    mark_built(links)  # symmetric with sorted targets: the codec writes it without checking
+    session = Session(meta=base_meta, sources=srcs, compiles=tuple(compiles), links=links,
                       diagnostics=tuple(diagnostics), source_notes=source_notes)  # fmt: skip
     return _with_stage_artifacts(session, ranks)
 

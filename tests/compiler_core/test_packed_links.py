@@ -20,3 +20,18 @@ def test_hub_and_one_sided_links_survive_a_round_trip() -> None:
     assert back[hub] == tuple(sorted(nodes))
     assert back["aa|0|0|early"] == ("zz|0|0|late",) and back["zz|0|0|late"] == ("aa|0|0|early",)
     assert back["post|0|0|x"] == ("kernel|0|0|k|with|bars",)
+
+
+def test_a_built_link_map_encodes_as_the_checked_path_does() -> None:
+    from pathlib import Path
+
+    from compiler_core.build import import_trace
+    from compiler_core.session import packed
+
+    log = Path(__file__).resolve().parents[1] / "fixtures" / "traces" / "tlparse_simple.log.gz"
+    session = import_trace(log)
+    assert packed._BUILT and packed._BUILT[0] is session.links  # marked by the builder
+    trusted = encode_links(session.links)
+    packed._BUILT.clear()
+    assert encode_links(session.links) == trusted and trusted
+    assert decode_links(trusted) == session.links
