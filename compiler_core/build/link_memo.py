@@ -14,6 +14,7 @@ prefix is not one of the compile's own) falls back to linking the compile normal
 
 from __future__ import annotations
 
+import bisect
 from collections import Counter
 from collections.abc import Callable, Hashable
 
@@ -45,6 +46,7 @@ class LinkMemo:
         self.keys = [shape_key(c) for c in compiles]
         self.repeated = {k for k, n in Counter(self.keys).items() if n > 1}
         self.done: dict[Hashable, tuple[Compile, dict[str, list[str]], Adjacency]] = {}
+        self.parts: list[Adjacency] = []  # frozen link sets of memoised compiles, joined at `freeze`
 
     def link(self, i: int, c: Compile, pre_to_post: dict[str, list[str]]) -> None:
         key = self.keys[i]
@@ -55,14 +57,29 @@ class LinkMemo:
         if seen is not None and seen[0].rank != c.rank and seen[1] == pre_to_post:
             renamed = _renamed(seen[2], _prefix_map(c.compile_id, seen[0].rank, c.rank))
             if renamed is not None:
-                self.lb.merge(renamed)
+                self.parts.append(renamed)
                 return
         own = LinkBuilder()
         link_compile(own, c, pre_to_post, self.user_files)
         adjacency = own.freeze()
-        self.lb.merge(adjacency)
+        self.parts.append(adjacency)
         if seen is None:
             self.done[key] = (c, pre_to_post, adjacency)
+
+    def freeze(self) -> Adjacency:
+        """`lb.freeze()` with the memoised link sets joined in: the session's `links`, sorted as
+        `LinkBuilder.freeze` sorts them. Link sets of different ranks share no ref; a ref two
+        sets (or the builder) share, a source line two compiles of one rank link to, takes the
+        union of its targets."""
+        links = self.lb.freeze()
+        if not self.parts:
+            return links
+        for part in self.parts:
+            shared = part.keys() & links.keys()
+            joined = {k: tuple(sorted(set(links[k]).union(part[k]))) for k in shared}
+            links.update(part)
+            links.update(joined)
+        return dict(sorted(links.items()))
 
 
 def _prefix_map(compile_id: str, old: int | None, new: int | None) -> dict[str, str]:
@@ -73,14 +90,24 @@ def _prefix_map(compile_id: str, old: int | None, new: int | None) -> dict[str, 
 
 
 def _renamed(adjacency: Adjacency, prefixes: dict[str, str]) -> Adjacency | None:
-    """`adjacency` with every ref's prefix swapped; None if a ref has a prefix not in `prefixes`."""
+    """`adjacency` with every ref's prefix swapped; None if a ref has a prefix not in `prefixes`.
+
+    A frozen adjacency's refs are sorted, so the refs of one prefix are one contiguous run: the
+    prefix is looked up once per run and each ref renamed by one slice and one concatenation."""
+    refs = list(adjacency)  # every ref is a key: the adjacency lists both directions
+    if refs != sorted(refs):
+        refs.sort()
     names: dict[str, str] = {}
-    for ref in adjacency:  # every ref is a key: the adjacency lists both directions
-        cut = _prefix_end(ref)
-        new = prefixes.get(ref[:cut]) if cut else None
+    i, n = 0, len(refs)
+    while i < n:
+        cut = _prefix_end(refs[i])
+        prefix = refs[i][:cut]
+        new = prefixes.get(prefix) if cut else None
         if new is None:
             return None
-        names[ref] = new + ref[cut:]
+        j = bisect.bisect_left(refs, prefix[:-1] + chr(ord(prefix[-1]) + 1), i + 1)
+        names.update(zip(refs[i:j], [new + r[cut:] for r in refs[i:j]], strict=True))
+        i = j
     rename: Callable[[str], str] = names.__getitem__
     try:
         return {names[k]: tuple(map(rename, targets)) for k, targets in adjacency.items()}

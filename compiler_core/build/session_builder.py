@@ -114,7 +114,7 @@ def build_session(streams: Iterable[tuple[str, int | None, Iterable[Record]]], *
                                     torch_version=_logged_torch_version(ranks))  # fmt: skip
     if not base_meta.ranks and rank_set:
         base_meta = _replace_meta(base_meta, rank_set)
-    links = lb.freeze()
+    links = memo_links.freeze()
     mark_built(links)  # symmetric with sorted targets: the codec writes it without checking
     session = Session(meta=base_meta, sources=srcs, compiles=tuple(compiles), links=links,
                       diagnostics=tuple(diagnostics), source_notes=source_notes)  # fmt: skip

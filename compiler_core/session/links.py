@@ -34,14 +34,6 @@ class LinkBuilder:
         for b in others:
             self.add(a, b)
 
-    def merge(self, adjacency: Mapping[str, Iterable[str]]) -> None:
-        """Add links given as an adjacency that lists both directions (another builder's
-        `freeze()`): one set update per ref instead of one `add_encoded` per link end."""
-        adj = self._adj
-        for ref, targets in adjacency.items():
-            adj[ref].update(targets)
-            adj[ref].discard(ref)
-
     def freeze(self) -> dict[str, tuple[str, ...]]:
         return {k: tuple(sorted(v)) for k, v in sorted(self._adj.items())}
 
