@@ -108,3 +108,19 @@ def test_real_deep_graphs_parse_the_same_both_ways(tmp_path: Path) -> None:
     for text, kind in texts:
         fast, slow = _both(text, kind)
         assert fast == slow, kind
+
+
+def test_tlparse_public_logs_parse_the_same_both_ways(shared_traces: Path) -> None:
+    logs = sorted(p for p in shared_traces.rglob("*") if p.is_file() and ".log" in p.name)
+    assert logs
+    checked = 0
+    for log in logs:
+        try:
+            texts = _graph_texts(log)
+        except OSError:
+            continue
+        for text, kind in texts:
+            fast, slow = _both(text, kind)
+            assert fast == slow, (log.name, kind)
+            checked += 1
+    assert checked > 20
