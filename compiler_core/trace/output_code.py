@@ -132,6 +132,10 @@ def _names(text: str) -> list[str]:
 
 
 def _extend(target: list[str], items: list[str]) -> None:
+    """Append the items `target` lacks, in order (a set of what is there: a Source Nodes comment
+    of a big fused kernel names dozens of nodes)."""
+    have = set(target)
     for item in items:
-        if item not in target:
+        if item not in have:
             target.append(item)
+            have.add(item)
