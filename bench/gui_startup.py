@@ -94,19 +94,19 @@ def refs_of(session):
     for o in c.inductor:
         if o.kernels and "kernel" not in got:
             k = o.kernels[len(o.kernels) // 2]
-            got["kernel"] = Ref(RefKind.KERNEL, c.compile_id, f"{o.graph}:{k.name}", c.rank)
+            got["kernel"] = Ref.kernel(c.compile_id, o.graph, k.name, c.rank)
         if o.post_grad is not None and o.post_grad.nodes and "post-grad node" not in got:
             n = o.post_grad.nodes[len(o.post_grad.nodes) // 2]
-            got["post-grad node"] = Ref(RefKind.POST_GRAD_NODE, c.compile_id, f"{o.graph}:{n.name}", c.rank)
+            got["post-grad node"] = Ref.post_grad_node(c.compile_id, o.graph, n.name, c.rank)
     if c.aot is not None and c.aot.saved_tensors:
         st = c.aot.saved_tensors[len(c.aot.saved_tensors) // 2]
-        got["saved tensor"] = Ref(RefKind.SAVED_TENSOR, c.compile_id, st.name, c.rank)
+        got["saved tensor"] = Ref.saved_tensor(c.compile_id, st.name, c.rank)
     if c.dynamo_graph is not None:
         with_src = [n for n in c.dynamo_graph.nodes if n.source is not None]
         if with_src:
             n = with_src[len(with_src) // 2]
-            got["source line"] = Ref(RefKind.SOURCE_LINE, "", f"{n.source.file}:{n.source.line}", c.rank)
-            got["dynamo node"] = Ref(RefKind.DYNAMO_NODE, c.compile_id, n.name, c.rank)
+            got["source line"] = Ref.source_line(n.source.file, n.source.line, c.rank)
+            got["dynamo node"] = Ref.dynamo_node(c.compile_id, n.name, c.rank)
     return got
 
 steps = []

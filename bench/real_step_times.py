@@ -67,6 +67,7 @@ def measure_mode(spec: Any, mode: str, args: argparse.Namespace) -> dict[str, An
     inputs = run.inputs(0)
     indep: dict[str, list[float]] = {"eager": [], "mode": []}
     app_block: list[float] = []
+    blocks: list[list[float]] = []  # per round: app mode, app paired eager, plain mode, plain eager
     walls = []
     for r in range(args.rounds):
         run.block(range(r * BLOCK, (r + 1) * BLOCK))
@@ -81,6 +82,10 @@ def measure_mode(spec: Any, mode: str, args: argparse.Namespace) -> dict[str, An
         # 7 % slower than eager after the mode on the training step: a position effect)
         indep["mode"].append(plain_block(run.timer, run._step_fn, run._mark_step, inputs, BLOCK))
         indep["eager"].append(plain_block(run.timer, eager_fn, lambda: None, inputs, BLOCK))
+        paired = [s.ms for s in run.samples if s.baseline_for and s.step >= r * BLOCK]
+        blocks.append([round(x, 3) for x in (app_block[-1] if app_block else 0.0,
+                                             sum(paired) / max(len(paired), 1),
+                                             indep["mode"][-1], indep["eager"][-1])])
     _, _, stats = run.finish()
     eager_ms, mode_ms = statistics.median(indep["eager"]), statistics.median(indep["mode"])
     prof = stats.runtime
@@ -99,7 +104,7 @@ def measure_mode(spec: Any, mode: str, args: argparse.Namespace) -> dict[str, An
                         for k in (prof.kernels[:8] if prof else ())],
         "named_kernel_share": _named_share(prof),
         "us_by_kind": _by_kind(prof), "graph_calls": len(prof.graph_calls) if prof else None,
-        "peak_mem_bytes": stats.peak_mem_bytes,
+        "peak_mem_bytes": stats.peak_mem_bytes, "blocks": blocks,
     }
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from compiler_core.session.model import Compile, GraphBreak, Session, SourceLoc
-from compiler_core.session.refs import Ref, RefKind
+from compiler_core.session.refs import Ref
 
 BreakKey = tuple[str, str, str, int]  # gb code, reason, file, line (line 0 when unknown)
 
@@ -94,7 +94,7 @@ def distinct_breaks(
             row = rows.get(key)
             if row is None:
                 row = rows[key] = DistinctBreak(key, brk)
-            row.refs.append(Ref(RefKind.GRAPH_BREAK, c.compile_id, str(i), c.rank))
+            row.refs.append(Ref.graph_break(c.compile_id, i, c.rank))
             if key in seen_here:
                 continue  # a restart attempt logging the same break again splits no new graph
             seen_here.add(key)

@@ -36,7 +36,9 @@ def summarize(session: Session) -> dict[str, Any]:
         "aot_backward_graphs": sum(1 for c in compiles if c.aot and c.aot.backward is not None),
         "saved_tensors": sum(len(c.aot.saved_tensors) for c in compiles if c.aot),
         "saved_tensor_bytes": sum(_saved_bytes(c) for c in compiles),
-        # backward nodes the partitioner recomputed; forward call nodes with >= 1 backward partner
+        # backward nodes the partitioner recomputed (its own `# remat` count: the forward call names
+        # the backward shares, see backward_links.recomputed_nodes); forward call nodes with >= 1
+        # backward partner
         "recomputed_nodes": sum(len(c.aot.recomputed) for c in compiles if c.aot),
         "backward_links": sum(len(c.aot.backward_of) for c in compiles if c.aot),
         "kernels": sum(1 for c in compiles for o in c.inductor for k in o.kernels if k.language != "extern"),

@@ -8,15 +8,16 @@ from __future__ import annotations
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QShowEvent
-from PySide6.QtWidgets import QDockWidget, QMainWindow, QTabBar, QWidget
+from PySide6.QtWidgets import QDockWidget, QTabBar, QWidget
 
-from compiler_core.session import Session
+from compiler_core.session import LinkIndex, Session
 from explorer.actions.export_actions import ExportActions
 from explorer.actions.file_actions import FileActions
+from explorer.app_window import AppWindow
 from explorer.diagnostics_banner import DiagnosticsBanner
 from explorer.pane_registry import PANES, PaneSpec
 from explorer.plain_text import clip, plain_label
-from explorer.state import SelectionModel, SessionState
+from explorer.state import SessionState
 from explorer.state.compile_status import status_summary
 from explorer.toolbar import NavigationBar
 from explorer.warmup import warm_up
@@ -39,7 +40,9 @@ def session_counts(session: Session) -> tuple[int, int, int]:
     return graphs, breaks, kernels
 
 
-class MainWindow(QMainWindow):
+class MainWindow(AppWindow):
+    """The one `AppWindow`: builds the docks, the state and the controllers (explorer/actions)."""
+
     def __init__(self, settings: QSettings | None = None) -> None:
         super().__init__()
         self.settings = settings if settings is not None else QSettings("CompileScope", "CompileScope")
@@ -47,9 +50,8 @@ class MainWindow(QMainWindow):
         self.resize(*DEFAULT_SIZE)
         self.setDockNestingEnabled(True)
         self.state = SessionState(self)
-        self.selection = SelectionModel(self)
+        self.selection = self.state.selection  # the adapter of the same model's selection
         self.state.updates.spread = True  # pane rebuilds one slice per event-loop turn
-        self.state.sessionChanged.connect(lambda _s: self.selection.set_links(self.state.links))
         self.panes: dict[str, QWidget] = {}
         self.docks: dict[str, QDockWidget] = {}
         self._pending: list[PaneSpec] = []
@@ -79,7 +81,7 @@ class MainWindow(QMainWindow):
     def _build_panes(self) -> None:
         """Light panes now; canvas and plot panes (pyqtgraph costs ~0.5 s to import) right after
         the window is shown, one per event-loop turn, so the window comes up at once."""
-        for spec in (p for p in PANES if p.available()):
+        for spec in PANES:
             placeholder = plain_label(f"{spec.title}: loading…")
             placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
             self._add_dock(spec.key, spec.title, placeholder, spec.stage)
@@ -97,8 +99,6 @@ class MainWindow(QMainWindow):
         widget.setMinimumSize(MIN_PANE_SIZE[0], MIN_PANE_SIZE[1])
         self.docks[spec.key].setWidget(widget)
         self.panes[spec.key] = widget
-        if hasattr(self, "files"):  # deferred panes are built after the actions exist
-            self.files.timeline.attach()
 
     def _build_next_pending(self) -> None:
         if self._pending:
@@ -231,16 +231,17 @@ class MainWindow(QMainWindow):
             dock.raise_()
 
     # ----- session -----
-    def set_session(self, session: Session, source_path: str = "") -> None:
+    def set_session(self, session: Session, source_path: str = "", links: LinkIndex | None = None) -> None:
         """Show `session` with every pane rebuilt on return (scripts, tests, screenshots)."""
-        self.show_session(session, source_path)
+        self.show_session(session, source_path, links)
         self.state.updates.flush()
 
-    def show_session(self, session: Session, source_path: str = "") -> None:
+    def show_session(self, session: Session, source_path: str = "", links: LinkIndex | None = None) -> None:
         """Show `session`; panes rebuild over the following event-loop turns (the app's own
-        open path: the window keeps answering while a deep model's panes fill in)."""
+        open path: the window keeps answering while a deep model's panes fill in). `links` is
+        the session's index when the loader thread built it already."""
         self.ensure_panes()
-        self.state.set_session(session, source_path)
+        self.state.set_session(session, source_path, links)
         if self.height() < SMALL_SCREEN_H and not self.focused:
             self.set_focus_mode(True)  # at 1366x768 six stages side by side leave each ~250 px
         title = source_path or session.meta.origin_path or "session"

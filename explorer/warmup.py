@@ -11,12 +11,13 @@ from __future__ import annotations
 import threading
 
 from compiler_core.session.model import Graph, Node
+from compiler_core.session.vocab import GraphKind
 from explorer.canvas.layout_job import full_layout
 from explorer.layout.graph_arrays import from_sections
 from explorer.panes.syntax import lexer_for
 
 _TINY = Graph(
-    "dynamo",
+    GraphKind.DYNAMO,
     (
         Node("x", "placeholder"),
         Node("y", "call_function", "torch.relu", ("x",), module_path="a/b"),

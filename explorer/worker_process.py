@@ -8,11 +8,12 @@ what it recorded, if anything.
 
 Hostile model files (issue 12, rows 6-7): the per-run key goes to the worker's stdin (QProcess can
 write it; compiler_core/worker/event_auth.py says why stdin) and only lines signed with it are
-believed. `WorkerOutcome.ok` is decided here from what the GUI can check: exit code 0, an
-authentic `done`, no forged lines, and a session file at the path the GUI chose (never a path
-an event names) written during this run. Whether it decodes is checked by the capture loader,
-off the GUI thread, which reports a file that does not load. When the worker ends, whatever
-its tree left behind (also `setsid` children) is swept (compiler_core/worker/process_sweep.py).
+believed. The bookkeeping is the CLI's own (`CaptureRun`, compiler_core/worker/capture_outcome.py)
+and so is the result, a `CaptureOutcome`: `ok` from what the GUI can check (exit code 0, an
+authentic `done`, no forged lines, and a session file at the path the GUI chose, never a path an
+event names, written during this run). Whether it decodes is checked by the capture loader, off
+the GUI thread, which also recovers a failed run's session the CLI's way. When the worker ends,
+whatever its tree left behind (also `setsid` children) is swept (compiler_core/worker/process_sweep.py).
 """
 
 from __future__ import annotations
@@ -22,55 +23,17 @@ import shutil
 import signal
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signal
 
-from compiler_core.worker import event_auth, process_sweep
+from compiler_core.worker import process_sweep
+from compiler_core.worker.capture_outcome import CaptureRun
 from compiler_core.worker.memory_limit import limit_bytes
-from compiler_core.worker.protocol import CaptureSpec, Event, worker_env
+from compiler_core.worker.protocol import CaptureSpec, worker_env
 
 ROOT = Path(__file__).resolve().parent.parent
 POLL_MS = 50
-
-
-@dataclass(frozen=True)
-class WorkerOutcome:
-    exit_code: int | None  # None when killed by a signal
-    crashed: bool
-    cancelled: bool
-    last_stage: str
-    error: str  # the user's exception and message, or why the worker died
-    traceback: str
-    session_path: str  # "" when the worker saved nothing
-    partial: bool
-    trace_path: str
-    problems: tuple[str, ...] = ()  # why an exit 0 is still not a success (forged events, no done)
-    swept: int = 0  # processes of the run killed after it ended
-    memory_exceeded: int = 0  # bytes the worker and its children held together when killed for it
-
-    @property
-    def ok(self) -> bool:
-        return (self.exit_code == 0 and not self.crashed and not self.cancelled and bool(self.session_path)
-                and not self.problems)  # fmt: skip
-
-    def describe(self) -> str:
-        if self.cancelled:
-            fate = "cancelled"
-        elif self.crashed or self.exit_code is None:
-            fate = "killed by a signal (crash)"
-        else:
-            fate = f"exit code {self.exit_code}"
-        text = f"Worker {fate}; last stage: {self.last_stage or '—'}."
-        if self.memory_exceeded:
-            text += (f"\nThe model and its child processes used {self.memory_exceeded >> 20} MiB together, "
-                     "over the memory cap; killed.")  # fmt: skip
-        for problem in self.problems:
-            text += f"\n{problem}"
-        if self.error:
-            text += f"\n{self.error}"
-        return text
 
 
 class WorkerProcess(QObject):
@@ -79,7 +42,7 @@ class WorkerProcess(QObject):
     - `eventReceived(Event)`: every protocol event, in order.
     - `stageChanged(str)`: the stage now running (e.g. "inductor 0/0").
     - `logLine(str)`: a line of the worker's stdout/stderr (the user's prints).
-    - `finished(WorkerOutcome)`: once, after the process ended and its events were drained.
+    - `finished(CaptureOutcome)`: once, after the process ended and its events were drained.
     """
 
     eventReceived = Signal(object)  # noqa: N815 (Qt signal naming; `event` is QObject.event)
@@ -98,18 +61,14 @@ class WorkerProcess(QObject):
         self._buffer = b""
         self._reset()
 
-    def _reset(self) -> None:
-        self.stage = ""
+    def _reset(self, spec: CaptureSpec | None = None) -> None:
+        self.stage = ""  # the stage now running, with its compile id ("inductor 0/0")
         self.started_at = 0.0
-        self._error = ("", "")
-        self._session = ("", False)
+        self._start_error = ""
         self._cancelled = False
-        self._spec: CaptureSpec | None = None
-        self._key = event_auth.new_key()
-        self._verifier = event_auth.Verifier(self._key)
+        self._spec = spec
+        self._book: CaptureRun | None = CaptureRun(spec) if spec is not None else None
         self._token = process_sweep.new_run_token()
-        self._done: Event | None = None
-        self._started_unix = 0.0
         self._pid = 0
         self._memory_exceeded = 0
         self._ticks = 0
@@ -123,8 +82,7 @@ class WorkerProcess(QObject):
     def start(self, spec: CaptureSpec) -> None:
         if self.running():
             raise RuntimeError("a capture is already running")
-        self._reset()
-        self._spec = spec
+        self._reset(spec)
         events_dir = Path(tempfile.mkdtemp(prefix="compilescope-events-"))
         self._events_path = str(events_dir / "events.jsonl")
         Path(self._events_path).touch()
@@ -144,7 +102,8 @@ class WorkerProcess(QObject):
         proc.started.connect(self._on_started)
         self._proc = proc
         self.started_at = time.monotonic()
-        self._started_unix = time.time()
+        assert self._book is not None
+        self._book.started_unix = time.time()
         process_sweep.become_subreaper()
         proc.start(program, args)
         self._timer.start()
@@ -155,8 +114,8 @@ class WorkerProcess(QObject):
             return
         self._pid = int(self._proc.processId())
         process_sweep.register_child(self._pid)
-        if self._spec is None or self._spec.signed_events:
-            self._proc.write(self._key.hex().encode() + b"\n")
+        if self._book is not None and self._book.signed:
+            self._proc.write(self._book.key.hex().encode() + b"\n")
         self._proc.closeWriteChannel()
 
     def cancel(self) -> None:
@@ -212,31 +171,20 @@ class WorkerProcess(QObject):
                 self._handle(raw.decode("utf-8", "replace"))
 
     def _handle(self, line: str) -> None:
-        signed = self._spec is None or self._spec.signed_events
-        body = self._verifier.check(line) if signed else line
-        if body is None:
+        ev = self._book.accept(line) if self._book is not None else None
+        if ev is None:
             return  # not written by the worker: counted, reported in the outcome
-        try:
-            ev = Event.from_json(body)
-        except ValueError:
-            return
         if ev.kind == "stage" and ev.state == "started":
-            self.stage = f"{ev.stage} {ev.compile_id}".strip()
+            self.stage = self._book.stage_label if self._book is not None else ""
             self.stageChanged.emit(self.stage)
-        elif ev.kind == "error":
-            self._error = (ev.message, ev.traceback)
-        elif ev.kind == "session":
-            self._session = (ev.path, bool(ev.data.get("partial")))
         elif ev.kind == "warning":
             self.logLine.emit(f"warning: {ev.message}")
-        elif ev.kind == "done":
-            self._done = ev
         self.eventReceived.emit(ev)
 
     def _on_error(self, error: QProcess.ProcessError) -> None:
         if error == QProcess.ProcessError.FailedToStart:
             why = self._proc.errorString() if self._proc else ""
-            self._error = (f"could not start the worker: {why}", "")
+            self._start_error = f"could not start the worker: {why}"
             self._on_finished(-1, QProcess.ExitStatus.CrashExit)
 
     def _on_finished(self, code: int, status: QProcess.ExitStatus) -> None:
@@ -246,34 +194,17 @@ class WorkerProcess(QObject):
         self._read_output()
         self._poll()
         crashed = status == QProcess.ExitStatus.CrashExit
-        spec = self._spec
         if self._pid:
             process_sweep.unregister_child(self._pid)
         swept = process_sweep.sweep(self._token)
-        exit_code = None if crashed else code
-        outcome = WorkerOutcome(
-            exit_code=exit_code, crashed=crashed, cancelled=self._cancelled,
-            last_stage=self.stage, error=self._error[0], traceback=self._error[1],
-            session_path=self._verified_session(spec), partial=self._session[1],
-            trace_path=spec.resolved_trace_path if spec else "",
-            problems=self._problems(exit_code), swept=len(swept), memory_exceeded=self._memory_exceeded,
+        book = self._book if self._book is not None else CaptureRun(CaptureSpec("", ""))
+        # On a crash QProcess's exit code is the signal's number (Unix); 0 means unknown.
+        outcome = book.outcome(
+            None if crashed else code, signal_number=code if crashed and code > 0 else None,
+            cancelled=self._cancelled, swept=len(swept), memory_exceeded=self._memory_exceeded,
+            error=self._start_error,
         )
         self.finished.emit(outcome)
-
-    def _verified_session(self, spec: CaptureSpec | None) -> str:
-        """The session at the path we chose, if this run wrote it (an event's path is ignored)."""
-        if spec is None:
-            return ""
-        try:
-            fresh = os.stat(spec.out_path).st_mtime >= self._started_unix - 2.0
-        except OSError:
-            return ""
-        return str(Path(spec.out_path).resolve()) if fresh else ""
-
-    def _problems(self, exit_code: int | None) -> tuple[str, ...]:
-        if exit_code != 0 or (self._spec is not None and not self._spec.signed_events):
-            return ()  # a failure already (its own message says why), or an unsigned spec
-        return tuple(event_auth.channel_problems(self._verifier.forged, self._done is not None))
 
 
 def _environment() -> QProcessEnvironment:

@@ -31,8 +31,10 @@ from compiler_core.session.model import (
     SavedTensor,
     SourceLoc,
 )
+from compiler_core.session.vocab import CompileStatus, GraphKind
+from compiler_core.session.vocab import Partition as PartitionName
 from compiler_core.trace.fx_text import parse_graph
-from compiler_core.trace.output_code import parse_output_code
+from compiler_core.trace.output_code import extern_name, parse_output_code, split_extern_name
 
 _WORD = re.compile(r"\w+")
 _AOT_ID = re.compile(r"# AOT ID: \['[^']*_(forward|backward|inference)'\]")
@@ -94,7 +96,7 @@ def _parsed(memo: ParseMemo, text: str, kind: str, name: str) -> Graph:
 
 def _from_enriched(g: Graph, kind: str, name: str, text: str) -> Graph:
     """`g` was decoded (and checked) when its record was routed."""
-    return Graph(kind=kind, nodes=g.nodes, text=text or g.text, name=name or g.name)
+    return Graph(kind=GraphKind(kind), nodes=g.nodes, text=text or g.text, name=name or g.name)
 
 
 def _aot(acc: CompileRecords, memo: ParseMemo) -> AotInfo | None:
@@ -149,7 +151,8 @@ def _partition(acc: CompileRecords, memo: ParseMemo, part: Partition) -> Inducto
         pre = _parsed(memo, acc.pre_grad_text, "pre_grad", part.name)
     kernels = memo.get(_kernels_key(part, post), lambda: (post, tuple(_kernels(part, post))))[1]
     return InductorOutput(
-        graph=part.name, post_grad=post, pre_grad=pre, kernels=kernels, output_code=part.output_code
+        graph=PartitionName(part.name), post_grad=post, pre_grad=pre, kernels=kernels,
+        output_code=part.output_code,
     )
 
 
@@ -167,6 +170,7 @@ def _kernels(part: Partition, post: Graph | None) -> list[Kernel]:
     pre_to_post: dict[str, list[str]] = part.provenance.get("preToPost") or {}
     by_kernel = _provenance_by_kernel(part)
     out = []
+    graph = PartitionName(part.name)  # records only name partitions (compile_records._enriched)
     by_op: dict[str, list[str]] = {}
     for n in post.nodes if post is not None else ():
         by_op.setdefault(aten_op(n.target), []).append(n.name)
@@ -184,7 +188,7 @@ def _kernels(part: Partition, post: Graph | None) -> list[Kernel]:
                 fused += pre_to_post.get(src, []) if src not in post_names else [src]
         fused = [n for n in dict.fromkeys(fused) if not post_names or n in post_names]
         out.append(Kernel(
-            name=pk.name, language=pk.language, graph=part.name, source=pk.source,
+            name=pk.name, language=pk.language, graph=graph, source=pk.source,
             fused_nodes=tuple(fused), original_aten=tuple(pk.original_aten),
             line_nodes=_line_nodes(pk.source, fused), output_code_line=pk.line,
         ))  # fmt: skip
@@ -196,11 +200,10 @@ def _kernels(part: Partition, post: Graph | None) -> list[Kernel]:
 
 def _extern_own_node(name: str, by_op: dict[str, list[str]]) -> list[str]:
     """`extern_kernels.mm:2` → the second `aten.mm` post-grad node (externs run in graph order)."""
-    callee, _, nth = name.rpartition(":")
+    callee, nth = split_extern_name(name) or ("", 1)
     op = aten_op(callee) if callee.startswith(("aten.", "torch.ops.")) else callee.rsplit(".", 1)[-1]
     same_op = by_op.get(op, [])
-    index = int(nth) - 1 if nth.isdigit() else 0
-    return same_op[index : index + 1]
+    return same_op[nth - 1 : nth]
 
 
 def _provenance_by_kernel(part: Partition) -> dict[str, list[str]]:
@@ -216,7 +219,7 @@ def _provenance_by_kernel(part: Partition) -> dict[str, list[str]]:
         base = key.rsplit(":", 1)[0] if re.search(r":\d+$", key) else key
         if base.startswith(("extern_kernels.", "aten.", "torch.ops.")):
             counts[base] = counts.get(base, 0) + 1
-            base = f"{base}:{counts[base]}"
+            base = extern_name(base, counts[base])
         out.setdefault(base, []).extend(str(n) for n in nodes)
     for key, nodes in part.kernel_to_post.items():
         out.setdefault(key, []).extend(str(n) for n in nodes)
@@ -292,17 +295,17 @@ def _float(value: Any) -> float | None:
         return None
 
 
-def _status(acc: CompileRecords, metrics: CompileMetrics, dynamo: Graph | None) -> tuple[str, str]:
+def _status(acc: CompileRecords, metrics: CompileMetrics, dynamo: Graph | None) -> tuple[CompileStatus, str]:
     if metrics.fail_type or acc.errors:
         logged = (acc.errors[0].strip().splitlines() or [""])[-1] if acc.errors else ""
         reason = metrics.fail_reason or logged
         head = f"{metrics.fail_type}: {reason}" if metrics.fail_type else reason
-        return "failed", head.strip()
+        return CompileStatus.FAILED, head.strip()
     if acc.cache.get("fx_graph") == "hit" or acc.cache.get("aotautograd") == "hit":
-        return "cache_hit", ""
+        return CompileStatus.CACHE_HIT, ""
     if dynamo is None and not acc.partitions and acc.metrics.get("graph_op_count") in (0, None):
-        return "empty", ""
-    return "ok", ""
+        return CompileStatus.EMPTY, ""
+    return CompileStatus.OK, ""
 
 
 def _code_loc(m: dict[str, Any]) -> SourceLoc | None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compiler_core.session.model import Diagnostic
+from compiler_core.session.vocab import partition_of
 from compiler_core.trace.compile_ids import compile_id_from_string, compile_id_of
 from compiler_core.trace.json_payload import JsonPayloadError, parse_json
 from compiler_core.trace.record_checks import (
@@ -273,6 +274,9 @@ def _enriched(rr: RankRecords, acc: CompileRecords, rec: Record) -> None:
         skip(rr, rec, f"compilescope_graph does not hold a graph ({exc})")
         return
     stage = data["stage"]
+    if stage.startswith("post_grad_") and partition_of(stage[len("post_grad_") :]) is None:
+        skip(rr, rec, "compilescope_graph stage names no partition (forward/backward/inference)")
+        return
     if stage.startswith("post_grad_"):
         part = _open_partition(acc, "enriched")
         part.enriched = graph

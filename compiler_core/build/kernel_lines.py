@@ -24,17 +24,24 @@ stores. Where its code allows, we follow that shape (Triton `tmpN = tl.load(in_p
    until the next write. A buffer that may hold several values is read as the one the reading
    kernel consumes (through `getitem`).
 3. A load line links to the node that produced the buffer it reads.
-4. An op line `tmpN = <expr>` links to the next not-yet-used fused node whose ATen op the expr
-   spells and that reads a node the expr's `tmp`s carry (data flow, when known); a line that
-   spells no op (broadcast, mask, scale) carries its operand's node on and links to it
-   (`aten.add` → ` + `, `aten.relu` → `maximum`, `aten.sigmoid` → `sigmoid`...); the use
-   pointer restarts with each loop body (a load after a store), since C++ repeats the body for its
-   vectorised and scalar tails.
+4. An op line `tmpN = <expr>` links to the unused fused node whose ATen op the expr spells
+   (`aten.add` → ` + `, `aten.relu` → `maximum`, `aten.le` → ` <= `...) and that reads the most
+   nodes the expr's `tmp`s carry (data flow, when known); an expr without `tmp`s (a constant,
+   index arithmetic such as `r0_1 + 512*x0`) only matches a constant-making node (`full`). A
+   reduction step (`tl.sum`, `max2`, welford, a looped reduction's `_tmpN` accumulator) links
+   to the reduction its operand already carries (the accumulator; a split reduction's partials
+   loaded back) or the next fused reduction reading its operand. A line that computes nothing
+   (`tl.broadcast_to`, a reduction's mask `tl.where(xmask, ...)`, a copy) carries its operand's
+   node on; an op line no node matches stays unmarked (it is another op's inner step, not its
+   operand's node). The use pointer restarts with each loop body (a load after a store), since
+   C++ repeats the body for its vectorised and scalar tails. `kernel_line_check` holds these
+   marks to Inductor's `Graph fragment` comments (bench/kernel_line_marks.py).
 5. A store line links to the node whose op made the `tmp` it stores (a `tmp` no op matched
    inherits the latest such node among the `tmp`s it reads; a loaded `tmp` its buffer's node;
    an indirect load, whose index holds a `tmp`, is the kernel's gather node, e.g. `embedding`),
    else to the kernel's one node whose op no line spells (a copy), else to nothing.
-6. As before, any line naming a fused node as a whole word links to it.
+6. As before, any line naming a fused node as a whole word (not as a call: `tl.where(` does not
+   name a node called `where`) links to it.
 Anything unmatched stays unlinked rather than guessed.
 """
 
@@ -45,11 +52,23 @@ from collections.abc import Iterable
 from functools import cache
 
 from compiler_core.session.model import Graph, Kernel
+from compiler_core.trace.output_code import split_extern_name
 
 _PARAMS = re.compile(r"^\s*(?:def \w+|extern \"C\"[^(]*\w+)\s*\(([^)]*)\)", re.M)
 _PTR = re.compile(r"\b((?:in_out|in|out)_ptr\d+)\b")
-_ASSIGN = re.compile(r"^\s*(?:auto |[\w:<>]+ )?(tmp\d+)\s*=\s*(.*?);?\s*$")
-_TMP = re.compile(r"\btmp\d+\b")
+_ASSIGN = re.compile(r"^\s*(?:auto |[\w:<>]+ )?(_?tmp\d+)\s*=\s*(.*?);?\s*$")
+# A reduction step: Triton's `tl.sum`/`max2`/welford, or a looped reduction's `_tmpN` accumulate.
+_REDUCTION_LINE = re.compile(
+    r"tl\.(?:sum|max|min|reduce|argmax|argmin|prod|xor_sum)\(|triton_helpers\.\w*(?:max2|min2|prod|"
+    r"welford|online_softmax|any)\w*\(|\b_tmp\d+\b|\btmp_acc\d+|welford_\w+\("
+)
+# A step that moves a value without computing one: a broadcast, a reduction's mask
+# (`tl.where(xmask, tmp1, 0)`, whose condition is no `tmp`), a plain copy, a vector splat.
+_CARRY = re.compile(
+    r"^(?:tl\.broadcast_to\(|tl\.where\((?!tmp)|\(?_?tmp\d+\)?(?:\[[:, None]*\])?$|"
+    r"at::vec::Vectorized<\w+>\(tmp\d+\)$)"
+)
+_TMP = re.compile(r"\b_?tmp\d+\b")  # `_tmpN`: a looped reduction's accumulator
 _LOAD = re.compile(r"tl\.load\(|loadu\(|\b(?:in_out|in)_ptr\d+\s*\[")
 _STORE = re.compile(r"tl\.store\(|\.store\(|\b(?:in_out|out)_ptr\d+\s*\[[^\]]*\]\s*=")
 _CALL_ARGS = re.compile(r"^\s*([\w.]+?)(?:\.run)?\((.*)\)\s*$")
@@ -60,12 +79,23 @@ _SOURCE_NODES = re.compile(r"^\s*#\s*(?:Topologically Sorted |Unsorted )?Source 
 # How generated code spells an ATen op when it is not the op's own name.
 _SPELLINGS = {
     "add": (" + ",), "sub": (" - ",), "rsub": (" - ",), "mul": (" * ",), "div": (" / ",),
-    "relu": ("maximum", "relu"), "neg": ("-",), "clamp_min": ("maximum",), "clamp_max": ("minimum",),
+    "relu": ("maximum", "relu"), "neg": ("-tmp", "-("), "clamp_min": ("maximum",), "clamp_max": ("minimum",),
     "where": ("where",), "pow": ("pow", " * "), "gelu": ("erf", "tanh"), "abs": ("abs",),
     "sum": ("sum", "reduction"), "amax": ("max",), "mean": ("sum",), "convert_element_type": (".to(",),
+    "le": (" <= ",), "lt": (" < ",), "ge": (" >= ",), "gt": (" > ",), "eq": (" == ",), "ne": (" != ",),
+    "logical_and": (" & ",), "logical_or": (" | ",), "logical_not": ("== 0",), "isnan": ("isnan",),
+    "reciprocal": ("1 / ", "reciprocal"), "full": ("tl.full(",), "scalar_tensor": ("tl.full(",),
+    "inductor_random": ("rand",), "fma": ("fma",), "maximum": ("maximum",), "minimum": ("minimum",),
 }  # fmt: skip
 # Ops whose value a load computes: an indirect load (its index holds a `tmp`) is the gather.
 _GATHER_OPS = ("embedding", "index", "gather", "take")
+_VIEW_OPS = {"view", "reshape", "_unsafe_view", "permute", "expand", "unsqueeze", "squeeze", "slice",
+             "select", "t", "transpose", "as_strided", "alias", "_reshape_alias"}  # fmt: skip
+# A node reads what is behind these too: a view is no code, a getitem picks a tuple op's output.
+_SEE_THROUGH = _VIEW_OPS | {"getitem"}
+_CONSTANT_OPS = {"full", "scalar_tensor", "iota", "arange", "zeros", "ones"}
+_REDUCTION_OPS = {"sum", "mean", "amax", "amin", "max", "min", "argmax", "argmin", "var_mean", "var",
+                  "prod", "any", "all", "prepare_softmax_online", "std", "logsumexp"}  # fmt: skip
 
 
 GraphIndexes = tuple[dict[str, int], dict[str, str], dict[str, set[str]]]
@@ -74,10 +104,18 @@ _Matched = tuple[dict[str, list[str]], set[str], dict[str, list[str]]]
 
 
 def graph_ops(post: Graph) -> GraphIndexes:
-    """Per post-grad graph, once: node name -> position, -> short op name, -> its inputs. Built
-    per kernel before, this was kernels x nodes (a second per 9k-node backward)."""
-    return ({n.name: i for i, n in enumerate(post.nodes)}, {n.name: aten_op(n.target) for n in post.nodes},
-            {n.name: set(n.inputs) for n in post.nodes})  # fmt: skip
+    """Per post-grad graph, once: node name -> position, -> short op name, -> what it reads. Built
+    per kernel before, this was kernels x nodes (a second per 9k-node backward).
+
+    What a node reads includes the nodes behind its view and getitem inputs: a kernel loads
+    `addmm_2`'s buffer where the node it computes reads `view_10 = view(addmm_2)` (views are no
+    code), and `add_1 = getitem_1 + eps` reads the `var_mean` a line before it computed."""
+    ops = {n.name: aten_op(n.target) for n in post.nodes}
+    reads: dict[str, set[str]] = {}
+    for n in post.nodes:  # topological: a view's own reads are known before its users'
+        behind = (reads.get(i, ()) for i in n.inputs if ops.get(i) in _SEE_THROUGH)
+        reads[n.name] = set(n.inputs).union(*behind)
+    return {n.name: i for i, n in enumerate(post.nodes)}, ops, reads
 
 
 def kernel_line_nodes(kernel: Kernel, post: Graph | None, args: dict[str, list[str]],
@@ -95,6 +133,10 @@ def kernel_line_nodes(kernel: Kernel, post: Graph | None, args: dict[str, list[s
     # (a tuple op's value is read through its `getitem`), else one it recomputes.
     outside = inputs - set(fused)
     args = {p: v if len(v) < 2 else [n for n in v if n in outside] or [n for n in v if n in inputs] or v
+            for p, v in args.items()}  # fmt: skip
+    # `buf68 = buf67[0]` of a tuple op (convolution_backward): the getitem of it this kernel reads
+    getitems = [i for i in outside if ops.get(i) == "getitem"]
+    args = {p: [g[0] if len(g := [x for x in getitems if n in node_inputs.get(x, ())]) == 1 else n for n in v]
             for p, v in args.items()}  # fmt: skip
     loaded: dict[str, list[str]] = {}  # tmp -> nodes that produced the buffer it was loaded from
     out: dict[str, list[str]] = {}
@@ -121,16 +163,33 @@ def kernel_line_nodes(kernel: Kernel, post: Graph | None, args: dict[str, list[s
             elif m:
                 loaded[m.group(1)] = read
             hits += read
+        elif m and m.group(1).startswith("_") and not _TMP.search(m.group(2)):
+            pass  # a loop reduction's accumulator starts as a constant (`_tmp3 = tl.full(...)`)
         elif m:
-            operands = {n for t in _TMP.findall(m.group(2)) for n in made.get(t) or loaded.get(t, [])}
-            node = _op_match(m.group(2), fused, ops, used, operands, node_inputs)
+            expr = m.group(2)
+            carried = [n for t in _TMP.findall(expr) for n in made.get(t) or loaded.get(t, [])]
+            if _REDUCTION_LINE.search(expr):
+                node = _reduction_match(fused, ops, used, carried, node_inputs)
+            elif _CARRY.match(expr):
+                node = None
+            elif not _TMP.search(expr):  # a constant, or index arithmetic (`r0_1 + 512*x0`)
+                node = _op_match(expr, [n for n in fused if ops.get(n) in _CONSTANT_OPS], ops, used, set(),
+                                 node_inputs)  # fmt: skip
+            else:
+                node = _op_match(expr, fused, ops, used, set(carried), node_inputs)
             if node is not None:
                 used.add(node)
                 hits.append(node)
                 made[m.group(1)] = [node]
-            else:  # a broadcast / mask / scale step carries its operand's value on
-                made[m.group(1)] = [n for t in _TMP.findall(m.group(2)) for n in made.get(t, [])][-1:]
-                hits += made[m.group(1)]
+            elif _CARRY.match(expr):  # a broadcast / mask / copy carries its operand's value on
+                mine = [n for t in _TMP.findall(expr) for n in made.get(t, [])][-1:]
+                if mine:
+                    made[m.group(1)] = mine
+                else:
+                    loaded[m.group(1)] = [n for t in _TMP.findall(expr) for n in loaded.get(t, [])]
+                hits += mine
+            # else: an op no fused node matches (index arithmetic, a decomposition's inner step)
+            # stays unmarked rather than inheriting its operand's node
         if hits:
             out[str(i)] = list(dict.fromkeys(hits))
     return {k: tuple(v) for k, v in out.items()}
@@ -183,6 +242,10 @@ def kernel_marks(output_code: str, kernels: Iterable[Kernel], post: Graph,
         if kernel.language == "extern" or not call:
             extern = kernel.language == "extern"
             nodes = _extern_nodes(kernel, by_op) if extern else list(kernel.fused_nodes[-1:])
+            if extern:  # the comment above it names its node among the group's (backward)
+                named = _call_nodes(names, order, pre_to_post, post.name == "backward")
+                own = [n for n in named if ops.get(n) == _callee_op(kernel.name)]
+                nodes = own if len(own) == 1 else nodes
             for buf in [assigned.group(1)] if assigned else _OUT_ARG.findall(line):
                 current[buf] = nodes
             continue
@@ -329,13 +392,20 @@ def _extern(kernels: Iterable[Kernel], name: str) -> Kernel | None:
     return next((k for k in kernels if k.name == name), None)
 
 
+def _callee_op(name: str) -> str:
+    """`extern_kernels.mm:2` → `mm`; `torch.ops.aten.convolution_backward.default:1` →
+    `convolution_backward`."""
+    callee = (split_extern_name(name) or (name, 1))[0]
+    return callee.rsplit(".", 1)[-1] if callee.startswith("extern_kernels.") else aten_op(callee)
+
+
 def _extern_nodes(kernel: Kernel, by_op: dict[str, list[str]]) -> list[str]:
-    """An extern call's own node: the n-th post-grad node with the callee's op for the n-th call
-    (`extern_kernels.mm:2` → the second `aten.mm` node; externs run in graph order)."""
-    callee, _, nth = kernel.name.partition(":")
-    same_op = by_op.get(callee.rsplit(".", 1)[-1], [])
-    index = int(nth) - 1 if nth.isdigit() else 0
-    return same_op[index : index + 1] or list(kernel.fused_nodes[:1])
+    """An extern call's own node when no comment names it: the n-th post-grad node with the
+    callee's op for the n-th call (`extern_kernels.mm:2` → the second `aten.mm` node). Inductor
+    may run them out of graph order (the Llama backward does), so a comment wins."""
+    nth = (split_extern_name(kernel.name) or (kernel.name, 1))[1]
+    same_op = by_op.get(_callee_op(kernel.name), [])
+    return same_op[nth - 1 : nth] or list(kernel.fused_nodes[:1])
 
 
 def aten_op(target: str) -> str:
@@ -346,18 +416,23 @@ def aten_op(target: str) -> str:
 
 def _op_match(expr: str, fused: list[str], ops: dict[str, str], used: set[str], operands: set[str],
               node_inputs: dict[str, set[str]]) -> str | None:  # fmt: skip
-    """The next unused fused node whose op `expr` spells and which reads one of the nodes the
-    expr's `tmp`s carry (when they carry any): `tmp2 = tmp0 + tmp1` on an index is not the
-    `add` of a later variance + eps."""
+    """The unused fused node whose op `expr` spells and which reads the most nodes the expr's
+    `tmp`s carry (at least one, when they carry any; the earliest among equals): `tmp2 = tmp0 +
+    tmp1` on an index is not the `add` of a later variance + eps, and `tmp14 * tmp16` is the `mul`
+    of both its operands, not an earlier `mul` of one of them."""
+    best, score = None, 0
     for name in fused:
-        if name in used or (operands and not operands & node_inputs.get(name, set())):
+        if name in used:
+            continue
+        overlap = len(operands & node_inputs.get(name, set()))
+        if (operands and overlap <= score) or (not operands and best is not None):
             continue
         op = ops.get(name, "").rstrip("_")
         if op and (
             (op in expr and _word_re(op).search(expr)) or any(s in expr for s in _SPELLINGS.get(op, ()))
         ):
-            return name
-    return None
+            best, score = name, overlap
+    return best
 
 
 @cache
@@ -365,6 +440,22 @@ def _word_re(word: str) -> re.Pattern[str]:
     """Whole-word pattern, compiled once per name (re's own cache holds 512 and a 9k-node graph
     thrashes it)."""
     return re.compile(rf"\b{re.escape(word)}\b")
+
+
+def _reduction_match(fused: list[str], ops: dict[str, str], used: set[str], carried: list[str],
+                     node_inputs: dict[str, set[str]]) -> str | None:  # fmt: skip
+    """A reduction step's node: the reduction its operand already carries (a looped reduction's
+    accumulator, a split reduction's partial sums loaded back), else the next unused fused
+    reduction that reads a node the operands carry (any, when they carry none)."""
+    same = [n for n in carried if n in fused and ops.get(n) in _REDUCTION_OPS]
+    if same:
+        return same[-1]
+    for name in fused:
+        if name in used or ops.get(name) not in _REDUCTION_OPS:
+            continue
+        if not carried or set(carried) & node_inputs.get(name, set()):
+            return name
+    return None
 
 
 def _gather_node(line: str, fused: list[str], ops: dict[str, str], used: set[str]) -> str | None:
@@ -388,7 +479,14 @@ def _copy_node(fused: list[str], op_matched: set[str]) -> list[str]:
 
 
 def _name_hits(line: str, fused: list[str]) -> list[str]:
-    return [n for n in fused if n in line and _word_re(n).search(line)]
+    """Fused nodes the line names, not as a call or attribute: a node named `where` or `mm` is
+    not what `tl.where(` spells."""
+    return [n for n in fused if n in line and _name_re(n).search(line)]
+
+
+@cache
+def _name_re(word: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![.\w]){re.escape(word)}\b(?!\s*\()")
 
 
 def _params(source: str) -> list[str]:

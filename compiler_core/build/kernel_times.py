@@ -29,20 +29,22 @@ from collections import defaultdict
 from collections.abc import Mapping
 
 from compiler_core.session.model import Compile, InductorOutput, Kernel, RuntimeProfile, Session
-from compiler_core.session.refs import STAGE_ORDER, Ref, RefKind, graph_key
+from compiler_core.session.refs import STAGE_ORDER, Ref, RefKind
+from compiler_core.trace.output_code import split_extern_name
 
 Output = tuple[Compile, InductorOutput]
 
 
 def extern_op(kernel_name: str) -> tuple[str, int] | None:
     """(`mm`, 3) for `extern_kernels.mm:3` or `torch.ops.aten.mm.default:3`; None otherwise."""
-    base, _, number = kernel_name.rpartition(":")
-    if not base or not number.isdigit():
+    split = split_extern_name(kernel_name)
+    if split is None:
         return None
+    base, number = split
     parts = base.split(".")
     if parts[-1] in ("default", "out", "Tensor") and len(parts) > 1:
         parts = parts[:-1]
-    return parts[-1], int(number)
+    return parts[-1], number
 
 
 def join_runtime(session: Session, profile: RuntimeProfile) -> dict[str, float]:
@@ -85,13 +87,12 @@ def join_runtime(session: Session, profile: RuntimeProfile) -> dict[str, float]:
 def _add(out: dict[str, float], session: Session, compile_: Compile, output: InductorOutput,
          kernel: Kernel, us: float, memo: dict[str, frozenset[str]]) -> None:
     """`us` on the kernel, split evenly over its nodes, each node's share over its source lines."""
-    kref = Ref(RefKind.KERNEL, compile_.compile_id, graph_key(output.graph, kernel.name), compile_.rank)
+    kref = Ref.kernel(compile_.compile_id, output.graph, kernel.name, compile_.rank)
     out[kref.encode()] += us
     nodes = kernel.fused_nodes[:1] if kernel.language == "extern" else kernel.fused_nodes
     for node in nodes:
         share = us / len(nodes)
-        nref = Ref(RefKind.POST_GRAD_NODE, compile_.compile_id, graph_key(output.graph, node),
-                   compile_.rank).encode()
+        nref = Ref.post_grad_node(compile_.compile_id, output.graph, node, compile_.rank).encode()
         out[nref] += share
         lines = _upstream_lines(nref, session.links, memo)
         for line in lines:

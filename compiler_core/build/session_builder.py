@@ -17,6 +17,7 @@ from collections.abc import Iterable
 
 from compiler_core.build.compile_builder import build_compile
 from compiler_core.build.compile_records import PAYLOAD_KINDS, RankRecords, route
+from compiler_core.build.decompositions import with_decompositions
 from compiler_core.build.link_memo import LinkMemo
 from compiler_core.build.parse_memo import ParseMemo
 from compiler_core.build.user_sources import collect_sources
@@ -118,7 +119,8 @@ def build_session(streams: Iterable[tuple[str, int | None, Iterable[Record]]], *
     mark_built(links)  # symmetric with sorted targets: the codec writes it without checking
     session = Session(meta=base_meta, sources=srcs, compiles=tuple(compiles), links=links,
                       diagnostics=tuple(diagnostics), source_notes=source_notes)  # fmt: skip
-    return _with_stage_artifacts(session, ranks)
+    # after the stage artifacts: the decompositions artifact is one of them
+    return with_decompositions(_with_stage_artifacts(session, ranks))
 
 
 INTERNAL_SKIP = "CompileScope could not read this record"

@@ -24,6 +24,7 @@ import torch.fx
 
 from compiler_core.capture.hooks.op_types import is_operator
 from compiler_core.session.model import Graph, Node, SourceLoc, TensorMeta
+from compiler_core.session.vocab import GraphKind
 
 _FRAME_RE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>.*)$')
 _TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
@@ -33,7 +34,7 @@ _FROM_NODE_DEPTH = 8
 def graph_record(graph: torch.fx.Graph, kind: str, name: str = "", text: str = "") -> Graph:
     """Serialise `graph` as a session Graph of kind `kind` (dynamo, aot_forward, post_grad...)."""
     nodes = tuple(node_record(n) for n in graph.nodes)
-    return Graph(kind=kind, nodes=nodes, text=text, name=name)
+    return Graph(kind=GraphKind(kind), nodes=nodes, text=text, name=name)
 
 
 def node_record(node: torch.fx.Node) -> Node:

@@ -3,7 +3,8 @@
 - The script's own stdout/stderr are echoed as they arrive (a user running their training
   script wants its prints), while the bounded tails the crash report needs are still kept.
 - `stop()` asks for a clean end (SIGUSR1 to the worker, see spec.py); `cancel()` still kills.
-- A partial session is rebuilt with the script's meta, from a rank directory too.
+- A partial session is rebuilt with the script's meta, from a rank directory too (the shared
+  `capture_outcome.recover_session` tells a script spec from a model file's).
 
 Events are signed and success decided as for a model file (WorkerClient.succeeded): the key goes
 to the worker's stdin, which it reads before the script runs.
@@ -22,7 +23,6 @@ from pathlib import Path
 from typing import IO
 
 from compiler_core.run.spec import ScriptSpec
-from compiler_core.session.model import Session
 from compiler_core.worker.client import WorkerClient, _TailBuffer
 
 STOP_SIGNAL = signal.SIGUSR1
@@ -92,18 +92,3 @@ class ScriptClient(WorkerClient):
         if self.proc is not None and self.proc.poll() is None:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.proc.pid, STOP_SIGNAL)
-
-    def recover_session(self) -> Session | None:
-        from compiler_core.run.script_session import build_script_session, script_meta
-        from compiler_core.session.codec import load, save
-
-        if self.session_path and Path(self.session_path).is_file():
-            return load(self.session_path)
-        trace = Path(self.spec.resolved_trace_path)
-        if not trace.exists() or (trace.is_file() and trace.stat().st_size == 0):
-            return None
-        diagnostic = self.failure_diagnostic()
-        session = build_script_session(self.spec, script_meta(self.spec), None,
-                                       [diagnostic] if diagnostic else [])
-        save(session, self.spec.out_path)
-        return session

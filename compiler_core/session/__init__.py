@@ -27,6 +27,7 @@ from compiler_core.session.model import (
     TimelineEvent,
 )
 from compiler_core.session.refs import Ref, RefKind
+from compiler_core.session.vocab import CompileStatus, GraphKind, Partition
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -35,10 +36,12 @@ __all__ = [
     "AutotuneResult",
     "Compile",
     "CompileMetrics",
+    "CompileStatus",
     "CudaGraphInfo",
     "Diagnostic",
     "Graph",
     "GraphBreak",
+    "GraphKind",
     "Guard",
     "InductorOutput",
     "Kernel",
@@ -46,6 +49,7 @@ __all__ = [
     "LinkIndex",
     "ModeStats",
     "Node",
+    "Partition",
     "Ref",
     "RefKind",
     "SavedTensor",

@@ -125,7 +125,7 @@ def session_from_dict(data: Any) -> Session:
     if version == 1:  # one object per dataclass, links in both directions (before issue 13)
         validate_session(data)
         legacy: Session = from_jsonable(Session, data)
-        return dataclasses.replace(legacy, schema_version=SCHEMA_VERSION)  # now in today's form
+        return _derived(dataclasses.replace(legacy, schema_version=SCHEMA_VERSION))  # today's form
     if version != PACKED_VERSION:
         raise SessionFormatError(f"schema {version} is not one this build knows")
     try:
@@ -133,7 +133,15 @@ def session_from_dict(data: Any) -> Session:
     except (PackedFormatError, RecursionError) as exc:
         raise SessionFormatError(f"damaged session: {exc}"[:500]) from exc
     validate_as(Session, session)  # rows are placed by position: check what they built
-    return session
+    return _derived(session)
+
+
+def _derived(session: Session) -> Session:
+    """What today's builder stores and older files lack, derived once here by the builder's own
+    code (decomposition tables, issue 18): views only look things up. Free for a current file."""
+    from compiler_core.build.decompositions import with_missing_decompositions
+
+    return with_missing_decompositions(session)
 
 
 def dumps_bytes(session: Session, indent: int | None = None) -> bytes:

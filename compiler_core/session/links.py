@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
-from compiler_core.session.refs import STAGE_ORDER, Ref, RefKind, split_source_key
+from compiler_core.session.refs import STAGE_ORDER, Ref, RefKind
 
 
 class LinkBuilder:
@@ -61,17 +61,10 @@ class LinkIndex:
         self._refs: list[Ref | None] = []
         self.memo: dict[object, object] = {}  # derived views (line facts...) keyed by their users
 
-    @staticmethod
-    def of(links: Mapping[str, tuple[str, ...]]) -> LinkIndex:
-        """The index of this very mapping, shared: the loader thread builds it (`prepare`) and the
-        GUI thread, the stage tables and exports then reuse it instead of building their own."""
-        global _LAST
-        last = _LAST
-        if last is not None and last._links is links:
-            return last
-        index = LinkIndex(links)
-        _LAST = index
-        return index
+    def built_from(self, links: Mapping[str, tuple[str, ...]]) -> bool:
+        """Whether this index reads this very mapping (the explorer's model takes an index the
+        loader thread prepared only when it is the shown session's own)."""
+        return self._links is links
 
     def prepare(self) -> LinkIndex:
         """Build the integer index now (call off the GUI thread); lookups build it lazily otherwise."""
@@ -161,15 +154,11 @@ class LinkIndex:
         return len(self._links)
 
 
-_LAST: LinkIndex | None = None
-
 
 def decode_or_none(encoded: str) -> Ref | None:
-    """`Ref.decode`, or None for text that is not a ref (a source line's key must end `:<int>`)."""
+    """`Ref.decode`, or None for text that is not a ref (an unknown kind or graph, a line that
+    is no integer: a hostile or damaged session's links are skipped, not fatal)."""
     try:
-        ref = Ref.decode(encoded)
-        if ref.kind is RefKind.SOURCE_LINE:
-            split_source_key(ref.key)
+        return Ref.decode(encoded)
     except ValueError:
         return None
-    return ref

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from compiler_core.session.vocab import CompileStatus, GraphKind, Partition
+
 SCHEMA_VERSION = 2  # 2: packed rows, shared tables, links once (session/packed.py)
 
 Dim = int | str  # concrete size, or a symbolic one such as "s0"
@@ -60,7 +62,7 @@ class Node:
 class Graph:
     """A graph as nodes in topological order plus the readable text it was parsed from."""
 
-    kind: str  # dynamo | aot_joint | aot_forward | aot_backward | aot_inference | pre_grad | post_grad
+    kind: GraphKind
     nodes: tuple[Node, ...] = ()
     text: str = ""
     name: str = ""  # forward | backward | inference for per-partition graphs
@@ -161,7 +163,7 @@ class Kernel:
 
     name: str
     language: str  # triton | cpp | extern
-    graph: str = ""  # forward | backward | inference
+    graph: Partition = Partition.FORWARD  # forward | backward | inference
     source: str = ""
     fused_nodes: tuple[str, ...] = ()
     original_aten: tuple[str, ...] = ()
@@ -202,7 +204,7 @@ class CudaGraphInfo:
 class InductorOutput:
     """Inductor's result for one partition (forward, backward or inference) of a compile."""
 
-    graph: str  # forward | backward | inference
+    graph: Partition  # forward | backward | inference
     post_grad: Graph | None = None
     pre_grad: Graph | None = None
     kernels: tuple[Kernel, ...] = ()
@@ -210,6 +212,39 @@ class InductorOutput:
     autotune: tuple[AutotuneResult, ...] = ()
     cudagraph: CudaGraphInfo | None = None
     nodes_before_fusion: int | None = None
+
+
+@dataclass(frozen=True)
+class Decomposition:
+    """What one Dynamo op became after PrimTorch/AOT decomposition and where that ended up:
+    `softmax` → `amax, sub, exp, sum, div` forward, their backward ops, the kernels they landed in.
+
+    Computed once when the session is built (build/decompositions.py says how ownership is
+    found); the Decompositions pane only looks rows up. Ops are short names (`amax`,
+    `prims.convert_element_type`), nodes are names in the decomposed graph, kernels are names in
+    `DecompositionInfo.forward_graph` (`kernels`) and the backward partition (`backward_kernels`).
+    """
+
+    dynamo_node: str
+    forward_ops: tuple[str, ...] = ()  # distinct core ops, in graph order
+    backward_ops: tuple[str, ...] = ()
+    aot_nodes: tuple[str, ...] = ()  # decomposed node names (forward / inference side)
+    backward_nodes: tuple[str, ...] = ()
+    rewritten: tuple[str, ...] = ()  # forward decomposed nodes gone before lowering (pattern, CSE...)
+    replaced: bool = False  # every forward op vanished before lowering: a pattern rewrote it
+    replaced_by: tuple[str, ...] = ()  # the ops the pattern put in its place (e.g. SDPA)
+    kernels: tuple[str, ...] = ()
+    backward_kernels: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class DecompositionInfo:
+    """One compile's decomposition table: a row per Dynamo op, in Dynamo graph order."""
+
+    rows: tuple[Decomposition, ...] = ()
+    forward_graph: Partition = Partition.FORWARD  # inference when the compile has no autograd
+    introduced: tuple[str, ...] = ()  # forward post-grad ops no Dynamo op owns (pattern passes)
+    origin: str = ""  # artifact (the graph before Inductor's passes) | aot (the AOT graphs)
 
 
 @dataclass(frozen=True)
@@ -229,9 +264,11 @@ class Compile:
     metrics: CompileMetrics = CompileMetrics()
     aot: AotInfo | None = None
     inductor: tuple[InductorOutput, ...] = ()
-    status: str = "ok"  # ok | failed | cache_hit | skipped | empty
+    status: CompileStatus = CompileStatus.OK
     failure: str = ""
     artifacts: dict[str, str] = field(default_factory=dict)  # other named payloads, kept verbatim
+    # None only where there is no Dynamo graph (files saved before issue 18 get it on load)
+    decomposition: DecompositionInfo | None = None
 
 
 @dataclass(frozen=True)

@@ -21,13 +21,13 @@ import os
 from collections import defaultdict
 from collections.abc import Callable
 
+from compiler_core.build.decompositions import ARTIFACT as DECOMPOSITIONS
 from compiler_core.session.model import AutotuneResult, Compile, CudaGraphInfo, InductorOutput, Session
 from compiler_core.stages.autotune_records import ARTIFACT as AUTOTUNE
 from compiler_core.stages.autotune_records import autotune_from_artifact, autotune_graph
 from compiler_core.stages.autotune_targets import resolve
 from compiler_core.stages.cudagraph_records import ARTIFACT as CUDAGRAPHS
 from compiler_core.stages.cudagraph_records import FOUND_AT, PartitionKey, cudagraph_from_artifact
-from compiler_core.stages.decompositions import ARTIFACT as DECOMPOSITIONS
 
 NAMES = frozenset({AUTOTUNE, CUDAGRAPHS, DECOMPOSITIONS})
 CompileKey = tuple[str, "int | None"]
@@ -75,14 +75,19 @@ def _read_file(out: StagePayloads, path: str, file_rank: int | None) -> None:
 
 
 def with_stage_artifacts(session: Session, trace_path: str | os.PathLike[str]) -> Session:
-    return apply_stage_payloads(session, read_stage_payloads(trace_path))
+    """Also re-derives the decomposition tables: a decompositions artifact added here changes them."""
+    from compiler_core.build.decompositions import with_decompositions
+
+    filled = apply_stage_payloads(session, read_stage_payloads(trace_path))
+    changed = any(a.artifacts != b.artifacts for a, b in zip(session.compiles, filled.compiles, strict=True))
+    return with_decompositions(filled) if changed else filled
 
 
 def apply_stage_payloads(session: Session, payloads: StagePayloads) -> Session:
     cuda: dict[tuple[int | None, str, str], CudaGraphInfo] = {}
     for rank, text in payloads.cudagraphs:
         mine = [c for c in session.compiles if c.rank == rank]
-        partitions = {c.compile_id: [o.graph for o in c.inductor] for c in mine}
+        partitions: dict[str, list[str]] = {c.compile_id: [o.graph for o in c.inductor] for c in mine}
         for (cid, graph), info in cudagraph_from_artifact(text, partitions, _owners(mine)).items():
             cuda[(rank, cid, graph)] = info
     compiles = tuple(_apply(c, payloads, cuda) for c in session.compiles)

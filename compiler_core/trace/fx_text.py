@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from functools import cache
 
 from compiler_core.session.model import Dim, Graph, Node, SourceLoc, TensorMeta
+from compiler_core.session.vocab import GraphKind
 
 _DTYPES = {
     "f32": "float32", "f64": "float64", "f16": "float16", "bf16": "bfloat16", "i64": "int64",
@@ -88,7 +89,7 @@ def parse_graph(text: str, kind: str, name: str = "") -> Graph:
     lines = text.splitlines()
     start = next((i for i, ln in enumerate(lines) if ln.lstrip().startswith("def forward(")), None)
     if start is None:
-        return Graph(kind=kind, text=text, name=name)
+        return Graph(kind=GraphKind(kind), text=text, name=name)
     params, body_at = _read_params(lines, start)
     st = _State()
     for pname, annot, comment in params:
@@ -142,7 +143,7 @@ def parse_graph(text: str, kind: str, name: str = "") -> Graph:
                 body_indent = indent
             if indent == body_indent:
                 _statement(st, stmt)
-    return Graph(kind=kind, nodes=tuple(st.nodes), text=text, name=name)
+    return Graph(kind=GraphKind(kind), nodes=tuple(st.nodes), text=text, name=name)
 
 
 def _plain_balanced(args: str) -> bool:

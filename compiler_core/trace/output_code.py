@@ -23,6 +23,20 @@ _EXTERN = re.compile(r"^\s*(?:\w+ = )?((?:extern_kernels|aten|torch\.ops\.\w+)\.
 _LANG = {"triton": "triton", "cpp_pybinding": "cpp", "cpp": "cpp", "cuda": "cuda", "halide": "halide"}
 
 
+def extern_name(callee: str, nth: int) -> str:
+    """The session's name of the `nth` (1-based) call of `callee` in one output code:
+    `extern_kernels.mm:3`. Callees are dotted identifiers, so the last ':' starts the ordinal."""
+    return f"{callee}:{nth}"
+
+
+def split_extern_name(name: str) -> tuple[str, int] | None:
+    """(`extern_kernels.mm`, 3) for `extern_kernels.mm:3`; None for a name `extern_name` did not make."""
+    callee, sep, nth = name.rpartition(":")
+    if not sep or not callee or not nth.isdigit():
+        return None
+    return callee, int(nth)
+
+
 @dataclass
 class ParsedKernel:
     name: str
@@ -120,7 +134,7 @@ def _scan_calls(lines: list[str], kernels: dict[str, ParsedKernel]) -> list[Pars
             if e and not e.group(1).startswith(("aten.empty", "torch.ops.aten.empty")):
                 callee = e.group(1)
                 counts[callee] = counts.get(callee, 0) + 1
-                k = ParsedKernel(f"{callee}:{counts[callee]}", "extern", stripped, line=i + 1)
+                k = ParsedKernel(extern_name(callee, counts[callee]), "extern", stripped, line=i + 1)
                 _apply_comments(k, comments)
                 externs.append(k)
                 comments = []

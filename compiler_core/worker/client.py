@@ -1,7 +1,9 @@
 """`WorkerClient`: start a capture worker, stream its events, cancel it, recover what it traced.
 
 Qt-free and torch-free: the CLI uses it directly; the GUI starts the same command line with
-QProcess (see protocol.py) and can reuse `recover_session` and `FailureSummary`.
+QProcess (explorer/worker_process.py). Both keep their books with the same `CaptureRun`, end
+with the same `CaptureOutcome` and recover a crashed run's session the same way
+(capture_outcome.py); this module is only the subprocess transport.
 
 Events arrive on a private pipe (the worker's stdout/stderr belong to the user's code and are
 drained to bounded buffers on threads, so a model printing megabytes can neither block on a
@@ -31,7 +33,8 @@ from pathlib import Path
 from typing import IO
 
 from compiler_core.session.model import Diagnostic, Session
-from compiler_core.worker import event_auth, process_sweep
+from compiler_core.worker import process_sweep
+from compiler_core.worker.capture_outcome import CaptureOutcome, CaptureRun, recover_session
 from compiler_core.worker.memory_limit import limit_bytes
 from compiler_core.worker.protocol import CaptureSpec, Event, worker_env
 
@@ -99,26 +102,46 @@ class WorkerClient:
         self._env = worker_env(env, cache_dir)
         self.proc: subprocess.Popen[bytes] | None = None
         self.exit: WorkerExit | None = None
-        self.last_stage = ""
-        self.error: Event | None = None
+        self.run_book = CaptureRun(spec)  # what the run said: stages, error, done, its session
         self.session_path = ""
-        self.received: list[Event] = []
-        self._open_stages: list[str] = []
         self._queue: queue.Queue[Event | None] = queue.Queue()
         self._cancelled = threading.Event()
         self._timed_out = False
         self._stdout: _TailBuffer | None = None
         self._stderr: _TailBuffer | None = None
         self._signed = spec.signed_events  # model files and script runs (compiler_core/run) alike
-        self._key = event_auth.new_key()
-        self._verifier = event_auth.Verifier(self._key)
+        self._key = self.run_book.key
         self.token = process_sweep.new_run_token()
-        self.done: Event | None = None  # the authentic `done` event, if it came
         self.memory_exceeded = 0  # bytes the run's process tree held when it was killed for it
         self._cap = limit_bytes(spec.device, spec.max_memory_mb)
         self._next_memory_check = 0.0
         self.swept: list[int] = []  # pids of the run's processes killed after it ended
-        self._started_unix = 0.0
+
+    @property
+    def _started_unix(self) -> float:
+        return self.run_book.started_unix
+
+    @_started_unix.setter
+    def _started_unix(self, value: float) -> None:
+        self.run_book.started_unix = value
+
+    @property
+    def last_stage(self) -> str:
+        """The innermost stage still open (a crash happened there)."""
+        return self.run_book.last_stage
+
+    @property
+    def error(self) -> Event | None:
+        return self.run_book.error
+
+    @property
+    def done(self) -> Event | None:
+        """The authentic `done` event, if it came."""
+        return self.run_book.done
+
+    @property
+    def received(self) -> list[Event]:
+        return self.run_book.received
 
     def start(self) -> None:
         read_fd, write_fd = os.pipe()
@@ -154,17 +177,14 @@ class WorkerClient:
             self.proc.stdin.close()
 
     def _read_events(self, fd: int) -> None:
+        """Read and verify on this thread; the events are noted (`CaptureRun.note`) as they
+        are yielded, on the caller's thread."""
+        book = self.run_book
         with os.fdopen(fd, "r", encoding="utf-8", errors="replace") as stream:
             for line in stream:
-                if not line.strip():
-                    continue
-                body = self._verifier.check(line) if self._signed else line
-                if body is None:
-                    continue  # forged, replayed or torn: counted by the verifier
-                try:
-                    self._queue.put(Event.from_json(body))
-                except ValueError:
-                    continue  # cannot happen for a line we signed; never trusted anyway
+                body = book.verified(line)
+                if body is not None:
+                    self._queue.put(body)
         self._queue.put(None)
 
     def events(self, poll_s: float = 0.1) -> Iterator[Event]:
@@ -220,23 +240,9 @@ class WorkerClient:
         return self.exit
 
     def _note(self, event: Event) -> None:
-        self.received.append(event)
-        if event.kind == "stage":
-            self._track_stage(event)
-        elif event.kind == "error" and self.error is None:
-            self.error = event
-        elif event.kind == "done":
-            self.done = event
-        elif event.kind == "session" and not self._signed:
+        self.run_book.note(event)
+        if event.kind == "session" and not self._signed:
             self.session_path = event.path  # an unsigned spec (none left in the tree): its word
-
-    def _track_stage(self, event: Event) -> None:
-        """`last_stage` is the innermost stage still open (a crash happened there)."""
-        if event.state == "started":
-            self._open_stages.append(event.stage)
-        elif event.stage in self._open_stages:
-            self._open_stages.remove(event.stage)
-        self.last_stage = self._open_stages[-1] if self._open_stages else event.stage
 
     def _poll(self) -> int | None:
         return None if self.proc is None else self.proc.poll()
@@ -290,20 +296,16 @@ class WorkerClient:
 
     @property
     def forged_lines(self) -> int:
-        return self._verifier.forged
+        return self.run_book.forged_lines
 
     def problems(self) -> list[str]:
         """Why a run that exited 0 is still not a success (empty when it is one); model files
         and script runs alike."""
-        if not self._signed:
+        if self.exit is None:
             return []
-        out = event_auth.channel_problems(self._verifier.forged, self.done is not None)
-        if self.done is not None and self.exit is not None and self.done.exit_code != self.exit.returncode:
-            out.append(f"the worker reported exit code {self.done.exit_code} but exited with "
-                       f"{self.exit.returncode}")  # fmt: skip
-        why = self._session_problem()
-        if why:
-            out.append(why)
+        out = self.run_book.problems(self.exit.returncode, decode=True)
+        if not out and self.exit.returncode == 0 and self._signed:
+            self.session_path = self.run_book.fresh_session()
         return out
 
     @property
@@ -311,48 +313,24 @@ class WorkerClient:
         """Decided here from what the parent can verify, never from an event alone."""
         return self.exit is not None and self.exit.ok and not self.problems()
 
-    def _session_problem(self) -> str:
-        from compiler_core.session.codec import SessionFormatError, load
-
-        path = Path(self.spec.out_path)
-        try:
-            if path.stat().st_mtime < self._started_unix - 2.0:
-                return f"no new session was written to {path} (the file there is older than this run)"
-            load(path)
-        except FileNotFoundError:
-            return f"no session was written to {path}"
-        except (OSError, SessionFormatError, RecursionError) as exc:
-            return f"the session at {path} does not load: {str(exc)[:300]}"
-        self.session_path = str(path.resolve())
-        return ""
+    def outcome(self) -> CaptureOutcome:
+        """How the run ended, in the type the GUI's runs end with too."""
+        assert self.exit is not None, "the run has not ended"
+        exit_info = self.exit
+        return self.run_book.outcome(
+            exit_info.returncode if exit_info.signal is None else None, signal_number=exit_info.signal,
+            cancelled=exit_info.cancelled, timed_out=exit_info.timed_out, swept=len(self.swept),
+            memory_exceeded=self.memory_exceeded, decode=True,
+        )
 
     def recover_session(self) -> Session | None:
         """The saved session at `spec.out_path` (never a path an event names), or one rebuilt
-        from the trace log when the worker died first or left no loadable session."""
-        from compiler_core.session.codec import load
-
-        if not self._session_problem():
-            return load(self.spec.out_path)
-        trace = Path(self.spec.resolved_trace_path)
-        if not trace.is_file() or trace.stat().st_size == 0:
-            return None
-        return rebuild_partial(self.spec, self.failure_diagnostic())
+        from the trace log when the worker died first or left no loadable session
+        (capture_outcome.recover_session, the GUI's path too)."""
+        outcome = self.outcome()
+        if outcome.session_path and not self.run_book.session_problem():
+            self.session_path = outcome.session_path  # the worker's own save, even after a failure
+        return recover_session(self.spec, outcome)
 
     def failure_diagnostic(self) -> Diagnostic | None:
-        if self.exit is None or self.exit.ok:
-            return None
-        what = self.error.message if self.error else f"the worker {self.exit.describe()}"
-        return Diagnostic("error", f"capture {self.exit.describe()} in stage '{self.last_stage}': {what}",
-                          self.spec.model_path, stage=self.last_stage)
-
-
-def rebuild_partial(spec: CaptureSpec, diagnostic: Diagnostic | None) -> Session:
-    """Build (and save to spec.out_path) a session from a dead worker's trace log."""
-    from compiler_core.capture.session_build import build_session, read_sources
-    from compiler_core.session.codec import save
-    from compiler_core.worker.capture_job import capture_meta
-
-    session = build_session(spec.resolved_trace_path, capture_meta(spec, {}), read_sources([spec.model_path]),
-                            [diagnostic] if diagnostic else [])
-    save(session, spec.out_path)
-    return session
+        return None if self.exit is None else self.outcome().failure_diagnostic(self.spec)

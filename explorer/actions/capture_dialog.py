@@ -22,9 +22,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from compiler_core.worker.capture_outcome import CaptureOutcome
 from compiler_core.worker.protocol import MODES, STAGES, CaptureSpec
 from explorer.plain_text import clip, plain_label, rich_label
-from explorer.worker_process import WorkerOutcome, WorkerProcess
+from explorer.worker_process import WorkerProcess
 
 UNTRUSTED_NOTICE = (
     "<b>Opening a model file runs its code.</b> CompileScope imports the file and calls your model "
@@ -176,7 +177,7 @@ class CaptureProgressDialog(QDialog):
     def _update_elapsed(self) -> None:
         self.stage.setText(f"{clip(self.worker.stage or 'starting', 200)} — {self.worker.elapsed():.1f} s")
 
-    def _on_finished(self, outcome: WorkerOutcome) -> None:
+    def _on_finished(self, outcome: CaptureOutcome) -> None:
         self._tick.stop()
         self._update_elapsed()
         self.bar.setValue(self.bar.maximum() if outcome.ok else self.bar.value())

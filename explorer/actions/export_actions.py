@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox
 
 from compiler_core.session import Compile, Graph, save
 from explorer.actions.graph_export import canvas_fill, save_dot, save_scene
 from explorer.actions.kernel_export import export_kernels
+from explorer.app_window import AppWindow
+from explorer.panes.base import Pane
 from explorer.plain_text import show_problem
-
-if TYPE_CHECKING:
-    from explorer.main_window import MainWindow
 
 GRAPH_PANES = {"dynamo": "DynamoPane", "aot": "AotPane", "inductor": "InductorPane"}
 
@@ -28,7 +25,7 @@ def stage_graph(c: Compile, stage: str) -> Graph | None:
 
 
 class ExportActions(QObject):
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: AppWindow) -> None:
         super().__init__(window)
         self.window = window
         self.graph_stage = "dynamo"  # follows the stage navigator
@@ -55,7 +52,7 @@ class ExportActions(QObject):
         folder = QFileDialog.getExistingDirectory(self.window, "Export kernels to folder") if c else ""
         if c is not None and folder:
             try:
-                files = export_kernels(self.window.state.session, c, folder)
+                files = export_kernels(self.window.state.session, c, folder, self.window.state.links)
             except (OSError, ValueError) as exc:  # UnsafePathError is a ValueError
                 show_problem(self.window, "Export failed", f"{folder}\n\n{type(exc).__name__}: {exc}")
                 return
@@ -84,7 +81,10 @@ class ExportActions(QObject):
         c = self.window.state.current
         if c is None:
             return
-        canvas = self.window.panes[GRAPH_PANES[self.graph_stage]].graphs.canvas  # type: ignore[attr-defined]
+        pane = self.window.panes[GRAPH_PANES[self.graph_stage]]
+        canvas = pane.graph_canvas() if isinstance(pane, Pane) else None
+        if canvas is None:
+            return  # the pane is not built yet: nothing is drawn to export
         if path.lower().endswith(".dot"):
             graph = stage_graph(c, self.graph_stage)
             if graph is not None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence
@@ -18,17 +17,16 @@ from PySide6.QtWidgets import QApplication, QFileDialog, QMenu, QMessageBox, QPu
 
 from compiler_core.capture_support import capture_unavailable
 from compiler_core.safe_paths import safe_name
-from compiler_core.session import Session, save
+from compiler_core.session import LinkIndex, Session, save
+from compiler_core.worker.capture_outcome import CaptureOutcome
 from compiler_core.worker.protocol import CaptureSpec, default_cache_dir
 from explorer.actions.capture_dialog import CaptureOptionsDialog, CaptureProgressDialog
 from explorer.actions.loading import MODEL, BackgroundLoader, kind_of
 from explorer.actions.run_script import ScriptRuns
 from explorer.actions.timeline_runs import TimelineRuns
+from explorer.app_window import AppWindow
 from explorer.plain_text import clip, show_problem
-from explorer.worker_process import WorkerOutcome, WorkerProcess
-
-if TYPE_CHECKING:
-    from explorer.main_window import MainWindow
+from explorer.worker_process import WorkerProcess
 
 RECENT_KEY = "files/recent"
 TRUSTED_KEY = "files/trusted"
@@ -40,7 +38,7 @@ def autosave_path(model_path: str) -> Path:
 
 
 class FileActions(QObject):
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: AppWindow) -> None:
         super().__init__(window)
         self.window = window
         self.worker = WorkerProcess(self)
@@ -55,7 +53,7 @@ class FileActions(QObject):
         self.capture_loader.failed.connect(self._capture_load_failed)
         self.loading_capture = False
         self.last_spec: CaptureSpec | None = None
-        self.last_outcome: WorkerOutcome | None = None
+        self.last_outcome: CaptureOutcome | None = None
         self.model_path = ""  # the model file behind the shown session; "" for traces and sessions
         self._rerun_button: QPushButton | None = None
         self._rerun_path = ""
@@ -127,9 +125,9 @@ class FileActions(QObject):
             self.window.statusBar().showMessage(f"Loading {path}…")
             self.loader.start(path)
 
-    def _loaded(self, path: str, session: Session) -> None:
+    def _loaded(self, path: str, session: Session, links: LinkIndex) -> None:
         self.model_path = ""
-        self.window.show_session(session, path)
+        self.window.show_session(session, path, links)
         self.window.statusBar().clearMessage()
         self._remember(path)
 
@@ -139,7 +137,7 @@ class FileActions(QObject):
 
     def ask_and_capture(self, path: str) -> bool:
         self._remember(path)  # in Recent even if cancelled; Recent leads back to this dialog
-        if not self._can_capture(path):
+        if not self.can_capture(path):
             return False
         trusted = self._list_setting(TRUSTED_KEY)
         first = str(Path(path).resolve()) not in trusted
@@ -173,7 +171,7 @@ class FileActions(QObject):
         if self.last_spec is not None and not self.worker.running():
             self.start_capture(self.last_spec)
 
-    def _can_capture(self, path: str) -> bool:
+    def can_capture(self, path: str) -> bool:
         """A viewer-only install (no torch) says how to enable capture instead of failing later."""
         reason = capture_unavailable()
         if reason is None:
@@ -196,22 +194,27 @@ class FileActions(QObject):
             QApplication.processEvents()
         return self.last_outcome.ok
 
-    def _capture_finished(self, outcome: WorkerOutcome) -> None:
-        """Keep whatever was recorded: the saved session, or a partial one rebuilt from the trace."""
+    def _capture_finished(self, outcome: CaptureOutcome) -> None:
+        """Keep whatever was recorded: the saved session, or after a failure the session the
+        CLI would recover (its meta and the failure kept; capture_outcome.recover_session)."""
         self.last_outcome = outcome
-        if self.scripts.owns(self.last_spec) and self.scripts.finished(outcome):
-            return  # a script run that saved nothing: its controller showed the trace log
-        path = outcome.session_path
-        if not path and outcome.trace_path and Path(outcome.trace_path).is_file():
-            path = outcome.trace_path
-        if not path:
+        spec = self.last_spec
+        if self.scripts.owns(spec) and self.scripts.finished(outcome):
+            return  # a script run that saved nothing: its controller recovered it
+        if spec is None:
             return
+        if outcome.ok:
+            self.loading_capture = True
+            self.capture_loader.start(outcome.session_path)
+            return
+        if not outcome.session_path and not Path(outcome.trace_path).is_file():
+            return  # nothing was traced
         self.loading_capture = True
-        self.capture_loader.start(path)
+        self.capture_loader.recover(spec, outcome)
 
-    def _capture_loaded(self, path: str, session: Session) -> None:
+    def _capture_loaded(self, path: str, session: Session, links: LinkIndex) -> None:
         self.loading_capture = False
-        self.window.show_session(session, self.last_spec.model_path if self.last_spec else path)
+        self.window.show_session(session, self.last_spec.model_path if self.last_spec else path, links)
 
     def _capture_load_failed(self, path: str, message: str) -> None:
         # a partial trace may not import; the progress dialog already shows the fate

@@ -16,7 +16,6 @@ from pathlib import Path
 
 from compiler_core.safe_paths import SafeFolder
 from compiler_core.session import Compile, Kernel, LinkIndex, Ref, RefKind, Session
-from compiler_core.session.refs import graph_key, split_source_key
 
 
 def kernel_file_path(folder: SafeFolder, k: Kernel) -> Path:
@@ -30,13 +29,13 @@ def _one_line(text: object) -> str:
     return " ".join(str(text).split())
 
 
-def kernel_source_lines(index: LinkIndex, c: Compile, k: Kernel) -> list[str]:
-    ref = Ref(RefKind.KERNEL, c.compile_id, graph_key(k.graph, k.name), c.rank)
-    lines = {split_source_key(r.key) for r in index.related(ref) if r.kind is RefKind.SOURCE_LINE}
-    return [f"{path}:{line}" for path, line in sorted(lines)]
+def kernel_source_lines(index: LinkIndex, c: Compile, k: Kernel) -> list[tuple[str, int]]:
+    """(path, line) of the user source lines the kernel came from, sorted."""
+    ref = Ref.kernel(c.compile_id, k.graph, k.name, c.rank)
+    return sorted({(r.path, r.line) for r in index.related(ref) if r.kind is RefKind.SOURCE_LINE})
 
 
-def kernel_header(c: Compile, k: Kernel, sources: list[str], session: Session) -> str:
+def kernel_header(c: Compile, k: Kernel, sources: list[tuple[str, int]], session: Session) -> str:
     comment = "//" if k.language == "cpp" else "#"
     text = {p: t.splitlines() for p, t in session.sources.items()}
     rows = [
@@ -46,19 +45,21 @@ def kernel_header(c: Compile, k: Kernel, sources: list[str], session: Session) -
     if k.original_aten:
         rows.append(_one_line(f"Original aten ops: {', '.join(k.original_aten)}"))
     rows.append("From user source lines:" if sources else "From user source lines: (unknown)")
-    for loc in sources:
-        path, _, line = loc.rpartition(":")
+    for path, line in sources:
         code = text.get(path, [])
-        snippet = code[int(line) - 1].strip() if 0 < int(line) <= len(code) else ""
-        rows.append(_one_line(f"  {loc}  {snippet}"))
+        snippet = code[line - 1].strip() if 0 < line <= len(code) else ""
+        rows.append(_one_line(f"  {path}:{line}  {snippet}"))
     rows.append("Exported by CompileScope")
     return "\n".join(f"{comment} {row}" for row in rows) + "\n\n"
 
 
-def export_kernels(session: Session, c: Compile, folder: str | Path) -> list[Path]:
-    """Write the export; returns the files written (kernels, output code, index.json, INDEX.md)."""
+def export_kernels(session: Session, c: Compile, folder: str | Path,
+                   links: LinkIndex | None = None) -> list[Path]:
+    """Write the export; returns the files written (kernels, output code, index.json, INDEX.md).
+
+    `links` is the session's index (the explorer passes its model's); built here without it."""
     out = SafeFolder(folder)
-    index = LinkIndex.of(session.links)
+    index = LinkIndex(session.links) if links is None else links
     written: list[Path] = []
     entries: list[dict[str, object]] = []
     for part in c.inductor:
@@ -68,7 +69,8 @@ def export_kernels(session: Session, c: Compile, folder: str | Path) -> list[Pat
             path = out.write_text(kernel_file_path(out, k), text)
             written.append(path)
             entries.append({"kernel": k.name, "language": k.language, "graph": k.graph, "file": path.name,
-                            "fused_nodes": list(k.fused_nodes), "source_lines": sources})
+                            "fused_nodes": list(k.fused_nodes),
+                            "source_lines": [f"{path}:{line}" for path, line in sources]})
         if part.output_code:
             path = out.write_text(out.path(f"output_code_{part.graph}", ".py"), part.output_code)
             written.append(path)

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
 from compiler_core.session import LinkIndex, Session, load
 from compiler_core.trace.read_limits import open_regular
+from compiler_core.worker.capture_outcome import CaptureOutcome, recover_session
+from compiler_core.worker.protocol import CaptureSpec
 from explorer.plain_text import clip
 
 MODEL, TRACE, SESSION = "model", "trace", "session"
@@ -47,35 +50,57 @@ def load_any(path: str | Path) -> Session:
     return session
 
 
-def load_prepared(path: str | Path) -> Session:
-    """`load_any`, then the link index built too, so the GUI thread's first lookup is instant."""
-    session = load_any(path)
-    index = LinkIndex.of(session.links).prepare()
+def load_prepared(path: str | Path) -> tuple[Session, LinkIndex]:
+    """`load_any`, then its link index built too, so the GUI thread's first lookup is instant
+    (the window's model takes this index as the session's one; explorer/state/app_model.py)."""
+    return prepare(load_any(path))
+
+
+def prepare(session: Session) -> tuple[Session, LinkIndex]:
+    """`session` with its link index built, and the line facts the Source panes read cached on it."""
+    index = LinkIndex(session.links).prepare()
     from explorer.state.line_facts import line_facts
 
     for rank in sorted({c.rank for c in session.compiles}, key=lambda r: -1 if r is None else r)[:8]:
         line_facts(session, index, rank)  # cached on the index for the Source / Per-line panes
-    return session
+    return session, index
 
 
 class BackgroundLoader(QObject):
     """Loads in a Python thread so a 100 MB trace never freezes the window.
 
-    Signals: `loaded(str path, Session)`, `failed(str path, str message)`.
+    Signals: `loaded(str path, Session, LinkIndex)` (the session and its prepared index),
+    `failed(str path, str message)`.
     """
 
-    loaded = Signal(str, object)
+    loaded = Signal(str, object, object)
     failed = Signal(str, str)
 
     def start(self, path: str) -> threading.Thread:
-        thread = threading.Thread(target=self._run, args=(path,), daemon=True, name="session-loader")
+        return self._thread(path, lambda: load_prepared(path))
+
+    def recover(self, spec: CaptureSpec, outcome: CaptureOutcome) -> threading.Thread:
+        """A finished capture's session, the CLI's way (compiler_core/worker/capture_outcome.py):
+        the saved one, or after a crash one rebuilt from the trace with the run's meta and the
+        failure. `path` in the signals is the session's (or the trace's, when none came)."""
+
+        def work() -> tuple[Session, LinkIndex]:
+            session = recover_session(spec, outcome)
+            if session is None:
+                raise ValueError("the worker traced nothing")
+            return prepare(session)
+
+        return self._thread(outcome.session_path or spec.resolved_trace_path, work)
+
+    def _thread(self, path: str, work: Callable[[], tuple[Session, LinkIndex]]) -> threading.Thread:
+        thread = threading.Thread(target=self._run, args=(path, work), daemon=True, name="session-loader")
         thread.start()
         return thread
 
-    def _run(self, path: str) -> None:
+    def _run(self, path: str, work: Callable[[], tuple[Session, LinkIndex]]) -> None:
         try:
-            session = load_prepared(path)
+            session, links = work()
         except Exception as exc:  # shown to the user verbatim; the app stays usable
             self.failed.emit(path, f"{type(exc).__name__}: {clip(exc)}")  # 300 MB messages exist
             return
-        self.loaded.emit(path, session)
+        self.loaded.emit(path, session, links)

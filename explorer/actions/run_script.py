@@ -5,8 +5,8 @@ log that is flushed per record. Each compile stage that finishes or graph break 
 schedules a re-import of that log in a thread (`build_script_session`, the importer every trace
 goes through), so the panes show every compile within a moment of its end while the script keeps
 running; at most one import runs at a time and at most one waits. Step times arrive as timeline
-records and go straight to the timeline pane (TimelineRuns forwards them), and each live session
-carries the pane's samples so far, so a refresh never rewinds the plot. The user's current
+records and go straight to the model's live timeline (TimelineRuns forwards them), and each live
+session carries the samples so far, so a refresh never rewinds the plot. The user's current
 compile is kept across refreshes.
 
 Stop (SIGUSR1 to the worker, whose pid comes in `hello`) ends the run at the script's next
@@ -24,7 +24,7 @@ import signal
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
@@ -44,13 +44,11 @@ from PySide6.QtWidgets import (
 
 from compiler_core.run.spec import ScriptSpec
 from compiler_core.session import Session
+from compiler_core.worker.capture_outcome import CaptureOutcome
 from compiler_core.worker.protocol import Event, default_cache_dir
+from explorer.actions.capture_host import CaptureHost
+from explorer.app_window import AppWindow
 from explorer.plain_text import clip, plain_label, rich_label
-from explorer.worker_process import WorkerOutcome
-
-if TYPE_CHECKING:
-    from explorer.actions.file_actions import FileActions
-    from explorer.main_window import MainWindow
 
 NOTICE = ("<b>Running a script runs its code.</b> CompileScope runs it as <tt>python SCRIPT ARGS</tt> "
           "would, in a separate worker process, with your permissions. Only run scripts you trust.")
@@ -189,7 +187,7 @@ class ScriptRuns(QObject):
 
     liveSession = Signal(object)  # noqa: N815 (Qt signal naming)
 
-    def __init__(self, window: MainWindow, files: FileActions) -> None:
+    def __init__(self, window: AppWindow, files: CaptureHost) -> None:
         super().__init__(window)
         self.window = window
         self.files = files
@@ -229,7 +227,7 @@ class ScriptRuns(QObject):
 
     # ----- starting -----
     def open_dialog(self, script: str = "", args: str = "", cwd: str = "") -> bool:
-        if not self.files._can_capture(script or "Run script"):  # a viewer-only install: say how
+        if not self.files.can_capture(script or "Run script"):  # a viewer-only install: say how
             return False
         dialog = RunScriptDialog(script, args, cwd, self.window)
         if dialog.exec() != QDialog.DialogCode.Accepted:
@@ -248,9 +246,7 @@ class ScriptRuns(QObject):
         self._stage = "starting"
         self.output.clear()
         self.window.set_session(Session(), spec.model_path)  # a fresh run starts from empty panes
-        pane = self.window.panes.get(TIMELINE_KEY)
-        if pane is not None and hasattr(pane, "clear"):
-            pane.clear()
+        self.window.state.timeline.clear()
         self._show_timeline()
         # not FileActions.start_capture: a script is not a model file (Recent, the timeline's Run)
         self.files.last_spec, self.files.last_outcome = spec, None
@@ -261,7 +257,7 @@ class ScriptRuns(QObject):
         self.stop_button.setEnabled(True)
         self._update_status()
 
-    def run_blocking(self, spec: ScriptSpec) -> WorkerOutcome | None:
+    def run_blocking(self, spec: ScriptSpec) -> CaptureOutcome | None:
         """Start and wait, the event loop turning (for --screenshot, where nobody can click)."""
         from PySide6.QtWidgets import QApplication
 
@@ -347,11 +343,9 @@ class ScriptRuns(QObject):
         """Show `session` with the timeline so far, keeping the compile the user is looking at."""
         import dataclasses
 
-        pane = self.window.panes.get(TIMELINE_KEY)
-        data = getattr(pane, "data", None)
-        if data is not None:
-            session = dataclasses.replace(session, timeline=tuple(data.all_samples()),
-                                          timeline_events=tuple(data.all_events()))
+        data = self.window.state.timeline.data
+        session = dataclasses.replace(session, timeline=tuple(data.all_samples()),
+                                      timeline_events=tuple(data.all_events()))
         state = self.window.state
         current = state.current
         self.compiles = len(session.compiles)
@@ -379,7 +373,7 @@ class ScriptRuns(QObject):
         self.output.raise_()
 
     # ----- the end -----
-    def finished(self, outcome: WorkerOutcome) -> bool:
+    def finished(self, outcome: CaptureOutcome) -> bool:
         """The worker ended. True when handled here: nothing was saved, so the session comes
         from the trace log (with the timeline the pane received); otherwise FileActions loads
         the saved session as for any capture."""
@@ -396,15 +390,15 @@ class ScriptRuns(QObject):
         self.window.statusBar().showMessage(f"Script run {fate}.", 10_000)
         if outcome.session_path or self.spec is None:
             return False
-        from compiler_core.run.script_session import build_script_session, script_meta
-        from compiler_core.session.model import Diagnostic
+        from compiler_core.worker.capture_outcome import recover_session
 
-        note = Diagnostic("error", f"the run ended without saving: {outcome.describe()}",
-                          self.spec.model_path, stage="run")
-        try:
-            session = build_script_session(self.spec, script_meta(self.spec), None, [note])
+        try:  # the CLI's recovery: the script's meta and the failure kept
+            session = recover_session(self.spec, outcome)
         except Exception as exc:  # nothing readable was recorded
             self.window.statusBar().showMessage(clip(f"Nothing usable recorded: {exc}", 300, 1))
+            return True
+        if session is None:
+            self.window.statusBar().showMessage("Nothing usable recorded: the run traced nothing.")
             return True
         self._show(session)
         return True

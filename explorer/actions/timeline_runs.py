@@ -1,30 +1,28 @@
-"""Live timeline runs: the Timeline pane's Run starts the worker, and its samples stream back.
+"""Live timeline runs: a run the user asks for starts the worker, and its samples stream back.
 
-The pane never runs anything (the GUI never touches torch): its `runRequested` dict becomes a
-worker run of the open model file with `--steps/--modes/--shape-change-step`, and every
-`timeline` event's record goes to `TimelinePane.add_record` as it arrives, so the plot grows
-while the worker is still timing. When the worker finishes, the saved session replaces the live
-data (same samples, plus the final statistics). Runs started here show their progress in the
-status bar rather than the progress dialog, which would cover the plot being watched.
+This controller talks to the application model only, never to the Timeline pane: a request
+(`SessionState.timelineRunRequested`, from the pane's Run) becomes a worker run of the open
+model file with `--steps/--modes/--shape-change-step`, and every `timeline` event's record is
+appended to the model's live timeline as it arrives (`state.timeline.add_record`), which the
+pane repaints from while the worker is still timing. When the worker finishes, the saved
+session replaces the live data (same samples, plus the final statistics). Runs started here
+show their progress in the status bar rather than the progress dialog, which would cover the
+plot being watched.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from PySide6.QtCore import QObject
-from PySide6.QtWidgets import QPushButton, QWidget
+from PySide6.QtWidgets import QPushButton
 
+from compiler_core.worker.capture_outcome import CaptureOutcome
 from compiler_core.worker.protocol import CaptureSpec, Event
+from explorer.actions.capture_host import CaptureHost
+from explorer.app_window import AppWindow
 from explorer.plain_text import clip
-from explorer.worker_process import WorkerOutcome
-
-if TYPE_CHECKING:
-    from explorer.actions.file_actions import FileActions
-    from explorer.main_window import MainWindow
-
-TIMELINE_KEY = "TimelinePane"
 
 
 def timeline_spec(base: CaptureSpec, request: dict[str, Any]) -> CaptureSpec:
@@ -38,15 +36,14 @@ def timeline_spec(base: CaptureSpec, request: dict[str, Any]) -> CaptureSpec:
 
 
 class TimelineRuns(QObject):
-    """Feeds the timeline pane from the worker and turns the pane's Run into a capture."""
+    """Feeds the model's live timeline from the worker and turns a run request into a capture."""
 
-    def __init__(self, window: MainWindow, files: FileActions) -> None:
+    def __init__(self, window: AppWindow, files: CaptureHost) -> None:
         super().__init__(window)
         self.window = window
         self.files = files
         self.records = 0  # timeline records forwarded during the current run
         self._quiet = False  # this run was started from the pane: progress goes to the status bar
-        self._connected: set[int] = set()
         self.cancel_button = QPushButton("Cancel run")
         self.cancel_button.setVisible(False)
         self.cancel_button.clicked.connect(files.worker.cancel)
@@ -54,19 +51,7 @@ class TimelineRuns(QObject):
         files.worker.eventReceived.connect(self._on_event)
         files.worker.stageChanged.connect(self._on_stage)
         files.worker.finished.connect(self._on_finished)
-        self.attach()
-
-    def pane(self) -> QWidget | None:
-        """The timeline pane, once built and if installed (a placeholder label has no add_record)."""
-        pane = self.window.panes.get(TIMELINE_KEY)
-        return pane if pane is not None and hasattr(pane, "add_record") else None
-
-    def attach(self) -> None:
-        """Connect the pane's Run (call again after the deferred pane is built; idempotent)."""
-        pane = self.pane()
-        if pane is not None and id(pane) not in self._connected:
-            self._connected.add(id(pane))
-            pane.runRequested.connect(self.run_requested)  # type: ignore[attr-defined]
+        window.state.timelineRunRequested.connect(self.run_requested)
 
     def run_requested(self, request: dict[str, Any]) -> bool:
         """Start a timeline run of the open model file; False (and a status message) if none."""
@@ -88,26 +73,22 @@ class TimelineRuns(QObject):
         return True
 
     def run_started(self, spec: CaptureSpec) -> None:
-        """A worker run begins: a timeline run starts from an empty plot."""
+        """A worker run begins: a timeline run starts from an empty plot, with its options shown."""
         self.records = 0
-        pane = self.pane()
-        if spec.steps > 0 and pane is not None:
-            pane.clear()  # type: ignore[attr-defined]
-            _show_options(pane, spec)
+        if spec.steps > 0:
+            self.window.state.timeline.begin_run(run_options(spec))
 
     def _on_event(self, event: Event) -> None:
         if event.kind == "timeline" and event.data:
-            pane = self.pane()
-            if pane is not None:
-                pane.add_record(event.data)  # type: ignore[attr-defined]
-                self.records += 1
+            self.window.state.timeline.add_record(event.data)
+            self.records += 1
 
     def _on_stage(self, stage: str) -> None:
         if self._quiet:
             self.cancel_button.setVisible(True)
             self.window.statusBar().showMessage(f"Running {clip(stage, 200, 1)}…")
 
-    def _on_finished(self, outcome: WorkerOutcome) -> None:
+    def _on_finished(self, outcome: CaptureOutcome) -> None:
         self.cancel_button.setVisible(False)
         if self._quiet:
             self._quiet = False
@@ -116,13 +97,6 @@ class TimelineRuns(QObject):
             self.window.statusBar().showMessage(text, 0 if not outcome.ok else 10_000)
 
 
-def _show_options(pane: QWidget, spec: CaptureSpec) -> None:
-    """The pane's controls show the run in progress (it may come from the options dialog)."""
-    controls = pane.controls  # type: ignore[attr-defined]
-    modes = spec.modes.split(",")
-    controls.steps.setValue(spec.steps)
-    for mode, box in controls.mode_boxes.items():
-        box.setChecked(mode in modes)
-    controls.shape_change.setChecked(spec.shape_change_step is not None)
-    if spec.shape_change_step is not None:
-        controls.shape_step.setValue(spec.shape_change_step)
+def run_options(spec: CaptureSpec) -> dict[str, Any]:
+    """The run's options in the vocabulary of the timeline's controls (what `timeline_spec` reads)."""
+    return {"steps": spec.steps, "modes": spec.modes.split(","), "shape_change_step": spec.shape_change_step}

@@ -11,24 +11,16 @@ Items are numbered `0..n-1` for nodes and `n + g` for group `g`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
 
 import numpy as np
-from numpy.typing import NDArray
 
 from explorer.layout.graph_arrays import GraphArrays
-from explorer.layout.layered import LayeredLayout, layered_layout
+from explorer.layout.layered import layered_layout
 from explorer.layout.module_groups import ROOT, GroupTree
-from explorer.layout.scene_assembly import HEADER, PAD, Scene, assemble
+from explorer.layout.scene_assembly import HEADER, PAD, LocalLayout, Scene, assemble
 
 COLLAPSED_H = 40.0
-
-
-@dataclass(frozen=True)
-class _Local:
-    items: NDArray[np.int64]  # item ids, local index order
-    layout: LayeredLayout
-    pairs: dict[tuple[int, int], int]  # (item u, item v) -> local edge index
 
 
 class CompoundLayout:
@@ -46,7 +38,7 @@ class CompoundLayout:
             for c in tree.children[g]:
                 self.first[n + g] = min(self.first[n + g], self.first[n + c])
         self._lift_edges()
-        self._cache: dict[int, _Local] = {}
+        self._cache: dict[int, LocalLayout] = {}
         self._cache_key: dict[int, frozenset[tuple[int, tuple[float, float] | None]]] = {}
         self._size: dict[int, tuple[float, float]] = {}
 
@@ -69,6 +61,11 @@ class CompoundLayout:
         bounds = np.searchsorted(self.lca[order], np.arange(tree.count + 1))
         self._by_lca = [order[bounds[g] : bounds[g + 1]] for g in range(tree.count)]
 
+    @property
+    def local_layouts(self) -> Mapping[int, LocalLayout]:
+        """Each expanded group's cached local layout (what `scene_assembly.assemble` reads)."""
+        return self._cache
+
     def item_size(self, item: int, expanded: set[int]) -> tuple[float, float]:
         if item < self.n:
             return float(self.arrays.widths[item]), float(self.arrays.heights[item])
@@ -79,7 +76,7 @@ class CompoundLayout:
         text = len(label) + len(str(self.tree.size[g])) + 6  # "▸ label  (count)"
         return max(90.0, 8.0 * text + 24.0), COLLAPSED_H
 
-    def _local(self, g: int, expanded: set[int]) -> _Local:
+    def _local(self, g: int, expanded: set[int]) -> LocalLayout:
         tree, n = self.tree, self.n
         items = np.asarray(tree.members[g] + [n + c for c in tree.children[g]], dtype=np.int64)
         items = items[np.argsort(self.first[items], kind="stable")]
@@ -100,7 +97,7 @@ class CompoundLayout:
             (int(items[s]), int(items[d])): k
             for k, (s, d) in enumerate(zip(lay.src.tolist(), lay.dst.tolist(), strict=True))
         }
-        return _Local(items, lay, pairs)
+        return LocalLayout(items, lay, pairs)
 
     def _refresh(self, expanded: set[int]) -> None:
         """Recompute local layouts whose expanded descendants changed, deepest groups first."""

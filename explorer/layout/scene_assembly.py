@@ -3,22 +3,51 @@
 Kept apart from `compound.py` because this step runs on every expand/collapse and is written
 to be whole-array numpy: all local routes are concatenated once, then every drawn edge gathers
 its route plus, when an end sits inside an expanded group, one extra point at that node.
+
+It reads a compound layout through `GroupLayouts`, the protocol `compound.CompoundLayout`
+satisfies, so the import runs one way (compound -> scene_assembly), never back.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
-from explorer.layout.module_groups import ROOT
-
-if TYPE_CHECKING:
-    from explorer.layout.compound import CompoundLayout
+from explorer.layout.graph_arrays import GraphArrays
+from explorer.layout.layered import LayeredLayout
+from explorer.layout.module_groups import ROOT, GroupTree
 
 PAD, HEADER = 14.0, 26.0
+
+
+@dataclass(frozen=True)
+class LocalLayout:
+    """One expanded group laid out on its own: its items and their layered layout."""
+
+    items: NDArray[np.int64]  # item ids, local index order
+    layout: LayeredLayout
+    pairs: dict[tuple[int, int], int]  # (item u, item v) -> local edge index
+
+
+class GroupLayouts(Protocol):
+    """What `assemble` reads of a compound layout: the graph, its group tree, each edge lifted
+    to its lowest common group (`lca`) and sibling items (`cu`, `cv`), and the local layouts."""
+
+    n: int
+    tree: GroupTree
+    arrays: GraphArrays
+    lca: NDArray[np.int64]
+    cu: NDArray[np.int64]
+    cv: NDArray[np.int64]
+
+    @property
+    def local_layouts(self) -> Mapping[int, LocalLayout]: ...
+
+    def item_size(self, item: int, expanded: set[int]) -> tuple[float, float]: ...
 
 
 @dataclass(frozen=True)
@@ -53,7 +82,7 @@ class Scene:
     height: float
 
 
-def _place(cl: CompoundLayout, expanded: set[int]) -> tuple[NDArray[np.float64], ...]:
+def _place(cl: GroupLayouts, expanded: set[int]) -> tuple[NDArray[np.float64], ...]:
     """Absolute centres/sizes of all items under expanded groups, and each group's origin."""
     n, tree = cl.n, cl.tree
     total = n + tree.count
@@ -63,7 +92,7 @@ def _place(cl: CompoundLayout, expanded: set[int]) -> tuple[NDArray[np.float64],
     stack = [ROOT]
     while stack:
         g = stack.pop()
-        loc = cl._cache[g]
+        loc = cl.local_layouts[g]
         items = loc.items
         x[items] = ox[g] + loc.layout.x
         y[items] = oy[g] + loc.layout.y
@@ -78,7 +107,7 @@ def _place(cl: CompoundLayout, expanded: set[int]) -> tuple[NDArray[np.float64],
     return x, y, w, h, ox, oy
 
 
-def _reps(cl: CompoundLayout, expanded: set[int]) -> NDArray[np.int64]:
+def _reps(cl: GroupLayouts, expanded: set[int]) -> NDArray[np.int64]:
     tree = cl.tree
     top = [-1] * tree.count
     for g in range(1, tree.count):  # parents have smaller ids than children
@@ -88,12 +117,12 @@ def _reps(cl: CompoundLayout, expanded: set[int]) -> NDArray[np.int64]:
     return np.where(t >= 0, cl.n + t, np.arange(cl.n))
 
 
-def _global_routes(cl: CompoundLayout, expanded: set[int], ox: NDArray, oy: NDArray) -> tuple:
+def _global_routes(cl: GroupLayouts, expanded: set[int], ox: NDArray, oy: NDArray) -> tuple:
     base: dict[int, int] = {}
     xs, ys, lens, longs, revs = [], [], [], [], []
     count = 0
     for g in sorted(expanded):
-        lay = cl._cache[g].layout
+        lay = cl.local_layouts[g].layout
         base[g] = count
         count += len(lay.src)
         xs.append(lay.route_x + ox[g])
@@ -105,7 +134,7 @@ def _global_routes(cl: CompoundLayout, expanded: set[int], ox: NDArray, oy: NDAr
     return base, cat(xs), cat(ys), cat(lens).astype(np.int64), cat(longs), cat(revs)
 
 
-def assemble(cl: CompoundLayout, expanded: set[int]) -> Scene:
+def assemble(cl: GroupLayouts, expanded: set[int]) -> Scene:
     n, tree, a = cl.n, cl.tree, cl.arrays
     x, y, w, h, ox, oy = _place(cl, expanded)
     rep = _reps(cl, expanded)
@@ -123,7 +152,7 @@ def assemble(cl: CompoundLayout, expanded: set[int]) -> Scene:
     gstart = np.concatenate([[0], np.cumsum(glen)])
     rid = np.asarray(
         [
-            base[g] + cl._cache[g].pairs[(u, v)]
+            base[g] + cl.local_layouts[g].pairs[(u, v)]
             for g, u, v in zip(
                 cl.lca[e_first].tolist(), cl.cu[e_first].tolist(), cl.cv[e_first].tolist(), strict=True
             )
@@ -147,7 +176,7 @@ def assemble(cl: CompoundLayout, expanded: set[int]) -> Scene:
     boxes = np.asarray([g for g in sorted(expanded) if g != ROOT and not tree.is_section[g]], dtype=np.int64)
     secs = [c for c in tree.children[ROOT] if tree.is_section[c]]
     sections = [(g, float(y[n + g] - h[n + g] / 2 - 24.0)) for g in secs[1:]]
-    root = cl._cache[ROOT].layout
+    root = cl.local_layouts[ROOT].layout
     return Scene(
         n,
         x,

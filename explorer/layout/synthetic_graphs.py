@@ -8,7 +8,7 @@ to q/k/v, parameters as module-less placeholders used once, and module paths nes
 
 from __future__ import annotations
 
-from compiler_core.session import Graph, Node, SourceLoc, TensorMeta
+from compiler_core.session import Graph, GraphKind, Node, SourceLoc, TensorMeta
 
 _META = (TensorMeta(shape=(8, 128, 512), dtype="float32"),)
 
@@ -56,4 +56,4 @@ def transformer_graph(n_nodes: int, kind: str = "dynamo") -> Graph:
     while len(b.nodes) < n_nodes - 1:
         x = b.fn("relu", (x,), "head")
     b.nodes.append(Node("output", "output", "output", (x,)))
-    return Graph(kind=kind, nodes=tuple(b.nodes))
+    return Graph(kind=GraphKind(kind), nodes=tuple(b.nodes))

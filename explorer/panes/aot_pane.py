@@ -30,9 +30,9 @@ from PySide6.QtWidgets import (
 
 from compiler_core.session import AotInfo, Compile, Ref, RefKind, SavedTensor, Session
 from compiler_core.session.model import BudgetPoint
-from compiler_core.session.refs import graph_key, split_graph_key
+from compiler_core.session.vocab import Partition
 from explorer.actions.budget_sweep import BudgetSweepRun
-from explorer.canvas import EdgeStyle
+from explorer.canvas import EdgeStyle, GraphCanvas
 from explorer.panes.aot_facts import (
     BUDGET_COLUMNS,
     budget_row,
@@ -151,7 +151,7 @@ class AotPane(Pane):
             if self._building is not current:
                 return
             for t in tensors[start:stop]:
-                ref = Ref(RefKind.SAVED_TENSOR, current.compile_id, t.name, current.rank)
+                ref = Ref.saved_tensor(current.compile_id, t.name, current.rank)
                 shape = "[" + ", ".join(str(d) for d in t.meta.shape) + "]"
                 item = QTreeWidgetItem(
                     [t.name, shape, t.meta.dtype, human_bytes(t.bytes), t.producer, ", ".join(t.consumers)]
@@ -180,7 +180,7 @@ class AotPane(Pane):
     def _draw_graphs(self, c: Compile, aot: AotInfo) -> None:
         """The joint graph banded forward/backward when there is one, else the partitions."""
         def refs(graph: str, name: str) -> tuple[Ref, ...]:
-            return (Ref(RefKind.AOT_NODE, c.compile_id, graph_key(graph, name), c.rank),)
+            return (Ref.aot_node(c.compile_id, graph, name, c.rank),)
 
         if aot.joint is not None and aot.forward is not None:
             fw = {n.name for n in aot.forward.nodes}
@@ -192,9 +192,9 @@ class AotPane(Pane):
                 partition nodes the session links it to."""
                 own = refs("joint", name)
                 part = tuple(r for r in links.direct(own[0]) if r.kind is RefKind.AOT_NODE
-                             and split_graph_key(r.key)[0] in ("forward", "backward"))  # fmt: skip
+                             and r.graph in (Partition.FORWARD, Partition.BACKWARD))  # fmt: skip
                 band_name = "forward" if name in fw else "backward"
-                first = tuple(r for r in part if split_graph_key(r.key) == (band_name, name))
+                first = tuple(r for r in part if (r.graph, r.name) == (band_name, name))
                 return first + own + tuple(sorted(r for r in part if r not in first))
 
             joint = aot.joint
@@ -237,7 +237,7 @@ class AotPane(Pane):
     def _saved_edges(c: Compile, aot: AotInfo) -> dict[tuple[Ref, Ref], EdgeStyle]:
         """Saved tensors as the edges that cross from forward to backward, width by bytes."""
         def ref(graph: str, name: str) -> Ref:
-            return Ref(RefKind.AOT_NODE, c.compile_id, graph_key(graph, name), c.rank)
+            return Ref.aot_node(c.compile_id, graph, name, c.rank)
 
         biggest = max((t.bytes for t in aot.saved_tensors), default=1) or 1
         styles = {}
@@ -315,19 +315,22 @@ class AotPane(Pane):
         here = (current.compile_id, current.rank)
         for ref in sorted(selected):
             if ref.kind is RefKind.AOT_NODE and (ref.compile_id, ref.rank) == here:
-                graph, name = split_graph_key(ref.key)
+                graph, name = ref.graph, ref.name
                 if graph in ("forward", "joint", "inference") and (
                         name in current.aot.backward_of or graph == "forward"):  # fmt: skip
                     self.detail.setText(forward_op_facts(current.aot, name))
                     return
                 if graph == "backward":
-                    owners = sorted(split_graph_key(r.key)[1] for r in self.state.links.direct(ref)
-                                    if r.kind is RefKind.AOT_NODE and r.key.startswith("forward:"))
+                    owners = sorted(r.name for r in self.state.links.direct(ref)
+                                    if r.kind is RefKind.AOT_NODE and r.graph is Partition.FORWARD)
                     rec = " · ♻ recomputed forward op" if name in current.aot.recomputed else ""
                     template = "<b>{name}</b> (backward){rec}<br>derived from forward: {owners}"
                     shown = ", ".join(owners[:8]) or "—"
                     self.detail.setText(rich(template, name=name, rec=rec, owners=shown))
                     return
+
+    def graph_canvas(self) -> GraphCanvas:
+        return self.graphs.canvas
 
     def has_content(self) -> bool:
         return bool(self.graphs.refs())

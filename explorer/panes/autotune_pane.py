@@ -25,9 +25,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from compiler_core.session import AutotuneResult, Compile, Ref, RefKind, Session
+from compiler_core.session import AutotuneResult, Compile, Ref, Session
 from compiler_core.session.model import AutotuneChoice
-from compiler_core.session.refs import graph_key
+from compiler_core.session.vocab import partition_of
 from compiler_core.stages import ranked
 from explorer.panes.base import Pane
 from explorer.plain_text import clip, plain_label, rich, rich_label, tip
@@ -74,7 +74,8 @@ def op_label(graph: str, r: AutotuneResult) -> str:
 def tuned_ops(session: Session, current: Compile | None) -> list[tuple[str, AutotuneResult]]:
     """(partition, result) of the current compile, or of every compile when it tuned nothing."""
     compiles = [current] if current is not None else []
-    found = [(o.graph, r) for c in compiles for o in c.inductor for r in o.autotune]
+    found: list[tuple[str, AutotuneResult]] = [(o.graph, r) for c in compiles for o in c.inductor
+                                               for r in o.autotune]
     if found:
         return found
     everywhere = [(c.compile_id, o) for c in session.compiles for o in c.inductor]
@@ -200,10 +201,12 @@ class AutotunePane(Pane):
         if not 0 <= index < len(self.results):
             return set()
         graph, r = self.results[index]
+        if partition_of(graph) is None:
+            return set()  # a row of another compile ("0/1 forward"): nothing of the current one
         cid, rank = (c.compile_id, c.rank) if c is not None else ("", None)
-        refs = {Ref(RefKind.POST_GRAD_NODE, cid, graph_key(graph, n), rank) for n in r.nodes}
+        refs = {Ref.post_grad_node(cid, graph, n, rank) for n in r.nodes}
         if r.kernel:
-            refs.add(Ref(RefKind.KERNEL, cid, graph_key(graph, r.kernel), rank))
+            refs.add(Ref.kernel(cid, graph, r.kernel, rank))
         return refs
 
     def _select_targets(self) -> None:

@@ -3,17 +3,24 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QWidget
 
 from compiler_core.session import Compile, Ref, Session
 from explorer.state import SelectionModel, SessionState
 
+if TYPE_CHECKING:
+    from explorer.canvas import GraphCanvas
+
 
 class Pane(QWidget):
-    """Subclasses override `on_session`, `on_compile` and `on_selection`; all default to no-ops.
+    """The one protocol every pane implements, the timeline included.
 
-    `title` names the dock, `stage` is the navigator stage that brings it forward.
+    Subclasses override `on_session`, `on_compile` and `on_selection` (all default to no-ops)
+    and must answer `has_content`; a graph pane also hands out its canvas (`graph_canvas`) for
+    exports. `title` names the dock, `stage` is the navigator stage that brings it forward.
+    Controllers (explorer/actions) change the model behind `state`, never a pane's widgets.
     """
 
     title = "Pane"
@@ -67,6 +74,10 @@ class Pane(QWidget):
 
     def on_selection(self, selected: frozenset[Ref], highlighted: frozenset[Ref]) -> None:
         """`highlighted` = selected ∪ everything the link index relates to it."""
+
+    def graph_canvas(self) -> GraphCanvas | None:
+        """The canvas the pane draws its graph on (graph exports); None for panes without one."""
+        return None
 
     def has_content(self) -> bool:
         """Whether the pane shows something (screenshots and tests check every pane does).

@@ -12,7 +12,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QSplitter, QTreeWidget, QTreeWidgetItem, QVBoxLayout
 
-from compiler_core.session import Compile, Ref, RefKind, Session
+from compiler_core.session import Compile, Ref, Session
 from explorer.panes.base import Pane
 from explorer.state import SelectionModel, SessionState
 from explorer.state.compile_status import status_text
@@ -104,7 +104,7 @@ class CompileTimePane(Pane):
             cache = ", ".join(f"{k}: {v}" for k, v in sorted(c.metrics.cache.items())) or "—"
             total = f"{c.metrics.total_s:.3f}" if c.metrics.total_s is not None else "—"
             item = QTreeWidgetItem([c.compile_id, total, cache, status_text(c.status)])
-            item.setData(0, Qt.ItemDataRole.UserRole, Ref(RefKind.COMPILE, c.compile_id, "", c.rank))
+            item.setData(0, Qt.ItemDataRole.UserRole, Ref.compile(c.compile_id, c.rank))
             items.append(item)
         if len(compiles) > MAX_ROWS:
             items.append(QTreeWidgetItem([f"… {len(compiles) - MAX_ROWS:,} more", "", "", ""]))

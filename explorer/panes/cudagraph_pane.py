@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QVBoxLayout
 
-from compiler_core.session import Compile, Ref, RefKind, Session
+from compiler_core.session import Compile, Ref, Session
 from compiler_core.stages import skip_summary
 from explorer.panes.base import Pane
 from explorer.panes.stage_table import StageTable
@@ -72,7 +72,7 @@ class CudaGraphPane(Pane):
     def _clicked(self, r: int, _c: int) -> None:
         if 0 <= r < len(self.entries):
             c = self.entries[r][0]
-            self.selection.select({Ref(RefKind.COMPILE, c.compile_id, "", c.rank)})
+            self.selection.select({Ref.compile(c.compile_id, c.rank)})
 
     def on_selection(self, selected: frozenset[Ref], highlighted: frozenset[Ref]) -> None:
         ids = {(r.compile_id, r.rank) for r in selected}

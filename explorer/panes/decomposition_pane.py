@@ -23,8 +23,8 @@ from explorer.state.off_thread import OffThread
 COLUMNS = ("Op", "Node", "Line", "After decomposition (forward)", "Backward ops", "Kernels")
 
 
-def _kernel_names(keys: tuple[str, ...]) -> str:
-    return ", ".join(k.partition(":")[2] for k in keys)
+def _kernel_names(kernels: tuple[Ref, ...]) -> str:
+    return ", ".join(k.name for k in kernels)
 
 
 def row_cells(row: DecompRow) -> tuple[str, ...]:

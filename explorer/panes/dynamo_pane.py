@@ -18,7 +18,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from compiler_core.session import Compile, Ref, RefKind, Session
+from compiler_core.session import Compile, Ref, Session
+from explorer.canvas import GraphCanvas
 from explorer.panes.base import Pane
 from explorer.panes.graph_view import GraphSection, make_graph_view
 from explorer.plain_text import plain_label, tip
@@ -38,7 +39,7 @@ def frame_sequence(session: Session, current: Compile) -> list[Compile]:
 
 
 def _dynamo_refs(c: Compile, name: str) -> tuple[Ref, ...]:
-    return (Ref(RefKind.DYNAMO_NODE, c.compile_id, name, c.rank),)
+    return (Ref.dynamo_node(c.compile_id, name, c.rank),)
 
 
 class DynamoPane(Pane):
@@ -82,7 +83,7 @@ class DynamoPane(Pane):
         for i, guard in enumerate(current.guards):
             item = QTreeWidgetItem([guard.code, guard.kind])
             item.setToolTip(0, tip(guard.code))
-            ref = Ref(RefKind.GUARD, current.compile_id, str(i), current.rank)
+            ref = Ref.guard(current.compile_id, i, current.rank)
             item.setData(0, Qt.ItemDataRole.UserRole, ref)
             self.guards.addTopLevelItem(item)
         self.guards.resizeColumnToContents(0)
@@ -118,6 +119,9 @@ class DynamoPane(Pane):
 
     def on_selection(self, selected: frozenset[Ref], highlighted: frozenset[Ref]) -> None:
         self.graphs.set_highlight(set(highlighted), set(selected))
+
+    def graph_canvas(self) -> GraphCanvas:
+        return self.graphs.canvas
 
     def has_content(self) -> bool:
         return bool(self.graphs.refs())

@@ -14,6 +14,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QSplitter, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
 from compiler_core.session import Compile, InductorOutput, Kernel, Ref
+from explorer.canvas import GraphCanvas
 from explorer.panes.base import Pane
 from explorer.panes.graph_view import GraphSection, make_graph_view
 from explorer.plain_text import plain_label, tip
@@ -186,6 +187,9 @@ class InductorPane(Pane):
 
     def highlighted_kernels(self) -> set[Ref]:
         return {r for r, item in self._kernel_items.items() if item.background(0).color().alpha() > 0}
+
+    def graph_canvas(self) -> GraphCanvas:
+        return self.graphs.canvas
 
     def has_content(self) -> bool:
         return bool(self._kernel_items) or bool(self.graphs.refs())

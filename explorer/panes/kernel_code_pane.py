@@ -11,7 +11,6 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QComboBox, QVBoxLayout
 
 from compiler_core.session import Compile, Kernel, Ref, RefKind
-from compiler_core.session.refs import graph_key
 from explorer.panes.base import Pane
 from explorer.panes.code_view import CodeView
 from explorer.plain_text import plain_label
@@ -85,8 +84,8 @@ class KernelCodePane(Pane):
     def _clicked(self, line: int) -> None:
         current, kernel = self.state.current, self.kernel
         if current is not None and kernel is not None:
-            key = f"{graph_key(kernel.graph, kernel.name)}:{line}"
-            self.selection.select({Ref(RefKind.KERNEL_LINE, current.compile_id, key, current.rank)})
+            self.selection.select({Ref.kernel_line(current.compile_id, kernel.graph, kernel.name, line,
+                                                   current.rank)})
 
     def on_selection(
         self, selected: frozenset[Ref], highlighted: frozenset[Ref], switch: bool = True
@@ -106,11 +105,10 @@ class KernelCodePane(Pane):
         self.view.set_line_colors(colors)
         # The outline marks kernel lines the user picked; lines reached through nodes carry the
         # nodes' colours instead (every line links to its kernel, so "related" would be all).
-        prefix = f"{graph_key(kernel.graph, kernel.name)}:"
         picked = {
-            int(r.key[len(prefix):]) for r in selected
+            r.line for r in selected
             if r.kind is RefKind.KERNEL_LINE and r.compile_id == current.compile_id
-            and r.key.startswith(prefix)
+            and r.graph == kernel.graph and r.name == kernel.name
         }
         self.view.set_selected_lines(picked, scroll=False)
         first = min(picked or colors, default=0)
@@ -137,7 +135,7 @@ class KernelCodePane(Pane):
     @staticmethod
     def _lit_nodes(c: Compile, highlighted: frozenset[Ref]) -> set[str]:
         return {
-            r.key.partition(":")[2] for r in highlighted
+            r.name for r in highlighted
             if r.kind is RefKind.POST_GRAD_NODE and r.compile_id == c.compile_id
         }
 

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QComboBox, QVBoxLayout
 from compiler_core.build.user_sources import node_counts
 from compiler_core.session import Compile, Ref, RefKind, Session
 from compiler_core.session.model import SourceLoc
-from compiler_core.session.refs import source_line, split_source_key
+from compiler_core.session.refs import source_line
 from explorer.panes.base import Pane
 from explorer.panes.code_view import CodeView
 from explorer.plain_text import plain_label, tip
@@ -169,7 +169,7 @@ class SourcePane(Pane):
         for ref, us in self._times.by_ref.items():
             if ref.kind is not RefKind.SOURCE_LINE:
                 continue
-            file, line = split_source_key(ref.key)
+            file, line = ref.path, ref.line
             if file == path:
                 share = self._times.share(ref)
                 out[line] = (share, fmt_us(us).replace(" ", ""),
@@ -192,15 +192,13 @@ class SourcePane(Pane):
         self._follow(selected)
         lines = set()
         for ref in highlighted:
-            if ref.kind is RefKind.SOURCE_LINE:
-                path, line = split_source_key(ref.key)
-                if path == self._path:
-                    lines.add(line)
+            if ref.kind is RefKind.SOURCE_LINE and ref.path == self._path:
+                lines.add(ref.line)
         self.view.set_selected_lines(lines)
 
     def _follow(self, selected: frozenset[Ref]) -> None:
         """Switch to the file of a selected source line (a traceback frame in a library file)."""
-        paths = {split_source_key(r.key)[0] for r in selected if r.kind is RefKind.SOURCE_LINE}
+        paths = {r.path for r in selected if r.kind is RefKind.SOURCE_LINE}
         if not paths or self._path in paths:
             return
         for path in sorted(paths):

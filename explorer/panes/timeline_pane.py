@@ -4,8 +4,11 @@ median / p99 / total / speedup beside it.
 Live updates arrive far faster than a screen can show (a CPU step can take 50 µs), so
 `add_sample` / `add_event` / `add_record` only append to `TimelineData`; a QTimer repaints the
 plot at most every `PLOT_INTERVAL_MS` (~40 Hz) and the table every `TABLE_INTERVAL_MS`, and
-only when something changed. The pane never runs anything: Run emits `runRequested(dict)` for
-the main window to forward to the worker. Exports use compiler_core's Qt-free exporters.
+only when something changed. The samples are the application model's live timeline
+(`state.timeline`, explorer/state/app_model.py): the run controller appends to the model, never to
+this pane, and the pane reads what is there. The pane never runs anything: Run asks the model
+for a run (`SessionState.timelineRunRequested`, which the run controller hears) and emits
+`runRequested(dict)`. Exports use compiler_core's Qt-free exporters.
 """
 
 from __future__ import annotations
@@ -28,12 +31,13 @@ from PySide6.QtWidgets import (
 from compiler_core.session.model import ModeStats, Session, StepSample, TimelineEvent
 from compiler_core.timeline.exporters import write_chrome_trace, write_csv
 from compiler_core.timeline.records import from_record
+from explorer.panes.base import Pane
 from explorer.panes.number_text import human_bytes
 from explorer.panes.timeline_controls import TimelineControls
-from explorer.panes.timeline_data import TimelineData
 from explorer.panes.timeline_plot import TimelinePlot, mode_color
 from explorer.plain_text import tip
-from explorer.state import SessionState
+from explorer.state import SelectionModel, SessionState
+from explorer.state.timeline_data import TimelineData
 
 PLOT_INTERVAL_MS = 25
 TABLE_INTERVAL_MS = 200
@@ -42,20 +46,23 @@ COLUMNS = ["Mode", "Steps", "Median ms", "p99 ms", "Total s", "Speedup", "Compil
 SPEEDUP_COLUMN = COLUMNS.index("Speedup")
 
 
-class TimelinePane(QWidget):
+class TimelinePane(Pane):
     """Signals:
 
-    - `runRequested(dict)`: {"steps", "modes", "shape_change_step"}; forward it to the worker.
+    - `runRequested(dict)`: {"steps", "modes", "shape_change_step"}: Run was pressed (the same
+      request goes to the model, where the run controller hears it).
+
+    Built without a state (tests, bench/timeline_pane.py), it makes its own model.
     """
 
     title = "Timeline"
     stage = "timeline"
     runRequested = Signal(dict)  # noqa: N815 (Qt signal naming)
 
-    def __init__(self, state: SessionState | None = None, selection: object = None) -> None:
-        super().__init__()
-        self.setObjectName(type(self).__name__)
-        self.data = TimelineData()
+    def __init__(self, state: SessionState | None = None, selection: SelectionModel | None = None) -> None:
+        state = state if state is not None else SessionState()
+        super().__init__(state, selection if selection is not None else state.selection)
+        self.data: TimelineData = state.timeline.data
         self.controls = TimelineControls()
         self.plot = TimelinePlot()
         self.table = _make_table()
@@ -69,7 +76,7 @@ class TimelinePane(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.controls)
         layout.addWidget(splitter, 1)
-        self.controls.runRequested.connect(self.runRequested.emit)
+        self.controls.runRequested.connect(self._request_run)
         self.controls.logScaleToggled.connect(self._set_log_y)
         self.controls.exportCsvRequested.connect(lambda: self._export_dialog("csv"))
         self.controls.exportTraceRequested.connect(lambda: self._export_dialog("json"))
@@ -77,18 +84,26 @@ class TimelinePane(QWidget):
         self._plotted = self._tabled = -1
         self._plot_timer = _timer(self, PLOT_INTERVAL_MS, self._repaint_plot)
         self._table_timer = _timer(self, TABLE_INTERVAL_MS, self._repaint_table)
-        if state is not None:
-            state.sessionChanged.connect(self.set_session)
+        state.timelineOptionsChanged.connect(self._show_options)
+
+    # -- the pane protocol ---------------------------------------------------------------------
+
+    def on_session(self, session: Session) -> None:
+        """The model loaded the session's timeline already: paint it now."""
+        self.flush()
+
+    def has_content(self) -> bool:
+        return bool(self.data.series)
 
     # -- feeding -------------------------------------------------------------------------------
 
     def set_session(self, session: Session) -> None:
         """Show a saved session's timeline (replaces whatever was there)."""
-        self.data.load_session(session)
+        self.state.timeline.load_session(session)
         self.flush()
 
     def clear(self) -> None:
-        self.data.clear()
+        self.state.timeline.clear()
         self.flush()
 
     def add_sample(self, sample: Mapping[str, Any] | StepSample) -> None:
@@ -106,8 +121,23 @@ class TimelinePane(QWidget):
         self._repaint_plot()
         self._repaint_table()
 
-    def has_content(self) -> bool:
-        return bool(self.data.series)
+    # -- running -------------------------------------------------------------------------------
+
+    def _request_run(self, request: dict[str, Any]) -> None:
+        self.runRequested.emit(request)
+        self.state.request_timeline_run(request)
+
+    def _show_options(self, options: dict[str, Any]) -> None:
+        """The controls show the run in progress (it may come from the options dialog)."""
+        controls = self.controls
+        modes = list(options.get("modes", ()))
+        controls.steps.setValue(int(options.get("steps", 0)))
+        for mode, box in controls.mode_boxes.items():
+            box.setChecked(mode in modes)
+        shape = options.get("shape_change_step")
+        controls.shape_change.setChecked(shape is not None)
+        if shape is not None:
+            controls.shape_step.setValue(int(shape))
 
     # -- exports -------------------------------------------------------------------------------
 

@@ -19,8 +19,8 @@ import pyqtgraph as pg
 from PySide6.QtGui import QColor
 
 from compiler_core.session.model import TimelineEvent
-from explorer.panes.timeline_data import MODE_ORDER, ModeSeries, TimelineData
 from explorer.plain_text import tip
+from explorer.state.timeline_data import MODE_ORDER, ModeSeries, TimelineData
 
 MODE_COLORS = {
     "eager": "#7f7f7f", "default": "#4e79a7", "reduce-overhead": "#f28e2b",

@@ -24,7 +24,7 @@ def is_problem(status: str) -> bool:
 
 def status_summary(compiles: Iterable[Compile]) -> str:
     """E.g. "3 compiles (2 cached, 1 failed)": only the counts that are not plain ok."""
-    statuses = [c.status for c in compiles]
+    statuses: list[str] = [c.status for c in compiles]
     cached, failed = statuses.count("cache_hit"), statuses.count("failed")
     extra = [f"{cached} cached" if cached else "", f"{failed} failed" if failed else ""]
     noted = ", ".join(e for e in extra if e)

@@ -13,7 +13,6 @@ from compiler_core.break_ranking import distinct_breaks
 from compiler_core.recompile_explain import distinct_recompiles
 from compiler_core.session import LinkIndex, Ref, RefKind, Session
 from compiler_core.session.links import decode_or_none
-from compiler_core.session.refs import split_graph_key, split_source_key
 
 LineKey = tuple[str, int]
 
@@ -29,7 +28,7 @@ class LineFacts:
 
     @property
     def kernel_names(self) -> list[str]:
-        return sorted({split_graph_key(k.key)[1] for k in self.kernels})
+        return sorted({k.name for k in self.kernels})
 
     @property
     def captured(self) -> bool:
@@ -64,7 +63,7 @@ def _line_facts(session: Session, index: LinkIndex, rank: int | None) -> dict[Li
         ref = decode_or_none(encoded)
         if ref is None or ref.rank != rank:
             continue
-        entry = facts[split_source_key(ref.key)]
+        entry = facts[(ref.path, ref.line)]
         for other in index.related(ref):
             bucket = _BUCKET.get(other.kind)
             if bucket:

@@ -1,8 +1,9 @@
-"""The one selection every pane shares, with back/forward history.
+"""The Qt adapter of the one selection every pane shares (back/forward history included).
 
-Panes never call each other (glue's model): a pane calls `select(...)` with the refs the user
-clicked, and every pane reacts to `selectionChanged` by highlighting its own part of
-`related` (the link closure computed once here, so each pane need not walk the index itself).
+The selection and its related closure live in the Qt-free model (`app_model.Selection`, which
+looks links up through the model's one link index); this QObject re-emits its changes as Qt
+signals and forwards the calls. A pane calls `select(...)` with the refs the user clicked and
+reacts to `selectionChanged` by highlighting its own part of `highlighted`.
 """
 
 from __future__ import annotations
@@ -11,9 +12,8 @@ from collections.abc import Iterable
 
 from PySide6.QtCore import QObject, Signal
 
-from compiler_core.session import LinkIndex, Ref
-
-_HISTORY_LIMIT = 200
+from compiler_core.session import Ref
+from explorer.state.app_model import AppModel, Selection
 
 
 class SelectionModel(QObject):
@@ -26,71 +26,40 @@ class SelectionModel(QObject):
     selectionChanged = Signal(object)  # noqa: N815 (Qt signal naming)
     historyChanged = Signal()  # noqa: N815 (Qt signal naming)
 
-    def __init__(self, parent: QObject | None = None) -> None:
+    def __init__(self, parent: QObject | None = None, model: AppModel | None = None) -> None:
         super().__init__(parent)
-        self._index = LinkIndex({})
-        self._selected: frozenset[Ref] = frozenset()
-        self._related: frozenset[Ref] = frozenset()
-        self._back: list[frozenset[Ref]] = []
-        self._forward: list[frozenset[Ref]] = []
-
-    def set_links(self, index: LinkIndex) -> None:
-        """A new session: forget selection and history (old refs mean nothing now)."""
-        self._index = index
-        self._back.clear()
-        self._forward.clear()
-        self._apply(frozenset())
-        self.historyChanged.emit()
+        self._model: Selection = (model if model is not None else AppModel()).selection
+        self._model.changed.connect(self.selectionChanged.emit)
+        self._model.history_changed.connect(lambda _none: self.historyChanged.emit())
 
     @property
     def selected(self) -> frozenset[Ref]:
-        return self._selected
+        return self._model.selected
 
     @property
     def related(self) -> frozenset[Ref]:
         """Everything linked to the selection, excluding the selection itself."""
-        return self._related
+        return self._model.related
 
     @property
     def highlighted(self) -> frozenset[Ref]:
         """Selection plus related: what panes should highlight."""
-        return self._selected | self._related
+        return self._model.highlighted
 
     def select(self, refs: Iterable[Ref]) -> None:
-        new = frozenset(refs)
-        if new == self._selected:
-            return
-        if self._selected:
-            self._back.append(self._selected)
-            del self._back[:-_HISTORY_LIMIT]
-        self._forward.clear()
-        self._apply(new)
-        self.historyChanged.emit()
+        self._model.select(refs)
 
     def clear(self) -> None:
-        self.select(())
+        self._model.clear()
 
     def can_back(self) -> bool:
-        return bool(self._back)
+        return self._model.can_back()
 
     def can_forward(self) -> bool:
-        return bool(self._forward)
+        return self._model.can_forward()
 
     def back(self) -> None:
-        if not self._back:
-            return
-        self._forward.append(self._selected)
-        self._apply(self._back.pop())
-        self.historyChanged.emit()
+        self._model.back()
 
     def forward(self) -> None:
-        if not self._forward:
-            return
-        self._back.append(self._selected)
-        self._apply(self._forward.pop())
-        self.historyChanged.emit()
-
-    def _apply(self, refs: frozenset[Ref]) -> None:
-        self._selected = refs
-        self._related = self._index.related_all(refs) - refs
-        self.selectionChanged.emit(refs)
+        self._model.forward()

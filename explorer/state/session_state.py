@@ -1,38 +1,23 @@
-"""The loaded session and the compile the user is looking at, shared by all panes.
+"""The Qt adapter of the application model: the model's events as Qt signals, for panes.
 
-A compile is addressed as tlparse addresses it, `(compile_id, rank)`. Switching it is one call
-that every pane hears at once (`compileChanged`), so the selector in the toolbar switches
-everything together.
+The state itself lives in `AppModel` (explorer/state/app_model.py, Qt-free); this QObject only
+forwards what the model says and adds what is Qt's own business: the update queue that spreads
+pane rebuilds over event-loop turns. Its `selection` is the adapter of the same model's
+selection, so a window has one model, one link index and one selection.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from PySide6.QtCore import QObject, Signal
 
 from compiler_core.session import Compile, LinkIndex, Session
+from explorer.state.app_model import AppModel, CompileKey, LiveTimeline, compile_key, graph_size
+from explorer.state.selection import SelectionModel
 from explorer.state.update_queue import UpdateQueue
 
-CompileKey = tuple[str, int | None]
-
-
-def compile_key(c: Compile) -> CompileKey:
-    return (c.compile_id, c.rank)
-
-
-def _sort_key(c: Compile) -> tuple[int, int, int, int, str]:
-    rank = -1 if c.rank is None else c.rank
-    frame = -1 if c.frame_id is None else c.frame_id
-    fcid = -1 if c.frame_compile_id is None else c.frame_compile_id
-    return (rank, frame, fcid, c.attempt, c.compile_id)
-
-
-def graph_size(c: Compile) -> int:
-    """Nodes of the compile's largest graph at any stage."""
-    graphs = [c.dynamo_graph]
-    if c.aot is not None:
-        graphs += [c.aot.joint, c.aot.forward, c.aot.inference]
-    graphs += [o.post_grad for o in c.inductor]
-    return max((len(g.nodes) for g in graphs if g is not None), default=0)
+__all__ = ["CompileKey", "SessionState", "compile_key", "graph_size"]
 
 
 class SessionState(QObject):
@@ -40,63 +25,56 @@ class SessionState(QObject):
 
     - `sessionChanged(Session)`: a new session was loaded (panes rebuild everything).
     - `compileChanged(object)`: the current `Compile` (or None) changed.
+    - `timelineOptionsChanged(dict)`: a timed run starts with these options (the controls show them).
+    - `timelineRunRequested(dict)`: the user asked for a timed run (the run controller starts it).
     """
 
     sessionChanged = Signal(object)  # noqa: N815 (Qt signal naming)
     compileChanged = Signal(object)  # noqa: N815 (Qt signal naming)
+    timelineOptionsChanged = Signal(dict)  # noqa: N815 (Qt signal naming)
+    timelineRunRequested = Signal(dict)  # noqa: N815 (Qt signal naming)
 
-    def __init__(self, parent: QObject | None = None) -> None:
+    def __init__(self, parent: QObject | None = None, model: AppModel | None = None) -> None:
         super().__init__(parent)
-        self._session = Session()
-        self._index = LinkIndex({})
-        self._current: Compile | None = None
-        self._ordered: list[Compile] = []
-        self.source_path = ""  # file the session came from (for titles and Recent)
+        self.model = model if model is not None else AppModel()
+        self.selection = SelectionModel(self, self.model)
         self.updates = UpdateQueue(self)  # pane rebuilds; spread over turns in the main window
+        self.model.session_changed.connect(self.sessionChanged.emit)
+        self.model.compile_changed.connect(self.compileChanged.emit)
+        self.model.timeline.options_changed.connect(self.timelineOptionsChanged.emit)
+        self.model.timeline.run_requested.connect(self.timelineRunRequested.emit)
 
     @property
     def session(self) -> Session:
-        return self._session
+        return self.model.session
 
     @property
     def links(self) -> LinkIndex:
-        return self._index
+        return self.model.links
 
     @property
     def current(self) -> Compile | None:
-        return self._current
+        return self.model.current
+
+    @property
+    def timeline(self) -> LiveTimeline:
+        return self.model.timeline
+
+    @property
+    def source_path(self) -> str:
+        return self.model.source_path
 
     def compiles(self) -> list[Compile]:
-        """Compiles in execution order: by rank, frame, recompile and attempt (sorted once per
-        session: several panes ask, and sorting 1e6 compiles takes seconds)."""
-        return list(self._ordered)
+        return self.model.compiles()
 
-    def set_session(self, session: Session, source_path: str = "") -> None:
-        self._session = session
-        self._ordered = sorted(session.compiles, key=_sort_key)
-        self._index = LinkIndex.of(session.links)  # built by the loader thread when it loaded
-        self.source_path = source_path
-        self._current = self.default_compile()
-        self.sessionChanged.emit(session)
-        self.compileChanged.emit(self._current)
+    def set_session(self, session: Session, source_path: str = "", links: LinkIndex | None = None) -> None:
+        self.model.set_session(session, source_path, links)
 
     def default_compile(self) -> Compile | None:
-        """The compile a user opened the file for: the first failure with something to show,
-        else the largest graph (a graph break's compile on ties), never an empty wrapper such
-        as `[0/0] wrapper (empty)` just because it ran first."""
-        ordered = self._ordered
-        # the first 10k with content: a million-compile log must not wait on this choice
-        shown = [c for c in ordered[:10_000] if c.inductor or c.aot or c.dynamo_graph]
-        if not shown:
-            return ordered[0] if ordered else None
-        failed = [c for c in shown if c.status == "failed"]
-        if failed:
-            return failed[0]
-        return max(shown, key=lambda c: (graph_size(c), bool(c.graph_breaks)))  # first of equals
+        return self.model.default_compile()
 
     def set_compile(self, key: CompileKey) -> None:
-        found = self._session.compile(*key)
-        if found is self._current:
-            return
-        self._current = found
-        self.compileChanged.emit(found)
+        self.model.set_compile(key)
+
+    def request_timeline_run(self, request: dict[str, Any]) -> None:
+        self.model.timeline.request_run(request)

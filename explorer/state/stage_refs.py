@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from compiler_core.session import Compile, Kernel, Ref, RefKind
-from compiler_core.session.refs import graph_key
+from compiler_core.session import Compile, Kernel, Ref
 
 
 def kernel_ref(c: Compile, kernel: Kernel) -> Ref:
-    return Ref(RefKind.KERNEL, c.compile_id, graph_key(kernel.graph, kernel.name), c.rank)
+    return Ref.kernel(c.compile_id, kernel.graph, kernel.name, c.rank)
 
 
 def post_grad_ref(c: Compile, graph: str, name: str) -> Ref:
-    return Ref(RefKind.POST_GRAD_NODE, c.compile_id, graph_key(graph, name), c.rank)
+    return Ref.post_grad_node(c.compile_id, graph, name, c.rank)

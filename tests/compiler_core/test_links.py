@@ -6,7 +6,8 @@ from compiler_core.session import LinkBuilder, LinkIndex, Ref, RefKind
 
 
 def _r(kind: RefKind, key: str) -> Ref:
-    return Ref(kind, "" if kind is RefKind.SOURCE_LINE else "0/0", key)
+    """A ref from its storage key (`"m.py:3"`, `"forward:k1"`), as a session file holds it."""
+    return Ref.decode(Ref.prefix(kind, "" if kind is RefKind.SOURCE_LINE else "0/0", None) + key)
 
 
 def test_related_is_monotonic_along_the_pipeline() -> None:

@@ -24,7 +24,6 @@ from compiler_core.session import (
     Kernel,
     Node,
     Ref,
-    RefKind,
     SavedTensor,
     Session,
     SessionFormatError,
@@ -37,6 +36,7 @@ from compiler_core.session import (
     loads,
     save,
 )
+from compiler_core.session.model import Decomposition, DecompositionInfo
 from tests.conftest import FIXTURES, ROOT
 
 
@@ -55,6 +55,8 @@ def _sample() -> Session:
                 "0/0", rank=0, dynamo_graph=graph, graph_breaks=(GraphBreak("item()", loc),),
                 aot=AotInfo(forward=graph, saved_tensors=(SavedTensor("relu", bytes=128),)),
                 inductor=(InductorOutput("forward", kernels=(Kernel("k0", "cpp", "forward"),)),),
+                decomposition=DecompositionInfo((Decomposition("relu", ("relu",), kernels=("k0",)),),
+                                                introduced=("mm",), origin="aot"),
             ),
         ),
         # links are undirected: the builder stores both directions, disk stores each pair once
@@ -63,8 +65,8 @@ def _sample() -> Session:
     )
 
 
-_SRC = Ref(RefKind.SOURCE_LINE, "", "model.py:12").encode()
-_DYN = Ref(RefKind.DYNAMO_NODE, "0/0", "x", 0).encode()
+_SRC = Ref.source_line("model.py", 12).encode()
+_DYN = Ref.dynamo_node("0/0", "x", 0).encode()
 
 
 def test_round_trip_preserves_everything(tmp_path: Path) -> None:
@@ -183,5 +185,5 @@ def test_a_save_killed_at_any_moment_leaves_a_whole_session(tmp_path: Path) -> N
 
 
 def test_ref_encoding_round_trips() -> None:
-    for ref in (Ref(RefKind.KERNEL_LINE, "1/2", "forward:k0:7", 3), Ref(RefKind.SOURCE_LINE, "", "a|b.py:4")):
+    for ref in (Ref.kernel_line("1/2", "forward", "k0", 7, 3), Ref.source_line("a|b.py", 4)):
         assert Ref.decode(ref.encode()) == ref

@@ -49,6 +49,13 @@ CASES: list[tuple[Callable[[dict[str, Any]], object], str]] = [
      "compiles[0].metrics.stage_s['aot']: expected number, got str"),
     (lambda d: d["meta"].__setitem__("dynamic", 1), "meta.dynamic: expected bool or null, got int"),
     (lambda d: _node(d).__setitem__("attrs", []), "compiles[0].dynamo_graph.nodes[3].attrs: expected object"),
+    # closed vocabularies (session/vocab.py): a word outside one is refused, not carried into refs
+    (lambda d: d["compiles"][0]["inductor"][0].__setitem__("graph", "forward:x"),
+     "compiles[0].inductor[0].graph: expected one of ['backward', 'forward', 'inference', 'joint'], got"),
+    (lambda d: d["compiles"][0].__setitem__("status", "fine"),
+     "compiles[0].status: expected one of ['cache_hit', "),
+    (lambda d: d["compiles"][0]["dynamo_graph"].__setitem__("kind", "torch"),
+     "compiles[0].dynamo_graph.kind: expected one of ['aot_backward', "),
 ]
 
 
@@ -99,6 +106,14 @@ def test_error_messages_never_echo_a_huge_value() -> None:
     with pytest.raises(SessionValidationError) as bad:
         loads(json.dumps(data))
     assert len(str(bad.value)) < 300
+
+
+def test_a_packed_session_with_a_word_outside_a_vocabulary_is_refused() -> None:
+    packed = json.loads(dumps(load(REAL)))
+    compiles = packed["session"][packed["fields"]["Session"].index("compiles")]
+    compiles[0][packed["fields"]["Compile"].index("status")] = "fine"
+    with pytest.raises(SessionFormatError, match="fine"):
+        loads(json.dumps(packed))
 
 
 def test_a_packed_session_is_checked_on_the_objects_its_rows_build() -> None:

@@ -14,7 +14,7 @@ from compiler_core.build.backward_links import backward_info, link_backward
 from compiler_core.session import LinkBuilder, Ref, RefKind, Session, load
 from compiler_core.session.model import BudgetPoint
 from explorer.panes.aot_pane import AotPane
-from explorer.state import SelectionModel, SessionState
+from explorer.state import SessionState
 from tests.conftest import FIXTURES
 
 SHOTS = os.environ.get("COMPILESCOPE_SHOTS")
@@ -40,26 +40,26 @@ def session() -> Session:
 
 
 def test_forward_op_click_lights_backward_partners(qtbot, session: Session) -> None:  # type: ignore[no-untyped-def]
-    state, selection = SessionState(), SelectionModel()
+    state = SessionState()
+    selection = state.selection
     pane = AotPane(state, selection)
     qtbot.addWidget(pane)
     state.set_session(session)
-    selection.set_links(state.links)
     pane.resize(1600, 1000)
     pane.show()
     qtbot.waitExposed(pane)
     c = session.compiles[0]
     aot = c.aot
     assert aot is not None
-    selection.select({Ref(RefKind.AOT_NODE, c.compile_id, "forward:erf", c.rank)})
-    lit = {r.key for r in pane.graphs.highlighted()}
-    assert {f"backward:{p}" for p in aot.backward_of["erf"]} <= lit
+    selection.select({Ref.aot_node(c.compile_id, "forward", "erf", c.rank)})
+    lit = {(r.graph, r.name) for r in pane.graphs.highlighted()}
+    assert {("backward", p) for p in aot.backward_of["erf"]} <= lit
     assert "recomputed" in pane.detail.text() and "same autograd seq_nr" in pane.detail.text()
     assert f"♻ {len(aot.recomputed)} recomputed nodes" in pane.totals.text()
     # a forward op whose value is saved says so, and the saved tensor's row lights up
     saved = next(t for t in aot.saved_tensors if t.producer and t.producer in aot.backward_of
                  and t.producer not in aot.recomputed)  # fmt: skip
-    selection.select({Ref(RefKind.AOT_NODE, c.compile_id, f"forward:{saved.producer}", c.rank)})
+    selection.select({Ref.aot_node(c.compile_id, "forward", saved.producer, c.rank)})
     assert "<b>saved</b> as" in pane.detail.text()
     assert any(item.isSelected() for item in pane._tensor_items.values())
     # memory-budget tab: one row per budget
@@ -76,7 +76,8 @@ def test_sweep_button_runs_the_worker_and_stores_points(qtbot, session: Session)
     model = str(EXAMPLES / "transformer_block.py")
     session = dataclasses.replace(session, memory_budget=(),
                                   meta=dataclasses.replace(session.meta, origin_path=model))  # fmt: skip
-    state, selection = SessionState(), SelectionModel()
+    state = SessionState()
+    selection = state.selection
     pane = AotPane(state, selection)
     qtbot.addWidget(pane)
     state.set_session(session)

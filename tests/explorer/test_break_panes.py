@@ -18,7 +18,7 @@ from explorer.panes.break_summary_pane import BreakSummaryPane
 from explorer.panes.code_view import LINE_SEPARATOR
 from explorer.panes.line_pipeline_pane import LinePipelinePane
 from explorer.panes.source_pane import SourcePane
-from explorer.state import SelectionModel, SessionState
+from explorer.state import SessionState
 from tests.conftest import ROOT
 
 SHOTS = os.environ.get("COMPILESCOPE_SHOTS")  # set to a folder to keep the screenshots
@@ -35,7 +35,8 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> Session:
 
 
 def _panes(qtbot, session: Session):  # type: ignore[no-untyped-def]
-    state, selection = SessionState(), SelectionModel()
+    state = SessionState()
+    selection = state.selection
     panes = (BreakSummaryPane(state, selection), SourcePane(state, selection),
              LinePipelinePane(state, selection))  # fmt: skip
     for pane in panes:
@@ -43,7 +44,6 @@ def _panes(qtbot, session: Session):  # type: ignore[no-untyped-def]
         pane.resize(1366, 768)
         pane.show()
     state.set_session(session)
-    selection.set_links(state.links)
     return selection, panes
 
 

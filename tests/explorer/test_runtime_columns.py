@@ -17,7 +17,7 @@ from explorer.panes.line_pipeline_pane import COLUMNS as LINE_COLUMNS
 from explorer.panes.line_pipeline_pane import LinePipelinePane
 from explorer.panes.source_pane import SourcePane
 from explorer.panes.timeline_pane import COLUMNS, TimelinePane
-from explorer.state import SelectionModel, SessionState
+from explorer.state import SessionState
 from explorer.state.stage_refs import kernel_ref
 from tests.conftest import FIXTURES
 
@@ -38,7 +38,8 @@ def session() -> Session:
 
 
 def _panes(session: Session, qtbot, *classes):  # type: ignore[no-untyped-def]
-    state, selection = SessionState(), SelectionModel()
+    state = SessionState()
+    selection = state.selection
     panes = [cls(state, selection) for cls in classes]
     for p in panes:
         qtbot.addWidget(p)

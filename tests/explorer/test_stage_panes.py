@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt
 
-from compiler_core.session import AutotuneChoice, AutotuneResult, CudaGraphInfo, Ref, RefKind, Session, load
+from compiler_core.session import AutotuneChoice, AutotuneResult, CudaGraphInfo, Ref, Session, load
 from explorer.panes.autotune_pane import AutotunePane
 from explorer.panes.cudagraph_pane import CudaGraphPane
 from explorer.panes.decomposition_pane import DecompositionPane
@@ -58,7 +58,8 @@ def _show(qtbot, pane, name: str) -> None:  # type: ignore[no-untyped-def]
 
 
 def _state(session: Session) -> tuple[SessionState, SelectionModel]:
-    state, selection = SessionState(), SelectionModel()
+    state = SessionState()
+    selection = state.selection
     return state, selection
 
 
@@ -75,7 +76,7 @@ def test_decomposition_pane_rows_and_selection(qtbot, session: Session) -> None:
     assert "distinct high-level ops in" in pane.summary.text()
     gelu_row = ops.index("gelu")
     pane.table.cellClicked.emit(gelu_row, 0)
-    assert Ref(RefKind.DYNAMO_NODE, "0/0", "h", None) in selection.selected
+    assert Ref.dynamo_node("0/0", "h", None) in selection.selected
     assert pane.table.item(gelu_row, 0).font().bold()
     assert not pane.table.item(ops.index("softmax"), 0).font().bold()
     assert softmax.kernels and pane.has_content()
@@ -101,8 +102,8 @@ def test_autotune_pane_sorted_bars_and_failures(qtbot, session: Session) -> None
     qtbot.mouseClick(pane.ops.viewport(), Qt.MouseButton.LeftButton, pos=pane.ops.visualItemRect(
         pane.ops.item(0)).center())  # fmt: skip
     assert selection.selected == {
-        Ref(RefKind.POST_GRAD_NODE, c.compile_id, "forward:addmm_2", c.rank),
-        Ref(RefKind.KERNEL, c.compile_id, "forward:cpp_fused_gelu_view_3", c.rank),
+        Ref.post_grad_node(c.compile_id, "forward", "addmm_2", c.rank),
+        Ref.kernel(c.compile_id, "forward", "cpp_fused_gelu_view_3", c.rank),
     }
 
 
@@ -130,7 +131,8 @@ def test_mode_compare_pane(qtbot, session: Session) -> None:  # type: ignore[no-
 
 
 def test_panes_empty_session(qtbot) -> None:  # type: ignore[no-untyped-def]
-    state, selection = SessionState(), SelectionModel()
+    state = SessionState()
+    selection = state.selection
     kinds = (DecompositionPane, AutotunePane, CudaGraphPane, ModeComparePane)
     panes = [cls(state, selection) for cls in kinds]
     for p in panes:

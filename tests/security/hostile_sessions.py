@@ -17,7 +17,7 @@ from tests.conftest import FIXTURES
 
 PAYLOAD = '<img src="/dev/zero"><a href=file:///etc/passwd>x</a><h1>big</h1>'
 _KEEP_KEYS = {"links", "line_nodes"}  # encoded refs and line numbers: their format is not data
-_ENUMS = {"kind", "op", "language", "status", "severity"}  # closed vocabularies the panes branch on
+_ENUMS = {"kind", "op", "language", "status", "severity", "graph"}  # closed vocabularies the panes branch on
 
 
 def _poison(value: Any, keep_keys: bool = False) -> Any:

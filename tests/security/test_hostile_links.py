@@ -33,9 +33,9 @@ def test_undecodable_links_and_line_keys_are_skipped(qtbot: QtBot, window: MainW
         for part in current.inductor:
             for k in part.kernels[:6]:
                 cid = current.compile_id
-                window.selection.select({Ref(RefKind.KERNEL, cid, f"{k.graph}:{k.name}")})
+                window.selection.select({Ref.kernel(cid, k.graph, k.name)})
                 for n in k.fused_nodes[:2]:
-                    window.selection.select({Ref(RefKind.POST_GRAD_NODE, cid, f"{k.graph}:{n}")})
+                    window.selection.select({Ref.post_grad_node(cid, k.graph, n)})
                 app.processEvents()
         for line in range(1, 60):
             window.panes["SourcePane"].view.lineClicked.emit(line)  # type: ignore[attr-defined]
@@ -44,4 +44,4 @@ def test_undecodable_links_and_line_keys_are_skipped(qtbot: QtBot, window: MainW
 
 def test_decode_or_none() -> None:
     assert decode_or_none("kernel|0/0|x|y") is None and decode_or_none("source_line||0/0|f.py:x") is None
-    assert decode_or_none("source_line||0/0|f.py:3") == Ref(RefKind.SOURCE_LINE, "0/0", "f.py:3")
+    assert decode_or_none("source_line||0/0|f.py:3") == Ref(RefKind.SOURCE_LINE, "0/0", name="f.py", line=3)

@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 )
 from pytestqt.qtbot import QtBot
 
-from compiler_core.session import Ref, RefKind
+from compiler_core.session import Ref
 from explorer.main_window import MainWindow
 from explorer.plain_text import clip, tip
 from explorer.toolbar import STAGES
@@ -95,10 +95,10 @@ def _open_everything(qtbot: QtBot, window: MainWindow) -> None:
     if current.aot is not None:
         for graph in ("forward", "backward"):
             g = getattr(current.aot, graph)
-            refs += [Ref(RefKind.AOT_NODE, current.compile_id, f"{graph}:{n.name}", current.rank)
+            refs += [Ref.aot_node(current.compile_id, graph, n.name, current.rank)
                      for n in (g.nodes[:3] if g is not None else ())]
     for part in current.inductor:
-        refs += [Ref(RefKind.KERNEL, current.compile_id, f"{k.graph}:{k.name}", current.rank)
+        refs += [Ref.kernel(current.compile_id, k.graph, k.name, current.rank)
                  for k in part.kernels[:2]]
     for ref in refs:
         window.selection.select({ref})

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from compiler_core.build import import_trace
-from compiler_core.session import LinkIndex, Ref, RefKind, Session
+from compiler_core.session import LinkIndex, Ref, Session
 from compiler_core.session.model import Compile, Graph, Node
 from compiler_core.summary import summarize
 
@@ -59,6 +59,9 @@ def _is_float(n: Node) -> bool:
 
 
 def _partitioner_marked(bw: Graph) -> set[str]:
+    """Backward nodes tagged `is_forward`: at the default budget exactly what the partitioner
+    recomputed (below it, a forward op can be moved to the backward without being recomputed;
+    test_recomputed_nodes.py checks the count against the partitioner's own log line)."""
     calls = (n for n in bw.nodes if n.op.startswith("call_"))
     return {n.name for n in calls if n.attrs.get("partitioner_tag") == "is_forward"}
 
@@ -103,8 +106,8 @@ def _check_partners_and_recompute(log: Path) -> Session:
     # the partners are links in the session, found through the index (not recomputed by a pane)
     index = LinkIndex(session.links)
     name, partners = next((k, v) for k, v in aot.backward_of.items() if aot.backward_via[k] == "seq_nr")
-    related = index.related(Ref(RefKind.AOT_NODE, c.compile_id, f"forward:{name}", c.rank))
-    assert {Ref(RefKind.AOT_NODE, c.compile_id, f"backward:{p}", c.rank) for p in partners} <= related
+    related = index.related(Ref.aot_node(c.compile_id, "forward", name, c.rank))
+    assert {Ref.aot_node(c.compile_id, "backward", p, c.rank) for p in partners} <= related
     return session
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from compiler_core.build import import_trace
-from compiler_core.session import LinkIndex, Ref, RefKind
+from compiler_core.session import LinkIndex, Ref
 
 
 def _kernel_lines(shared_traces: Path, name: str) -> dict[str, tuple[str, ...]]:
@@ -38,7 +38,7 @@ def test_kernel_line_links_reach_the_node(shared_traces: Path) -> None:
     c = session.compiles[0]
     kernel = next(k for k in c.inductor[0].kernels if k.name == "triton_poi_fused_addmm_relu_sigmoid_0")
     line = next(n for n, v in kernel.line_nodes.items() if v == ("relu",))
-    ref = Ref(RefKind.KERNEL_LINE, c.compile_id, f"inference:{kernel.name}:{line}", c.rank)
-    assert Ref(RefKind.POST_GRAD_NODE, c.compile_id, "inference:relu", c.rank) in LinkIndex(
+    ref = Ref.kernel_line(c.compile_id, "inference", kernel.name, int(line), c.rank)
+    assert Ref.post_grad_node(c.compile_id, "inference", "relu", c.rank) in LinkIndex(
         session.links
     ).related(ref)

@@ -16,7 +16,7 @@ import pytest
 from compiler_core.build import import_trace
 from compiler_core.session import LinkIndex, Ref, RefKind, Session
 from compiler_core.session.model import Compile, Graph
-from compiler_core.session.refs import graph_key, source_line
+from compiler_core.session.refs import source_line
 from tests.conftest import ROOT
 
 LOG = ROOT / "bench" / "data" / "tv_resnet_breaks.log.xz"
@@ -39,10 +39,6 @@ def _main(session: Session) -> Compile:
     return max(session.compiles, key=lambda c: len(c.dynamo_graph.nodes) if c.dynamo_graph else 0)
 
 
-def _ref(c: Compile, kind: RefKind, key: str) -> Ref:
-    return Ref(kind, c.compile_id, key, c.rank)
-
-
 def test_source_line_to_dynamo_node(session: Session, index: LinkIndex) -> None:
     c = _main(session)
     assert c.dynamo_graph is not None
@@ -51,7 +47,7 @@ def test_source_line_to_dynamo_node(session: Session, index: LinkIndex) -> None:
     for n in located:
         assert n.source is not None
         line = source_line(n.source.file, n.source.line, c.rank)
-        assert line in index.direct(_ref(c, RefKind.DYNAMO_NODE, n.name)), n.name
+        assert line in index.direct(Ref.dynamo_node(c.compile_id, n.name, c.rank)), n.name
 
 
 def test_post_grad_node_to_its_kernel(session: Session, index: LinkIndex) -> None:
@@ -59,9 +55,9 @@ def test_post_grad_node_to_its_kernel(session: Session, index: LinkIndex) -> Non
     kernels = [(out.graph, k) for out in c.inductor for k in out.kernels if k.fused_nodes]
     assert kernels
     for graph, k in kernels:
-        kref = _ref(c, RefKind.KERNEL, graph_key(graph, k.name))
-        linked = {r.key for r in index.direct(kref) if r.kind is RefKind.POST_GRAD_NODE}
-        assert linked >= {graph_key(graph, f) for f in k.fused_nodes}, k.name
+        kref = Ref.kernel(c.compile_id, graph, k.name, c.rank)
+        linked = {r for r in index.direct(kref) if r.kind is RefKind.POST_GRAD_NODE}
+        assert linked >= {Ref.post_grad_node(c.compile_id, graph, f, c.rank) for f in k.fused_nodes}, k.name
 
 
 def test_kernel_line_belongs_to_its_kernel_and_names_nodes_of_that_kernel(
@@ -81,14 +77,14 @@ def test_kernel_line_belongs_to_its_kernel_and_names_nodes_of_that_kernel(
 
     for out in c.inductor:
         for k in out.kernels:
-            kref = _ref(c, RefKind.KERNEL, graph_key(out.graph, k.name))
+            kref = Ref.kernel(c.compile_id, out.graph, k.name, c.rank)
             lines = {r for r in index.direct(kref) if r.kind is RefKind.KERNEL_LINE}
-            assert all(r.key.startswith(f"{out.graph}:{k.name}:") for r in lines)
+            assert all(r.kernel_of_line() == kref for r in lines)
             for line, nodes in k.line_nodes.items():
-                lref = _ref(c, RefKind.KERNEL_LINE, f"{out.graph}:{k.name}:{line}")
+                lref = Ref.kernel_line(c.compile_id, out.graph, k.name, int(line), c.rank)
                 assert lref in lines
-                marked = {r.key for r in index.direct(lref) if r.kind is RefKind.POST_GRAD_NODE}
-                assert marked == {graph_key(out.graph, n) for n in nodes}
+                marked = {r for r in index.direct(lref) if r.kind is RefKind.POST_GRAD_NODE}
+                assert marked == {Ref.post_grad_node(c.compile_id, out.graph, n, c.rank) for n in nodes}
                 if k.fused_nodes:  # a line computes a node of its own kernel or loads one's input
                     assert set(nodes) <= set(k.fused_nodes) | inputs_of(out.post_grad, k.fused_nodes), (
                         k.name, line, nodes)
@@ -101,7 +97,7 @@ def test_graph_break_to_the_line_that_broke(session: Session, index: LinkIndex) 
     assert {gb.location.line for _, _, gb in breaks if gb.location} >= {18, 20}  # .item(), print
     for c, i, gb in breaks:
         assert gb.location is not None
-        lines = index.direct(_ref(c, RefKind.GRAPH_BREAK, str(i)))
+        lines = index.direct(Ref.graph_break(c.compile_id, i, c.rank))
         assert lines == {source_line(gb.location.file, gb.location.line, c.rank)}
 
 
@@ -109,11 +105,11 @@ def test_saved_tensor_to_its_producer_and_consumers(session: Session, index: Lin
     c = _main(session)
     assert c.aot is not None and len(c.aot.saved_tensors) > 50
     for st in c.aot.saved_tensors:
-        nodes = {r.key for r in index.direct(_ref(c, RefKind.SAVED_TENSOR, st.name))
+        nodes = {(r.graph, r.name) for r in index.direct(Ref.saved_tensor(c.compile_id, st.name, c.rank))
                  if r.kind is RefKind.AOT_NODE}  # fmt: skip
         if st.producer:
-            assert graph_key("forward", st.producer) in nodes
-        assert {graph_key("backward", x) for x in st.consumers} <= nodes
+            assert ("forward", st.producer) in nodes
+        assert {("backward", x) for x in st.consumers} <= nodes
 
 
 def test_dynamo_node_reaches_aot_and_post_grad_nodes_of_its_own_line(
@@ -125,25 +121,25 @@ def test_dynamo_node_reaches_aot_and_post_grad_nodes_of_its_own_line(
     convs = [n for n in c.dynamo_graph.nodes if n.op == "call_function" and "conv" in n.target][:20]
     assert convs
     for n in convs:
-        aot = {r for r in index.related(_ref(c, RefKind.DYNAMO_NODE, n.name)) if r.kind is RefKind.AOT_NODE}
+        aot = {r for r in index.related(Ref.dynamo_node(c.compile_id, n.name, c.rank))
+               if r.kind is RefKind.AOT_NODE}  # fmt: skip
         assert aot, n.name
         fwd = c.aot.forward
         assert fwd is not None
         for r in aot:
-            graph, name = r.key.split(":", 1)
-            if graph == "forward" and n.source is not None:
-                node = fwd.node(name)
+            if r.graph == "forward" and n.source is not None:
+                node = fwd.node(r.name)
                 assert node is not None
-                assert node.source is None or node.source.line == n.source.line, (n.name, name)
+                assert node.source is None or node.source.line == n.source.line, (n.name, r.name)
 
 
 def test_guard_to_a_user_line(session: Session, index: LinkIndex) -> None:
     linked = 0
     for c in session.compiles:
         for i, g in enumerate(c.guards):
-            lines = index.direct(_ref(c, RefKind.GUARD, str(i)))
+            lines = index.direct(Ref.guard(c.compile_id, i, c.rank))
             for r in lines:
                 assert r.kind is RefKind.SOURCE_LINE
-                assert g.source is not None and r.key.endswith(f":{g.source.line}")
+                assert g.source is not None and r.line == g.source.line
                 linked += 1
     assert linked > 0

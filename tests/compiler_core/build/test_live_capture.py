@@ -53,7 +53,7 @@ def test_transformer_train_step(transformer_trace: Path) -> None:
     )
     # source line of the fc1/gelu statement reaches its kernels through Dynamo, AOT and post-grad
     src = next(k for k in session.sources if k.endswith("transformer_block.py"))
-    related = LinkIndex(session.links).related(Ref(RefKind.SOURCE_LINE, "", f"{src}:41"))
+    related = LinkIndex(session.links).related(Ref.source_line(src, 41))
     kinds = {r.kind for r in related}
     assert {RefKind.DYNAMO_NODE, RefKind.AOT_NODE, RefKind.POST_GRAD_NODE, RefKind.KERNEL} <= kinds
 
@@ -67,7 +67,7 @@ def test_graph_break_recorded(tmp_path: Path) -> None:
     assert "Tensor.item()" in gb.reason
     assert gb.location is not None and gb.location.file.endswith("mlp_graph_break.py")
     assert gb.location.line == 19
-    ref = Ref(RefKind.GRAPH_BREAK, session.compiles[0].compile_id, "0")
+    ref = Ref.graph_break(session.compiles[0].compile_id, 0)
     assert any(r.kind == RefKind.SOURCE_LINE for r in LinkIndex(session.links).direct(ref))
 
 

@@ -112,7 +112,7 @@ def test_provenance_links_kernel_post_grad_pre_grad(shared_traces: Path) -> None
     kernel = next(k for k in out.kernels if k.name == "cpp_fused_gelu_1")
     assert set(kernel.fused_nodes) == {"mul_3", "mul_1", "add", "erf", "mul_2"}
     related = LinkIndex(session.links).related(
-        Ref(RefKind.KERNEL, c.compile_id, f"{out.graph}:{kernel.name}")
+        Ref.kernel(c.compile_id, out.graph, kernel.name)
     )
     kinds = {r.kind for r in related}
     assert {RefKind.POST_GRAD_NODE, RefKind.KERNEL_LINE, RefKind.DYNAMO_NODE, RefKind.SOURCE_LINE} <= kinds

@@ -114,15 +114,13 @@ def test_kernels_link_back_to_lines_of_the_model_file(captures: Captures) -> Non
     generated = [(out.graph, k) for out in compiled.inductor for k in out.kernels if k.language != "extern"]
     assert generated
     for graph, kernel in generated:
-        ref = Ref(RefKind.KERNEL, compiled.compile_id, f"{graph}:{kernel.name}")
-        lines = [r.key for r in index.related(ref) if r.kind is RefKind.SOURCE_LINE]
+        ref = Ref.kernel(compiled.compile_id, graph, kernel.name)
+        lines = [r for r in index.related(ref) if r.kind is RefKind.SOURCE_LINE]
         assert lines, kernel.name
-        for key in lines:
-            path, _, line = key.rpartition(":")
-            assert path == model_path and int(line) in source_lines
+        for line in lines:
+            assert line.path == model_path and line.line in source_lines
         # and back: a source line reaches the kernel
-        back = Ref(RefKind.SOURCE_LINE, "", lines[0])
-        assert ref in index.related(back)
+        assert ref in index.related(lines[0])
 
 
 def test_dynamic_shapes_recompile_with_reasons(captures: Captures) -> None:

@@ -42,9 +42,9 @@ def _triton_kernels_are_linked(session: Session, model_path: str) -> int:
                     continue  # only Inductor-generated kernels carry fused nodes
                 count += 1
                 assert kernel.fused_nodes and set(kernel.fused_nodes) <= names, kernel.name
-                ref = Ref(RefKind.KERNEL, compiled.compile_id, f"{out.graph}:{kernel.name}")
-                lines = [r.key for r in index.related(ref) if r.kind is RefKind.SOURCE_LINE]
-                assert any(key.rpartition(":")[0] == model_path for key in lines), kernel.name
+                ref = Ref.kernel(compiled.compile_id, out.graph, kernel.name)
+                lines = [r for r in index.related(ref) if r.kind is RefKind.SOURCE_LINE]
+                assert any(line.path == model_path for line in lines), kernel.name
     return count
 
 

@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 from compiler_core.build import import_trace
-from compiler_core.session import LinkIndex, Ref, RefKind, dumps, loads
+from compiler_core.session import LinkIndex, Ref, dumps, loads
 from compiler_core.summary import summarize
 from compiler_core.trace.compile_ids import trace_files
 
@@ -45,7 +45,7 @@ def test_collectives_visible_in_every_graph() -> None:
             assert reduces, (c.rank, c.compile_id, out.graph)
     links = LinkIndex(session.links)
     node = next(n for n in session.compiles[2].dynamo_graph.nodes if "all_reduce" in n.target)  # type: ignore[union-attr]
-    assert links.related(Ref(RefKind.DYNAMO_NODE, "0/1", node.name, 1))  # linked like any node
+    assert links.related(Ref.dynamo_node("0/1", node.name, 1))  # linked like any node
 
 
 def test_single_gz_file_takes_rank_from_name() -> None:

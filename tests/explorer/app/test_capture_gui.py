@@ -9,10 +9,10 @@ import pytest
 from PySide6.QtCore import QTimer
 from pytestqt.qtbot import QtBot
 
+from compiler_core.worker.capture_outcome import CaptureOutcome
 from compiler_core.worker.protocol import CaptureSpec
 from explorer.actions.file_actions import autosave_path
 from explorer.main_window import MainWindow
-from explorer.worker_process import WorkerOutcome
 from tests.conftest import EXAMPLES
 
 
@@ -51,12 +51,12 @@ class GapMeter:
         return f"GUI thread busy {busy:.0f} ms in one turn (wall gap {wall:.0f} ms)"
 
 
-def _capture(qtbot: QtBot, window: MainWindow, model: Path, timeout_ms: int = 240_000) -> WorkerOutcome:
+def _capture(qtbot: QtBot, window: MainWindow, model: Path, timeout_ms: int = 240_000) -> CaptureOutcome:
     spec = CaptureSpec(str(model), str(autosave_path(str(model))))
     with qtbot.waitSignal(window.files.worker.finished, timeout=timeout_ms) as blocker:
         window.files.start_capture(spec)
     outcome = blocker.args[0]
-    assert isinstance(outcome, WorkerOutcome)
+    assert isinstance(outcome, CaptureOutcome)
     # the session decodes in a thread, then is shown
     qtbot.waitUntil(lambda: not window.files.loading_capture, timeout=30_000)
     qtbot.waitUntil(lambda: window.state.updates.pending() == 0, timeout=30_000)  # panes filled in
@@ -65,7 +65,7 @@ def _capture(qtbot: QtBot, window: MainWindow, model: Path, timeout_ms: int = 24
 
 def _measured_capture(
     qtbot: QtBot, window: MainWindow, model: Path
-) -> tuple[WorkerOutcome, list[tuple[float, str]]]:
+) -> tuple[CaptureOutcome, list[tuple[float, str]]]:
     """Capture `model` once the window has finished starting; also returns the GapMeter's worst
     turn and its description as they stood when the worker finished (before the display)."""
     window.ensure_panes()

@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 from pytestqt.qtbot import QtBot
 
+from compiler_core.worker.capture_outcome import CaptureOutcome
 from compiler_core.worker.process_sweep import survivors
 from compiler_core.worker.protocol import CaptureSpec
-from explorer.worker_process import WorkerOutcome, WorkerProcess
+from explorer.worker_process import WorkerProcess
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
@@ -33,13 +34,13 @@ def _private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COMPILESCOPE_CACHE_DIR", str(tmp_path / "cache"))
 
 
-def _run(qtbot: QtBot, model: Path) -> tuple[WorkerOutcome, WorkerProcess]:
+def _run(qtbot: QtBot, model: Path) -> tuple[CaptureOutcome, WorkerProcess]:
     worker = WorkerProcess()
     spec = CaptureSpec(str(model), str(model.with_suffix(".json")), input_steps=0)
     with qtbot.waitSignal(worker.finished, timeout=300_000) as blocker:
         worker.start(spec)
     outcome = blocker.args[0]
-    assert isinstance(outcome, WorkerOutcome)
+    assert isinstance(outcome, CaptureOutcome)
     return outcome, worker
 
 

@@ -48,7 +48,7 @@ def test_clicking_a_source_line_highlights_nodes_kernels_and_kernel_lines(
     assert source.view.selected_lines() == {line}
 
     dynamo: DynamoPane = window.panes["DynamoPane"]  # type: ignore[assignment]
-    lit_nodes = {r.key for r in dynamo.graphs.highlighted()}
+    lit_nodes = {r.name for r in dynamo.graphs.highlighted()}
     graph = window.state.current.dynamo_graph  # type: ignore[union-attr]
     from_line = {n.name for n in graph.nodes if n.source is not None and n.source.line == line}
     assert from_line and from_line <= lit_nodes
@@ -61,12 +61,12 @@ def test_clicking_a_source_line_highlights_nodes_kernels_and_kernel_lines(
 
     code: KernelCodePane = window.panes["KernelCodePane"]  # type: ignore[assignment]
     assert code.kernel is not None
-    assert any(code.kernel.name in r.key for r in kernels), "kernel code pane switched to a linked kernel"
+    assert any(code.kernel.name == r.name for r in kernels), "kernel code pane switched to a linked kernel"
     marked = code.view.line_colors()
     assert marked, "the lines the gelu produced carry their nodes' colours"
     assert len(marked) < len(code.kernel.source.splitlines()), "only those lines, not the whole kernel"
     lit_nodes = {
-        r.key.partition(":")[2] for r in window.selection.highlighted if r.kind is RefKind.POST_GRAD_NODE
+        r.name for r in window.selection.highlighted if r.kind is RefKind.POST_GRAD_NODE
     }
     assert all(set(code.kernel.line_nodes[str(line)]) & lit_nodes for line in marked)
 
@@ -82,7 +82,7 @@ def test_clicking_a_kernel_line_selects_it_and_leads_back_to_source(
     click_line(qtbot, code.view, line)
     settle(window)
     (ref,) = window.selection.selected
-    assert ref.kind is RefKind.KERNEL_LINE and ref.key.endswith(f"{kernel.name}:{line}")
+    assert ref.kind is RefKind.KERNEL_LINE and (ref.name, ref.line) == (kernel.name, line)
     assert code.view.selected_lines() >= {line}
     source: SourcePane = window.panes["SourcePane"]  # type: ignore[assignment]
     assert source.view.selected_lines(), "a kernel line leads back to user source lines"
@@ -106,9 +106,9 @@ def test_selecting_a_saved_tensor_highlights_producer_and_consumers(
     settle(window)
 
     assert {r.kind for r in window.selection.selected} == {RefKind.SAVED_TENSOR}
-    lit = {r.key for r in aot.graphs.highlighted()}
-    assert f"forward:{tensor.producer}" in lit
-    assert {f"backward:{c}" for c in tensor.consumers} <= lit
+    lit = {(r.graph, r.name) for r in aot.graphs.highlighted()}
+    assert ("forward", tensor.producer) in lit
+    assert {("backward", c) for c in tensor.consumers} <= lit
 
 
 def test_back_and_forward_walk_the_selection_history(window: MainWindow, transformer: Session) -> None:

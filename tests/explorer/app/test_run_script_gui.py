@@ -68,7 +68,9 @@ def test_a_script_that_dies_outright_leaves_its_compiles_on_screen(
     qtbot.waitUntil(lambda: bool(window.state.session.compiles), timeout=30_000)
     session = window.state.session
     assert session.meta.origin == "script" and session.compiles[0].inductor
-    assert any("without saving" in d.message for d in session.diagnostics)
+    # the CLI's recovery (capture_outcome.recover_session): the failure as the CLI words it
+    errors = [d for d in session.diagnostics if d.severity == "error"]
+    assert any("SIGKILL" in d.message and d.stage == "run" for d in errors), errors
     assert "killed" in scripts.status.text() or "signal" in scripts.status.text()
 
 
@@ -90,12 +92,13 @@ def test_a_hostile_script_is_no_success_in_the_gui(
         qtbot: QtBot, tmp_path: Path, script: str, why: str) -> None:
     """Issue 12 row 6: the QProcess worker verifies a script run's signed events like a capture's,
     so `os._exit(0)` or fake events on inherited fds end as a failure that says why."""
-    from explorer.worker_process import WorkerOutcome, WorkerProcess
+    from compiler_core.worker.capture_outcome import CaptureOutcome
+    from explorer.worker_process import WorkerProcess
 
     worker = WorkerProcess()
     with qtbot.waitSignal(worker.finished, timeout=300_000) as blocker:
         worker.start(_spec(script, tmp_path))
     outcome = blocker.args[0]
-    assert isinstance(outcome, WorkerOutcome) and outcome.exit_code == 0  # the exit code alone would pass
+    assert isinstance(outcome, CaptureOutcome) and outcome.exit_code == 0  # the exit code alone would pass
     assert not outcome.ok and any(why in p for p in outcome.problems), outcome.describe()
     assert why in outcome.describe()

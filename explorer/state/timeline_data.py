@@ -1,4 +1,4 @@
-"""What the timeline pane shows, held apart from the widgets: samples, markers and figures.
+"""The live timeline's data, held apart from the widgets: samples, markers and figures.
 
 Samples arrive one at a time from the worker (thousands per run); appending must be O(1) and
 repainting must not re-walk Python objects, so each mode keeps growing lists of step, ms and
