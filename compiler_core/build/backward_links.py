@@ -20,7 +20,9 @@ How partners are found, most exact first (`AotInfo.backward_via` names the rule 
   backward ops that compute its gradient.
 - `source_line`: torch's own trace logs print graphs as text without `seq_nr` or tags. Backward
   nodes keep the forward op's stack trace, so a forward node pairs with the backward nodes of the
-  same source line: every forward op of that line with every backward op of it, which is coarser.
+  same source line: each run of the line in the forward (one per layer) with the run(s) of the
+  same layer in the backward, which replays layers in reverse (`_by_source_line`); coarser than
+  `seq_nr`, as every op of one run pairs with every op of the matching run.
 
 Bytes avoided by recomputing: the recomputed values that non-recomputed backward nodes read,
 i.e. what the forward would otherwise have had to save.
