@@ -19,8 +19,13 @@ from typing import Any
 Check = Callable[[Any], bool]
 
 
+_INT64 = 1 << 63
+
+
 def _int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
+    """An int torch could have written: JSON allows any size, but ids, ranks and line numbers
+    fit in 64 bits, and the session's encoder (orjson) refuses a larger one at save time."""
+    return isinstance(v, int) and not isinstance(v, bool) and -_INT64 <= v < _INT64
 
 
 def _opt(check: Check) -> Check:
@@ -32,7 +37,7 @@ def _str(v: Any) -> bool:
 
 
 def _num(v: Any) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool)
+    return isinstance(v, float) or _int(v)
 
 
 def _scalar(v: Any) -> bool:

@@ -42,6 +42,10 @@ CASES: list[tuple[str, Any, str, Any, str, tuple[Any, ...], Any]] = [
     ("fail_type a list", SIMPLE, "compilation_metrics", None, "meta",
      ("compilation_metrics", "fail_type"), ["x"]),
     ("artifact name a list", SIMPLE, "artifact", None, "meta", ("artifact", "name"), [1]),
+    # JSON ints have no size; orjson refused to save the session a 10**49 frame id reached
+    ("frame_id beyond 64 bits", SIMPLE, "compilation_metrics", None, "meta", ("frame_id",), 10**49),
+    ("compile time beyond 64 bits", SIMPLE, "compilation_metrics", None, "meta",
+     ("compilation_metrics", "entire_frame_compile_time_s"), -(10**30)),
     ("chromium ts a string", SIMPLE, "chromium_event", _stage_event, "payload", ("ts",), "soon"),
     ("chromium tid a list", SIMPLE, "chromium_event", _stage_event, "payload", ("tid",), [1, 2]),
     ("chromium args a string", SIMPLE, "chromium_event", _stage_event, "payload", ("args",), "x"),
