@@ -145,9 +145,10 @@ def _partition(acc: CompileRecords, memo: ParseMemo, part: Partition) -> Inducto
         post = _parsed(memo, part.post_grad_text, "post_grad", part.name)
     else:
         post = None
-    pre = _parsed(memo, acc.pre_grad_text, "pre_grad", part.name) if acc.pre_grad_text else None
-    if part.name == "backward":
-        pre = None
+    # The pre-grad graph is the forward's (a backward has none): never parse it for a backward.
+    pre = None
+    if acc.pre_grad_text and part.name != "backward":
+        pre = _parsed(memo, acc.pre_grad_text, "pre_grad", part.name)
     kernels = memo.get(_kernels_key(part, post), lambda: (post, tuple(_kernels(part, post))))[1]
     return InductorOutput(
         graph=PartitionName(part.name), post_grad=post, pre_grad=pre, kernels=kernels,

@@ -47,27 +47,34 @@ def link_compile(lb: LinkBuilder, c: Compile, pre_to_post: dict[str, list[str]],
     if c.aot is not None:
         _link_aot(lb, c.aot, dyn, pre_to_post, ref)
         link_backward(lb, c.aot, prefixes)
+    add = lb.add_encoded
+    # Refs are prefix + key; the prefixes bound once (a deep compile makes ~150k refs here).
+    aot_p, dyn_p = prefixes[RefKind.AOT_NODE], prefixes[RefKind.DYNAMO_NODE]
+    post_p = prefixes[RefKind.POST_GRAD_NODE]
+    kernel_p, line_p = prefixes[RefKind.KERNEL], prefixes[RefKind.KERNEL_LINE]
     for out in c.inductor:
         aot_graph = _aot_partition(c.aot, out.graph)
+        aot_index = aot_graph.node_index if aot_graph is not None else {}
         if out.post_grad is not None:
             for n in out.post_grad.nodes:
-                pg = ref(RefKind.POST_GRAD_NODE, graph_key(out.graph, n.name))
-                if aot_graph is not None and aot_graph.node(n.name) is not None:
-                    lb.add_encoded(ref(RefKind.AOT_NODE, graph_key(out.graph, n.name)), pg)
-                if dyn is not None and (aot_graph is None or aot_graph.node(n.name) is None):
+                pg = post_p + graph_key(out.graph, n.name)
+                if n.name in aot_index:
+                    add(aot_p + graph_key(out.graph, n.name), pg)
+                elif dyn is not None:
                     for d in [*_from_node_names(n), *post_to_pre.get(n.name, [])]:
                         if dyn.node(d) is not None:
-                            lb.add_encoded(ref(RefKind.DYNAMO_NODE, d), pg)
+                            add(dyn_p + d, pg)
         for k in out.kernels:
-            kref = ref(RefKind.KERNEL, graph_key(out.graph, k.name))
+            kref = kernel_p + graph_key(out.graph, k.name)
             for fused in k.fused_nodes:
-                lb.add_encoded(ref(RefKind.POST_GRAD_NODE, graph_key(out.graph, fused)), kref)
+                add(post_p + graph_key(out.graph, fused), kref)
+            line_head = f"{line_p}{out.graph}:{k.name}:"
             for i in range(1, k.source.count("\n") + 2 if k.source else 1):
-                lb.add_encoded(kref, ref(RefKind.KERNEL_LINE, f"{out.graph}:{k.name}:{i}"))
+                add(kref, f"{line_head}{i}")
             for line, nodes in k.line_nodes.items():
-                lref = ref(RefKind.KERNEL_LINE, f"{out.graph}:{k.name}:{line}")
+                lref = line_head + line
                 for name in nodes:
-                    lb.add_encoded(lref, ref(RefKind.POST_GRAD_NODE, graph_key(out.graph, name)))
+                    add(lref, post_p + graph_key(out.graph, name))
     for i, gb in enumerate(c.graph_breaks):
         if gb.location is not None:
             lb.add_encoded(ref(RefKind.GRAPH_BREAK, str(i)), src_line(gb.location.file, gb.location.line))
@@ -95,20 +102,25 @@ def _link_aot(lb: LinkBuilder, aot: AotInfo, dyn: Graph | None, pre_to_post: dic
               mk: MakeRef) -> None:  # fmt: skip
     post_to_pre = _invert(pre_to_post)
     by_line = _aligned_runs(aot, dyn) if dyn is not None else {}
+    add = lb.add_encoded
+    aot_prefix, dyn_prefix = mk(RefKind.AOT_NODE, ""), mk(RefKind.DYNAMO_NODE, "")  # ~50k refs each
+    words: dict[str, set[str]] = {}  # op target -> its words, once per distinct target
+    partitions = [(other, og.node_index) for other, og in (("forward", aot.forward),
+                  ("backward", aot.backward)) if og is not None]  # fmt: skip
     for gname, g in (("joint", aot.joint), ("forward", aot.forward), ("backward", aot.backward),
                      ("inference", aot.inference)):  # fmt: skip
         if g is None:
             continue
         for n in g.nodes:
-            a = mk(RefKind.AOT_NODE, graph_key(gname, n.name))
+            a = aot_prefix + graph_key(gname, n.name)
             if gname == "joint":
-                for other, og in (("forward", aot.forward), ("backward", aot.backward)):
-                    if og is not None and og.node(n.name) is not None:
-                        lb.add_encoded(a, mk(RefKind.AOT_NODE, graph_key(other, n.name)))
+                for other, index in partitions:
+                    if n.name in index:
+                        add(a, aot_prefix + graph_key(other, n.name))
             if dyn is None or n.op in ("placeholder", "output"):
                 continue
-            for d in _dynamo_matches(n, dyn, post_to_pre, by_line.get((gname, n.name), ())):
-                lb.add_encoded(mk(RefKind.DYNAMO_NODE, d), a)
+            for d in _dynamo_matches(n, dyn, post_to_pre, by_line.get((gname, n.name), ()), words):
+                add(dyn_prefix + d, a)
     for st in aot.saved_tensors:
         s = mk(RefKind.SAVED_TENSOR, st.name)
         if st.producer:
@@ -125,20 +137,43 @@ def _from_node_names(n: Node) -> list[str]:
 
 
 def _dynamo_matches(n: Node, dyn: Graph, post_to_pre: dict[str, list[str]],
-                    cands: Sequence[Node]) -> list[str]:  # fmt: skip
+                    cands: Sequence[Node],
+                    words: dict[str, set[str]] | None = None) -> list[str]:  # fmt: skip
     """Dynamo nodes for AOT node `n`: exact provenance first, else the nodes of the one occurrence
-    of `n`'s source line that `_aligned_runs` paired it with, narrowed by op name."""
-    exact = [d for d in _from_node_names(n) if dyn.node(d) is not None]
-    if exact:
-        return exact
-    via = [d for d in post_to_pre.get(n.name, []) if dyn.node(d) is not None]
-    if via:
-        return via
+    of `n`'s source line that `_aligned_runs` paired it with, narrowed by op name. `words` caches
+    each target's words across calls (a deep graph has a few hundred distinct targets)."""
+    if "from_node" in n.attrs:
+        exact = [d for d in _from_node_names(n) if dyn.node(d) is not None]
+        if exact:
+            return exact
+    if n.name in post_to_pre:
+        via = [d for d in post_to_pre[n.name] if dyn.node(d) is not None]
+        if via:
+            return via
     if len(cands) <= 1:
         return [d.name for d in cands]
-    words = set(_WORD.findall(n.target.rsplit(".", 2)[-2] if "." in n.target else n.target))
-    narrowed = [d.name for d in cands if words & set(_WORD.findall(d.target.rsplit(".", 1)[-1]))]
+    cache: dict[str, set[str]] = {} if words is None else words
+    own = _aot_words(n.target, cache)
+    narrowed = [d.name for d in cands if own & _dyn_words(d.target, cache)]
     return narrowed or [d.name for d in cands]
+
+
+def _aot_words(target: str, cache: dict[str, set[str]]) -> set[str]:
+    """`torch.ops.aten.add.Tensor` -> {add}: the words of the op name (the part before the overload)."""
+    key = "a:" + target
+    found = cache.get(key)
+    if found is None:
+        found = cache[key] = set(_WORD.findall(target.rsplit(".", 2)[-2] if "." in target else target))
+    return found
+
+
+def _dyn_words(target: str, cache: dict[str, set[str]]) -> set[str]:
+    """`torch.nn.functional.linear` -> {linear}: the words of the last dotted part."""
+    key = "d:" + target
+    found = cache.get(key)
+    if found is None:
+        found = cache[key] = set(_WORD.findall(target.rsplit(".", 1)[-1]))
+    return found
 
 
 LineKey = tuple[str, int]

@@ -32,6 +32,7 @@ from __future__ import annotations
 import bisect
 import functools
 import itertools
+import operator
 import re
 from collections.abc import Sequence
 from dataclasses import replace
@@ -209,10 +210,10 @@ def _derive(g: Graph, seeds: dict[str, str], dyn_loc: dict[tuple[str, int], list
                                                (len(op) > 1 and op[-2] in _VIEWISH))  # fmt: skip
     _by_line(nodes, path, owner, dyn_loc)
     _fill_between(nodes, path, owner)
-    if all(a == nd.module_path for a, nd in zip(path, nodes, strict=True)):
+    new = [nd if nd.module_path == p else _with_path(nd, p) for nd, p in zip(nodes, path, strict=True)]
+    if all(map(operator.is_, new, nodes)):  # nothing placed that was not already
         return g
-    new = tuple(nd if nd.module_path == p else _with_path(nd, p) for nd, p in zip(nodes, path, strict=True))
-    return Graph(kind=g.kind, nodes=new, text=g.text, name=g.name)
+    return Graph(kind=g.kind, nodes=tuple(new), text=g.text, name=g.name)
 
 
 def _with_path(nd: Node, path: str) -> Node:
@@ -260,8 +261,8 @@ def _by_line(nodes: Sequence[Node], path: list[str], owner: list[str],
         hit = own_lines.get(key)
         if hit is not None:
             pos, owners = hit
-            k = bisect.bisect_left(pos, i)
-            near = min((c for c in (k - 1, k) if 0 <= c < len(pos)), key=lambda c: abs(pos[c] - i))
+            k = bisect.bisect_left(pos, i)  # pos[k-1] < i < pos[k]: the nearer one, the earlier on a tie
+            near = k if k == 0 or (k < len(pos) and pos[k] - i < i - pos[k - 1]) else k - 1
             path[i] = owner[i] = owners[near]
         elif dyn_loc is not None and key in dyn_loc:
             if key not in distinct:

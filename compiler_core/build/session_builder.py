@@ -18,12 +18,13 @@ from collections.abc import Iterable
 from compiler_core.build.compile_builder import build_compile
 from compiler_core.build.compile_records import PAYLOAD_KINDS, RankRecords, route
 from compiler_core.build.decompositions import with_decompositions
-from compiler_core.build.linking import link_compile
+from compiler_core.build.link_memo import LinkMemo
 from compiler_core.build.parse_memo import ParseMemo
 from compiler_core.build.user_sources import collect_sources
 from compiler_core.session.gc_pause import gc_paused
 from compiler_core.session.links import LinkBuilder
 from compiler_core.session.model import Compile, Diagnostic, Session, SessionMeta
+from compiler_core.session.packed import mark_built
 from compiler_core.trace.compile_ids import trace_files
 from compiler_core.trace.read_limits import ReadLimits, open_regular
 from compiler_core.trace.records import Record, RecordReader
@@ -105,16 +106,18 @@ def build_session(streams: Iterable[tuple[str, int | None, Iterable[Record]]], *
     diagnostics.extend(Diagnostic("info", f"source of {path} {note}", path=path, stage="build")
                        for path, note in source_notes.items() if note.startswith("left out"))  # fmt: skip
     lb = LinkBuilder()
-    user_files = set(srcs)
-    for c in compiles:
-        link_compile(lb, c, pre_to_post.get((c.rank, c.compile_id), {}), user_files)
+    memo_links = LinkMemo(lb, compiles, set(srcs))  # ranks that logged the same compile: linked once
+    for i, c in enumerate(compiles):
+        memo_links.link(i, c, pre_to_post.get((c.rank, c.compile_id), {}))
     rank_set = tuple(sorted({c.rank for c in compiles if c.rank is not None} |
                             {rr.rank for rr in ranks if rr.rank is not None}))  # fmt: skip
     base_meta = meta or SessionMeta(origin="trace", origin_path=origin_path, created_unix=time.time(),
                                     torch_version=_logged_torch_version(ranks))  # fmt: skip
     if not base_meta.ranks and rank_set:
         base_meta = _replace_meta(base_meta, rank_set)
-    session = Session(meta=base_meta, sources=srcs, compiles=tuple(compiles), links=lb.freeze(),
+    links = memo_links.freeze()
+    mark_built(links)  # symmetric with sorted targets: the codec writes it without checking
+    session = Session(meta=base_meta, sources=srcs, compiles=tuple(compiles), links=links,
                       diagnostics=tuple(diagnostics), source_notes=source_notes)  # fmt: skip
     # after the stage artifacts: the decompositions artifact is one of them
     return with_decompositions(_with_stage_artifacts(session, ranks))

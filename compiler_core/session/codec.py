@@ -145,7 +145,8 @@ def _derived(session: Session) -> Session:
 
 
 def dumps_bytes(session: Session, indent: int | None = None) -> bytes:
-    data = session_to_dict(session)
+    with gc_paused():  # packing makes ~100k short-lived lists: collections would walk the session
+        data = session_to_dict(session)
     if orjson is not None:
         return orjson.dumps(data, option=orjson.OPT_INDENT_2 if indent else 0)
     compact = None if indent else (",", ":")

@@ -21,7 +21,9 @@ Encoders and decoders are generated once per class from the type hints (no per-v
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
+import operator
 import types
 import typing
 from collections import defaultdict
@@ -29,10 +31,11 @@ from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Any
 
-from compiler_core.session.model import Session, SourceLoc, TensorMeta
+from compiler_core.session.model import Graph, Kernel, Session, SourceLoc, TensorMeta
 
 PACKED_VERSION = 2
 INTERNED: tuple[type, ...] = (SourceLoc, TensorMeta)
+_SHARED: tuple[type, ...] = (Graph, Kernel)  # encoded once per object (frozen, held by the session)
 Conv = Callable[[Any], Any]
 _PRIMITIVES = (str, int, float, bool, type(None))
 
@@ -50,14 +53,47 @@ def encode_links(links: Mapping[str, tuple[str, ...]]) -> list[Any]:
 
     The in-memory `Session.links` keeps both directions (the explorer's index looks up either
     end); disk keeps one, and the prefix of a ref is written once per group, not once per ref."""
-    groups: dict[tuple[str, str], list[str]] = defaultdict(list)
+    groups: dict[str, dict[str, list[str]]] = defaultdict(dict)
+    split: dict[str, tuple[str, str]] = {}  # each ref is split once, not once per link (120k)
+    if _BUILT and _BUILT[0] is links:  # both directions listed, targets sorted: no checks needed
+        for a, targets in links.items():
+            pa, ka = split.get(a) or split.setdefault(a, _split_ref(a))
+            by_prefix = groups[pa]
+            for b in targets[bisect.bisect_right(targets, a) :]:
+                pb, kb = split.get(b) or split.setdefault(b, _split_ref(b))
+                keys = by_prefix.get(pb)
+                if keys is None:
+                    keys = by_prefix[pb] = []
+                keys += (ka, kb)
+        return [[pa, pb, groups[pa][pb]] for pa in sorted(groups) for pb in sorted(groups[pa])]
+    sets: dict[str, frozenset[str]] = {}  # a hub's targets as a set: `in` on its tuple is linear
     for a, targets in links.items():
-        pa, ka = _split_ref(a)
+        pa, ka = split.get(a) or split.setdefault(a, _split_ref(a))
+        by_prefix = groups[pa]
         for b in targets:
-            if a < b or a not in links.get(b, ()):
-                pb, kb = _split_ref(b)
-                groups[(pa, pb)].extend((ka, kb))
-    return [[pa, pb, keys] for (pa, pb), keys in sorted(groups.items())]
+            if a > b:  # stored once: under the smaller ref, unless the other direction is missing
+                back: tuple[str, ...] | frozenset[str] = links.get(b, ())
+                if len(back) > 8:
+                    back = sets.get(b) or sets.setdefault(b, frozenset(back))
+                if a in back:
+                    continue
+            pb, kb = split.get(b) or split.setdefault(b, _split_ref(b))
+            keys = by_prefix.get(pb)
+            if keys is None:
+                keys = by_prefix[pb] = []
+            keys += (ka, kb)
+    return [[pa, pb, groups[pa][pb]] for pa in sorted(groups) for pb in sorted(groups[pa])]
+
+
+_BUILT: list[Mapping[str, tuple[str, ...]]] = []
+
+
+def mark_built(links: Mapping[str, tuple[str, ...]]) -> None:
+    """`links` is a `LinkBuilder.freeze()` result that nothing changes afterwards: every link is
+    listed under both its ends and every target tuple is sorted, so `encode_links` may take each
+    link from its smaller end without checking the other (half the work; a 7-rank deep model has
+    over a million link ends). Only the map marked last is remembered (and kept alive)."""
+    _BUILT[:] = [links]
 
 
 def decode_links(data: Any) -> dict[str, tuple[str, ...]]:
@@ -95,6 +131,9 @@ class _Tables:
         # dataclass by value runs Python code (60k calls for a deep model). The session holds
         # every object alive while it is packed, so ids are not reused meanwhile.
         self._by_id: dict[int, int] = {}
+        # Rows of whole graphs and kernels by identity: the builder shares one parsed graph between
+        # compiles and ranks that logged the same text (7 ranks of one model: one encoding).
+        self.shared_rows: dict[int, list[Any]] = {}
 
     def intern(self, cls: type, value: Any) -> int:
         found = self._by_id.get(id(value))
@@ -130,16 +169,30 @@ def _encoder(cls: type) -> Callable[[Any, _Tables], list[Any]]:
     if cls is Session:
         convs[names.index("links")] = lambda v, t: encode_links(v)
     trailing = [_default_test(_default(f)) for f in fields]
-    plan = list(zip(names, convs, strict=True))
+    # One C call reads every field (a 9-field Node: 9 getattr calls otherwise, 36k nodes); only
+    # the fields that need converting run Python code.
+    get_all = operator.attrgetter(*names) if len(names) > 1 else (lambda v: (getattr(v, names[0]),))
+    conv_at = [(i, c) for i, c in enumerate(convs) if c is not None]
 
     def encode(value: Any, tables: _Tables) -> list[Any]:
-        row = [getattr(value, n) if c is None else c(getattr(value, n), tables) for n, c in plan]
+        row = list(get_all(value))
+        for k, c in conv_at:
+            row[k] = c(row[k], tables)
         i = len(row)
         while i and trailing[i - 1](row[i - 1]):
             i -= 1
         del row[i:]
         return row
 
+    if cls in _SHARED:
+
+        def encode_shared(value: Any, tables: _Tables) -> list[Any]:
+            found = tables.shared_rows.get(id(value))
+            if found is None:
+                found = tables.shared_rows[id(value)] = encode(value, tables)
+            return found
+
+        return encode_shared
     return encode
 
 
@@ -176,6 +229,8 @@ def _enc_conv(tp: Any) -> Callable[[Any, _Tables], Any] | None:
     origin = typing.get_origin(tp)
     if origin in (typing.Union, types.UnionType):
         inner = [a for a in typing.get_args(tp) if a is not type(None)]
+        if len(inner) == 1 and inner[0] in INTERNED:
+            return _intern_conv(inner[0], optional=True)
         if len(inner) == 1:
             opt = _enc_conv(inner[0])
             if opt is None:
@@ -184,6 +239,8 @@ def _enc_conv(tp: Any) -> Callable[[Any, _Tables], Any] | None:
         return _generic_enc
     if origin is tuple:
         item = _tuple_item(tp)
+        if item in INTERNED:
+            return _interned_tuple_conv(item)
         each = _enc_conv(item)
         if each is None:
             return None
@@ -194,11 +251,38 @@ def _enc_conv(tp: Any) -> Callable[[Any, _Tables], Any] | None:
             return None
         return lambda v, t: {k: conv(x, t) for k, x in v.items()}
     if isinstance(tp, type) and tp in INTERNED:
-        return lambda v, t: t.intern(tp, v)
+        return _intern_conv(tp, optional=False)
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         enc = _encoder(tp)
         return enc
     return _generic_enc
+
+
+def _intern_conv(tp: type, *, optional: bool) -> Callable[[Any, _Tables], Any]:
+    """A SourceLoc/TensorMeta field -> its table index; the identity lookup inlined (a node's
+    source and outputs: ~60k values per deep model)."""
+
+    def conv(v: Any, t: _Tables) -> Any:
+        if v is None and optional:
+            return None
+        found = t._by_id.get(id(v))
+        return found if found is not None else t.intern(tp, v)
+
+    return conv
+
+
+def _interned_tuple_conv(tp: type) -> Callable[[Any, _Tables], Any]:
+    def conv(v: Any, t: _Tables) -> Any:
+        if not v:
+            return []
+        by_id = t._by_id
+        out = []
+        for x in v:
+            found = by_id.get(id(x))
+            out.append(found if found is not None else t.intern(tp, x))
+        return out
+
+    return conv
 
 
 def _generic_enc(value: Any, tables: _Tables) -> Any:

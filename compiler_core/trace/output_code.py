@@ -104,7 +104,12 @@ def _scan_calls(lines: list[str], kernels: dict[str, ParsedKernel]) -> list[Pars
     comments: list[str] = []
     after_comment = False
     call_re = re.compile(r"^\s*(\w+)(?:\.run)?\(")
-    for i, line in enumerate(lines):
+    # Everything before `call()` is kernel source (most of a deep model's lines): find its first
+    # line with a substring test instead of stripping every line before it.
+    first = next((i for i, line in enumerate(lines) if ("def call(" in line or "def _run_graph(" in line)
+                  and line.strip().startswith(("def call(", "def _run_graph("))), len(lines))  # fmt: skip
+    for i in range(first, len(lines)):
+        line = lines[i]
         stripped = line.strip()
         if stripped.startswith("def call(") or stripped.startswith("def _run_graph("):
             in_call = True
@@ -141,6 +146,10 @@ def _names(text: str) -> list[str]:
 
 
 def _extend(target: list[str], items: list[str]) -> None:
+    """Append the items `target` lacks, in order (a set of what is there: a Source Nodes comment
+    of a big fused kernel names dozens of nodes)."""
+    have = set(target)
     for item in items:
-        if item not in target:
+        if item not in have:
             target.append(item)
+            have.add(item)
