@@ -37,6 +37,20 @@ def loop_b(fn, inputs, n, sync) -> float:
     return (time.perf_counter() - t0) * 1000.0 / n
 
 
+def _tracing_state() -> None:
+    """Anything that makes the interpreter call back per frame or per instruction after a compile."""
+    import threading
+
+    tools = {}
+    if hasattr(sys, "monitoring"):
+        for tool in range(6):
+            name = sys.monitoring.get_tool(tool)
+            if name is not None:
+                tools[tool] = (name, sys.monitoring.get_events(tool))
+    print("trace", sys.gettrace(), "profile", sys.getprofile(), "monitoring tools", tools,
+          "threads", [t.name for t in threading.enumerate()])
+
+
 def main() -> None:
     import torch
 
@@ -55,6 +69,7 @@ def main() -> None:
 
     first = loop_a(fn, inputs, 10, torch.cuda.synchronize)  # compiles inside loop_a's frame
     print(f"first block (compile) {first:.1f} ms/step")
+    _tracing_state()
     a, b = [], []
     for _ in range(rounds):
         a.append(loop_a(fn, inputs, 10, torch.cuda.synchronize))
