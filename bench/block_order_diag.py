@@ -49,6 +49,9 @@ def main() -> None:
         run.block(range(r * BLOCK, (r + 1) * BLOCK))
         own = [s.ms for s in run.samples if not s.baseline_for and s.step >= r * BLOCK]
         if r == 0:
+            from compile_frame_diag import _tracing_state
+
+            _tracing_state()
             continue
         cols["app"].append(sum(own) / len(own))
         cols["plain_block"].append(plain_block(run.timer, fn, mark, inputs, BLOCK))
