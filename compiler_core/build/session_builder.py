@@ -12,6 +12,7 @@ one bad rank of 50 used to lose all 50).
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Iterable
 
@@ -112,7 +113,8 @@ def build_session(streams: Iterable[tuple[str, int | None, Iterable[Record]]], *
     rank_set = tuple(sorted({c.rank for c in compiles if c.rank is not None} |
                             {rr.rank for rr in ranks if rr.rank is not None}))  # fmt: skip
     base_meta = meta or SessionMeta(origin="trace", origin_path=origin_path, created_unix=time.time(),
-                                    torch_version=_logged_torch_version(ranks))  # fmt: skip
+                                    torch_version=_logged_torch_version(ranks),
+                                    device=_logged_device(ranks))  # fmt: skip
     if not base_meta.ranks and rank_set:
         base_meta = _replace_meta(base_meta, rank_set)
     links = memo_links.freeze()
@@ -176,7 +178,28 @@ def _logged_torch_version(ranks: list[RankRecords]) -> str:
             continue
         if isinstance(value, dict) and value.get("pytorch_version"):
             return str(value["pytorch_version"])
+    for rr in ranks:  # torch's own traces: compilation_metrics carries `pytorch_version`
+        for acc in rr.compiles.values():
+            version = acc.metrics.get("pytorch_version")
+            if isinstance(version, str) and version:
+                return version
     return ""
+
+
+_ALLOC_DEVICE = re.compile(r"\bempty_strided_(cuda|cpu|xpu|mps)\b")
+
+
+def _logged_device(ranks: list[RankRecords]) -> str:
+    """The device the generated code allocates on (`empty_strided_cuda` in Inductor's wrapper):
+    a plain log names no device elsewhere; the first GPU device wins over `cpu` (a GPU run's
+    wrapper may allocate small CPU scalars too)."""
+    seen: set[str] = set()
+    for rr in ranks:
+        for acc in rr.compiles.values():
+            for part in acc.partitions:
+                seen.update(_ALLOC_DEVICE.findall(part.output_code))
+    gpu = sorted(seen - {"cpu"})
+    return gpu[0] if gpu else ("cpu" if seen else "")
 
 
 def _replace_meta(meta: SessionMeta, ranks: tuple[int, ...]) -> SessionMeta:
