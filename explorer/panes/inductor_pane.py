@@ -186,7 +186,10 @@ class InductorPane(Pane):
             self.kernels.scrollToItem(first)
 
     def highlighted_kernels(self) -> set[Ref]:
-        return {r for r, item in self._kernel_items.items() if item.background(0).color().alpha() > 0}
+        """Rows drawn marked (a row never marked has Qt's default brush, NoBrush, whose colour
+        is opaque black: reading only the alpha counted every row as lit)."""
+        brushes = {r: item.background(0) for r, item in self._kernel_items.items()}
+        return {r for r, b in brushes.items() if b.style() != Qt.BrushStyle.NoBrush and b.color().alpha() > 0}
 
     def graph_canvas(self) -> GraphCanvas:
         return self.graphs.canvas

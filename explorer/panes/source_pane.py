@@ -189,23 +189,27 @@ class SourcePane(Pane):
             self.selection.select({source_line(self._path, line, self._rank())})
 
     def on_selection(self, selected: frozenset[Ref], highlighted: frozenset[Ref]) -> None:
-        self._follow(selected)
+        if not self._follow(selected):  # a clicked kernel line: follow the lines it came from
+            self._follow(highlighted)
         lines = set()
         for ref in highlighted:
             if ref.kind is RefKind.SOURCE_LINE and ref.path == self._path:
                 lines.add(ref.line)
         self.view.set_selected_lines(lines)
 
-    def _follow(self, selected: frozenset[Ref]) -> None:
-        """Switch to the file of a selected source line (a traceback frame in a library file)."""
-        paths = {r.path for r in selected if r.kind is RefKind.SOURCE_LINE}
+    def _follow(self, refs: frozenset[Ref]) -> bool:
+        """Switch to the file of a source line in `refs` (a traceback frame in a library file;
+        the torchvision line a clicked kernel came from) unless the shown file has one; true
+        when `refs` has a source line (so the caller need not look further)."""
+        paths = {r.path for r in refs if r.kind is RefKind.SOURCE_LINE}
         if not paths or self._path in paths:
-            return
+            return bool(paths)
         for path in sorted(paths):
             index = self.files.findData(path)
             if index >= 0:
                 self.files.setCurrentIndex(index)  # shows the file, which calls on_selection again
-                return
+                return True
+        return True
 
     def has_content(self) -> bool:
         return bool(self.view.toPlainText())
