@@ -117,6 +117,11 @@ def build_session(streams: Iterable[tuple[str, int | None, Iterable[Record]]], *
                                     device=_logged_device(ranks))  # fmt: skip
     if not base_meta.ranks and rank_set:
         base_meta = _replace_meta(base_meta, rank_set)
+    if not base_meta.torch_version or not base_meta.device:  # a crashed capture's torch-free meta
+        from dataclasses import replace
+
+        base_meta = replace(base_meta, torch_version=base_meta.torch_version or _logged_torch_version(ranks),
+                            device=base_meta.device or _logged_device(ranks))  # fmt: skip
     links = memo_links.freeze()
     mark_built(links)  # symmetric with sorted targets: the codec writes it without checking
     session = Session(meta=base_meta, sources=srcs, compiles=tuple(compiles), links=links,

@@ -111,7 +111,7 @@ class CaptureRun:
         self.partial = False
         self.event_session_path = ""  # an unsigned spec's word for where it saved (none in the tree)
         self.received: list[Event] = []
-        self._open_stages: list[str] = []
+        self._open_stages: list[tuple[str, str]] = []  # (stage, label) of stages still open
 
     @property
     def forged_lines(self) -> int:
@@ -151,13 +151,19 @@ class CaptureRun:
                 self.event_session_path = event.path
 
     def _track_stage(self, event: Event) -> None:
-        """`last_stage` is the innermost stage still open (a crash happened there)."""
+        """`last_stage` is the innermost stage still open (a crash happened there), and
+        `stage_label` that stage with its compile id: a compile nested in `run` that finished
+        must not be named once the run goes on (an exit in the next step said "aot 0/0")."""
+        label = f"{event.stage} {event.compile_id}".strip()
         if event.state == "started":
-            self._open_stages.append(event.stage)
-            self.stage_label = f"{event.stage} {event.compile_id}".strip()
-        elif event.stage in self._open_stages:
-            self._open_stages.remove(event.stage)
-        self.last_stage = self._open_stages[-1] if self._open_stages else event.stage
+            self._open_stages.append((event.stage, label))
+        else:
+            for i in range(len(self._open_stages) - 1, -1, -1):
+                if self._open_stages[i][0] == event.stage:
+                    del self._open_stages[i]
+                    break
+        innermost = self._open_stages[-1] if self._open_stages else (event.stage, label)
+        self.last_stage, self.stage_label = innermost
 
     def fresh_session(self) -> str:
         """The session at the path the parent chose, if this run wrote it (a path an event

@@ -14,3 +14,22 @@ def test_torch_version_and_device_come_from_the_log_itself() -> None:
     meta = bench_session("hf_llama_dynamic").meta
     assert meta.torch_version == "2.11.0+cu130"
     assert meta.device == "cuda"
+
+
+def test_a_given_meta_without_torch_version_gets_the_logs() -> None:
+    """A crashed capture is rebuilt from its trace with meta made in the torch-free client
+    (capture_outcome.recover_session), which knows no torch version: the log's fills it."""
+    import lzma
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from compiler_core.build import import_trace
+    from compiler_core.session import SessionMeta
+    from tests.bench_logs import DATA
+
+    log = Path(tempfile.mkdtemp(prefix="cs-meta-")) / "hf_llama_dynamic.log"
+    with lzma.open(DATA / "hf_llama_dynamic.log.xz") as src, log.open("wb") as dst:
+        shutil.copyfileobj(src, dst)
+    meta = import_trace(log, meta=SessionMeta(device="NVIDIA H200", mode="default", origin="capture")).meta
+    assert (meta.torch_version, meta.device, meta.mode) == ("2.11.0+cu130", "NVIDIA H200", "default")
