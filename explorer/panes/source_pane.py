@@ -9,6 +9,7 @@ torchvision), most Dynamo nodes first; a note says when a text was rebuilt from 
 
 from __future__ import annotations
 
+from itertools import pairwise
 from pathlib import Path
 
 from PySide6.QtGui import QColor
@@ -35,6 +36,13 @@ def _busiest_line(c: Compile) -> list[SourceLoc]:
     top = counts.most_common(1)[0][0]
     lines = [n.source.line for n in c.dynamo_graph.nodes if n.source is not None and n.source.file == top]
     return [SourceLoc(top, min(lines))]
+
+
+def _torch_own(path: str) -> bool:
+    """A file of torch itself (`torch/_dynamo/external_utils.py`, the frame Dynamo compiles for
+    an `nn.Sequential` model): never the file a user opened the session to read."""
+    parts = Path(path).parts
+    return any(a in ("site-packages", "dist-packages") and b == "torch" for a, b in pairwise(parts))
 
 
 def _where(path: str) -> str:
@@ -121,8 +129,8 @@ class SourcePane(Pane):
         places = [b.location for b in current.graph_breaks if b.location is not None]
         if not places:
             places = _busiest_line(current)
-        if not places and current.code is not None:
-            places.append(current.code)
+        if not places and current.code is not None and not _torch_own(current.code.file):
+            places.append(current.code)  # but never torch's own wrapper frame (an nn.Sequential's)
         for loc in places:
             index = self.files.findData(loc.file)
             if index >= 0:
