@@ -27,6 +27,8 @@ def banner_text(session: Session) -> str:
     where = f"line {first.line}: " if first.line is not None else ""
     quote = f"{where}{first.message}".splitlines()[0] if first.message else where
     quote = quote if len(quote) <= QUOTE else quote[: QUOTE - 1] + "…"  # fits a 1366 px window
+    if not session.compiles:  # not damaged: a log of another kind (torch.export), or empty
+        return f"⚠ Nothing to show: {quote}"
     return f"⚠ This session was built from damaged input: {count_text(tuple(bad))}. First: {quote}"
 
 

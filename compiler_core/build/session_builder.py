@@ -103,6 +103,12 @@ def build_session(streams: Iterable[tuple[str, int | None, Iterable[Record]]], *
             for part in acc.partitions:
                 merged.update(part.provenance.get("preToPost") or {})
             pre_to_post[(acc.rank, acc.compile_id)] = merged
+    if not compiles and any(rr.unknown_kinds for rr in ranks):  # a log of another kind: say so
+        kinds = sorted({k for rr in ranks for k in rr.unknown_kinds})
+        diagnostics.insert(0, Diagnostic(
+            "warning", f"no torch.compile compile in this log: it holds {', '.join(kinds[:6])} records "
+            "(torch.export and AOTInductor runs log no Dynamo compile), so there is nothing to show",
+            path=ranks[0].path, stage="trace"))  # fmt: skip
     srcs, source_notes = collect_sources(compiles, sources)
     diagnostics.extend(Diagnostic("info", f"source of {path} {note}", path=path, stage="build")
                        for path, note in source_notes.items() if note.startswith("left out"))  # fmt: skip
