@@ -89,6 +89,7 @@ class ExportActions(QObject):
             graph = stage_graph(c, self.graph_stage)
             if graph is not None:
                 save_dot(graph, path, f"{self.graph_stage} [{c.compile_id}]", canvas_fill(canvas))
+                self.window.statusBar().showMessage(f"Exported {len(graph.nodes)} nodes to {path}", 5000)
             return
         w, h = save_scene(canvas, path, scale)
         self.window.statusBar().showMessage(f"Exported {w}x{h} px to {path}", 5000)

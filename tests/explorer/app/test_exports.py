@@ -75,3 +75,12 @@ def test_graph_exports_draw_the_whole_scene_with_colours_and_modules(
     assert "subgraph cluster_" in dot and "fillcolor" in dot
     assert any(f in dot for f in fills)
     assert "\\n" not in dot  # labels break lines for real, no literal backslash-n
+
+
+def test_a_dot_export_says_where_it_went(tmp_path: Path, window: MainWindow, transformer: Session) -> None:
+    """The status bar kept the previous PNG export's message after a DOT export."""
+    window.set_session(transformer, "t.json")
+    window.exports.export_graph(str(tmp_path / "g.png"))
+    window.exports.export_graph(str(tmp_path / "g.dot"))
+    assert (tmp_path / "g.dot").stat().st_size > 0
+    assert str(tmp_path / "g.dot") in window.statusBar().currentMessage()
