@@ -200,16 +200,22 @@ class MainWindow(AppWindow):
         key = MAIN_PANE.get(stage, "")
         main = self.docks.get(key)
         mates = {f"dock:{spec.key}" for spec in PANES if spec.tab_with == key}
+        details = {f"dock:{spec.key}" for spec in PANES if spec.tab_with}  # tabs of their anchor
         for dock in self.docks.values():
             mine = dock.property("stage") == stage
             if self.focused:  # the main pane and the detail tabs behind it take the window
-                mine = dock is main or dock.objectName() in mates
+                side = mine and dock is not main and dock.objectName() not in details
+                if side and main is not None:  # Graph breaks, Per-line pipeline: a tab, not lost
+                    self.tabifyDockWidget(main, dock)  # focus off restores where it was
+                mine = side or dock is main or dock.objectName() in mates
                 dock.setVisible(mine)
             if mine and dock is not main:
                 dock.show()  # not raised: a detail tab must not cover another stage's pane
         if main is not None:
             main.show()
             main.raise_()
+        if self.focused:
+            self._hide_stale_tab_bars()
 
     @property
     def focused(self) -> bool:
