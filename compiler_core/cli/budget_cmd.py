@@ -44,7 +44,11 @@ def run_sweep(model: str, budgets: str, device: str, steps: int,
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in paths if p))
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, check=False)
-        stdout, err = proc.stdout, proc.stderr[-3000:] if proc.returncode else ""
+        stdout, err = proc.stdout, proc.stderr[-3000:].strip() if proc.returncode else ""
+        if proc.returncode:  # os._exit / a signal prints nothing: say how it ended
+            how = (f"was killed by signal {-proc.returncode}" if proc.returncode < 0
+                   else f"ended with exit code {proc.returncode}")  # fmt: skip
+            err = f"the budget worker {how}" + (f"\n{err}" if err else "")
     except subprocess.TimeoutExpired as exc:  # keep the budgets that finished in time
         out = exc.stdout or b""
         stdout = out.decode() if isinstance(out, bytes) else out
@@ -69,8 +73,7 @@ def run(args: argparse.Namespace) -> int:
     if err:
         print(f"error: {err}", file=sys.stderr)
     if not points:
-        print("error: the budget worker reported nothing", file=sys.stderr)
-        print(err, file=sys.stderr)
+        print("error: the budget worker reported no budget", file=sys.stderr)
         return 1
     if args.output:
         store(points, args.output, args.model)

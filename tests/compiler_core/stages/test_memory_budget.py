@@ -54,3 +54,29 @@ def test_budget_sweep_saves_less_as_budget_drops(tmp_path: Path) -> None:
     assert all(p.step_ms is not None and p.step_ms > 0 for p in points)
     assert points[0].torch_version.startswith("2.")
     assert summarize(load(out))["memory_budget"][0]["budget"] == 1.0
+
+
+EXITS = """
+import os
+import torch
+
+model = torch.nn.Linear(8, 4)
+example_inputs = (torch.randn(2, 8),)
+
+def train_step(model, inputs):
+    model(*inputs).sum().backward()
+    os._exit(3)
+"""
+
+
+@pytest.mark.slow
+def test_a_worker_that_exits_silently_is_named_with_its_exit_code(tmp_path: Path) -> None:
+    """`os._exit(3)` in the train step prints nothing: the CLI said only 'the budget worker
+    reported nothing' and a blank line."""
+    model = tmp_path / "exits.py"
+    model.write_text(EXITS)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, "-m", "compiler_core", "budget", str(model), "--budgets", "1"],
+                          capture_output=True, text=True, env=env, timeout=600, check=False)  # fmt: skip
+    assert proc.returncode == 1
+    assert "exit code 3" in proc.stderr, proc.stderr
