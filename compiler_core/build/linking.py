@@ -107,6 +107,7 @@ def _link_aot(lb: LinkBuilder, aot: AotInfo, dyn: Graph | None, pre_to_post: dic
     words: dict[str, set[str]] = {}  # op target -> its words, once per distinct target
     partitions = [(other, og.node_index) for other, og in (("forward", aot.forward),
                   ("backward", aot.backward)) if og is not None]  # fmt: skip
+    inputs = [d.name for d in dyn.nodes if d.op == "placeholder"] if dyn is not None else []
     for gname, g in (("joint", aot.joint), ("forward", aot.forward), ("backward", aot.backward),
                      ("inference", aot.inference)):  # fmt: skip
         if g is None:
@@ -117,6 +118,10 @@ def _link_aot(lb: LinkBuilder, aot: AotInfo, dyn: Graph | None, pre_to_post: dic
                 for other, index in partitions:
                     if n.name in index:
                         add(a, aot_prefix + graph_key(other, n.name))
+            if n.op == "placeholder" and gname != "backward":
+                k = _aot_input_index(n)  # the k-th Dynamo input: the model's input, a weight
+                if k is not None and 0 <= k < len(inputs):
+                    add(dyn_prefix + inputs[k], a)
             if dyn is None or n.op in ("placeholder", "output"):
                 continue
             for d in _dynamo_matches(n, dyn, post_to_pre, by_line.get((gname, n.name), ()), words):
@@ -127,6 +132,22 @@ def _link_aot(lb: LinkBuilder, aot: AotInfo, dyn: Graph | None, pre_to_post: dic
             lb.add_encoded(s, mk(RefKind.AOT_NODE, graph_key("forward", st.producer)))
         for cons in st.consumers:
             lb.add_encoded(s, mk(RefKind.AOT_NODE, graph_key("backward", cons)))
+
+
+_AOT_IDX = re.compile(r"PlainAOTInput\(idx=(\d+)\)")
+_INPUT_NAME = re.compile(r"^(?:primals_(\d+)|arg(\d+)_1)$")
+
+
+def _aot_input_index(n: Node) -> int | None:
+    """Which Dynamo placeholder an AOT input is: `PlainAOTInput(idx=k)` where the log says so,
+    else by name (`primals_k` is input k-1, `argK_1` input K), as module_paths.py reads them."""
+    m = _AOT_IDX.search(n.attrs.get("aot_input", ""))
+    if m:
+        return int(m.group(1))
+    m = _INPUT_NAME.match(n.name)
+    if m is None:
+        return None
+    return int(m.group(1)) - 1 if m.group(1) is not None else int(m.group(2))
 
 
 def _from_node_names(n: Node) -> list[str]:
