@@ -124,7 +124,9 @@ class InductorPane(Pane):
                     if us is not None:
                         marks[make(n.name)] = fmt_us(us).replace(" ", "")
             before, after = fusion_counts(out)
-            counts.append(f"{out.graph}: {before if before is not None else '?'} → {after} kernels")
+            extern = sum(1 for k in out.kernels if k.language == "extern")  # as summary counts
+            launched = f"{after - extern} kernels" + (f" + {extern} extern calls" if extern else "")
+            counts.append(f"{out.graph}: {before if before is not None else '?'} nodes → {launched}")
         self.graphs.set_sections(sections)
         self.graphs.set_overlay(overlay)
         self.graphs.set_marks(marks)
