@@ -66,6 +66,7 @@ class InductorPane(Pane):
     def __init__(self, state: SessionState, selection: SelectionModel) -> None:
         super().__init__(state, selection)
         self.header = plain_label()
+        self.header.setWordWrap(True)  # two partitions with extern calls: ~110 characters
         self.graphs = make_graph_view()
         self.graphs.nodeClicked.connect(lambda ref: self.selection.select({ref}))
         self.kernels = QTreeWidget()
