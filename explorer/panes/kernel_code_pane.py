@@ -21,6 +21,9 @@ from explorer.state.stage_refs import kernel_ref
 WHOLE = "__output_code__"
 
 
+NO_NODE = "No post-grad node maps to this kernel (a layout copy of an input, or no provenance logged)."
+
+
 class KernelCodePane(Pane):
     title = "Kernel code"
     stage = "kernels"
@@ -71,7 +74,8 @@ class KernelCodePane(Pane):
             self.info.setText(f"Whole output code of the {item[0]} graph.")
             return
         self.view.set_code(item.source, "cpp" if item.language == "cpp" else "python")
-        self.info.setText(f"Fuses {len(item.fused_nodes)} nodes: {', '.join(item.fused_nodes)}")
+        n = len(item.fused_nodes)
+        self.info.setText(f"Fuses {n} node{'s' * (n != 1)}: {', '.join(item.fused_nodes)}" if n else NO_NODE)
         self.on_selection(self.selection.selected, self.selection.highlighted, switch=False)
 
     def select_kernel(self, name: str) -> bool:

@@ -32,3 +32,20 @@ def test_no_kernel_row_counts_as_lit_before_any_click(window: MainWindow) -> Non
     inductor: InductorPane = window.panes["InductorPane"]  # type: ignore[assignment]
     assert inductor.kernels.topLevelItemCount() > 100
     assert inductor.highlighted_kernels() == set(), "nothing is selected yet"
+
+
+def test_kernel_info_for_a_kernel_with_no_fused_node(window: MainWindow) -> None:
+    """ResNet's first kernels copy inputs into another layout and fuse no post-grad node: the
+    pane said 'Fuses 0 nodes:' with nothing after the colon."""
+    from explorer.panes.kernel_code_pane import KernelCodePane
+
+    window.set_session(bench_session("tv_resnet_breaks"), "tv_resnet_breaks.log")
+    code: KernelCodePane = window.panes["KernelCodePane"]  # type: ignore[assignment]
+    current = window.state.current
+    assert current is not None
+    bare = next(k for out in current.inductor for k in out.kernels if not k.fused_nodes)
+    assert code.select_kernel(bare.name)
+    assert code.info.text().startswith("No post-grad node maps to this kernel"), code.info.text()
+    one = next(k for out in current.inductor for k in out.kernels if len(k.fused_nodes) == 1)
+    assert code.select_kernel(one.name)
+    assert code.info.text() == f"Fuses 1 node: {one.fused_nodes[0]}"
