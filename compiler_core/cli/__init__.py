@@ -37,6 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else argv
     only = words[0] if words and words[0] in COMMANDS else None
     args = build_parser(only).parse_args(argv)
+    args.words = list(words)  # as typed: argparse drops the `--` that `run` reads (run_cmd.py)
     module = _command_module(args.command)
     try:
         result: int = module.run(args)

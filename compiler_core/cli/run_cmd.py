@@ -50,6 +50,20 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("-q", "--quiet", action="store_true", help="no [compilescope] progress lines")
 
 
+_OWN_OPTIONS = frozenset({"-o", "--output", "--device", "--max-steps", "--nproc", "--cwd", "--timeout",
+                          "--max-memory-mb", "-q", "--quiet"})
+
+
+def misplaced_options(args: argparse.Namespace) -> list[str]:
+    """`run`'s own options written after the script without `--` (they went to the script, as
+    `python train.py ARGS` would pass them): named, so `-o run.json` is not lost in silence."""
+    rest = list(args.script_args)
+    words = list(getattr(args, "words", []))  # argparse drops the `--`; the words as typed keep it
+    if rest and words[-len(rest) - 1:-len(rest)] == ["--"]:
+        return []
+    return [a for a in rest if a.split("=", 1)[0] in _OWN_OPTIONS]
+
+
 def spec_from_args(args: argparse.Namespace) -> ScriptSpec:
     script_args = list(args.script_args)
     if script_args[:1] == ["--"]:
@@ -108,6 +122,10 @@ def launched_by_torchrun(env: Mapping[str, str]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     spec = spec_from_args(args)
+    misplaced = misplaced_options(args)
+    if misplaced:
+        print(f"warning: {' '.join(misplaced)} after the script go to the script; CompileScope's options "
+              "go before it: python -m compiler_core run [OPTIONS] SCRIPT -- ARGS", file=sys.stderr)
     reason = capture_unavailable()
     if reason is not None:
         print(f"error: {reason}", file=sys.stderr)
