@@ -38,6 +38,10 @@ def _busiest_line(c: Compile) -> list[SourceLoc]:
     return [SourceLoc(top, min(lines))]
 
 
+LEGEND = ("green: captured · stripes: fused into kernel · ▶ red: graph break, reason under the line · "
+          "▶ orange: recompiled")
+
+
 def _torch_own(path: str) -> bool:
     """A file of torch itself (`torch/_dynamo/external_utils.py`, the frame Dynamo compiles for
     an `nn.Sequential` model): never the file a user opened the session to read."""
@@ -67,8 +71,7 @@ class SourcePane(Pane):
         self.note = plain_label()
         self.note.setStyleSheet("color: #8a5a00")
         self.note.setWordWrap(True)
-        self.legend = plain_label("green: captured · stripes: fused into kernel · ▶ red: graph break, "
-                                  "reason under the line · ▶ orange: recompiled")  # fmt: skip
+        self.legend = plain_label(LEGEND)
         self.legend.setStyleSheet("color: #666")
         self.legend.setWordWrap(True)
         layout = QVBoxLayout(self)
@@ -93,9 +96,8 @@ class SourcePane(Pane):
         counts = node_counts(c for c in session.compiles if c.rank == rank)
         order = {p: i for i, p in enumerate(session.sources)}
         self._times = runtime_times(session)
-        if self._times.mode and "left column" not in self.legend.text():
-            self.legend.setText(self.legend.text() + f" · left column: {self._times.caption()} "
-                                "(kernel time shared out to the lines they came from)")
+        heat = f" · left column: {self._times.caption()} (kernel time shared out to the lines they came from)"
+        self.legend.setText(LEGEND + (heat if self._times.mode else ""))  # the shown session's, only
         self.files.blockSignals(True)
         self.files.clear()
         for path in sorted(session.sources, key=lambda p: (-counts.get(p, 0), order[p])):

@@ -49,3 +49,18 @@ def test_kernel_info_for_a_kernel_with_no_fused_node(window: MainWindow) -> None
     one = next(k for out in current.inductor for k in out.kernels if len(k.fused_nodes) == 1)
     assert code.select_kernel(one.name)
     assert code.info.text() == f"Fuses 1 node: {one.fused_nodes[0]}"
+
+
+def test_source_legend_is_the_shown_sessions(window: MainWindow) -> None:
+    """A profiled capture's legend ('left column: µs per step …') stayed on after opening a log
+    with no profile."""
+    from compiler_core.session import load
+    from tests.conftest import FIXTURES
+
+    # the bundled example captured by the GUI with a 20-step default-mode timeline (3 profiled)
+    profiled = load(FIXTURES / "timeline" / "transformer_cpu_profiled.json")
+    source: SourcePane = window.panes["SourcePane"]  # type: ignore[assignment]
+    window.set_session(profiled, "profiled.json")
+    assert "left column" in source.legend.text()
+    window.set_session(bench_session("tv_resnet_breaks"), "tv_resnet_breaks.log")
+    assert "left column" not in source.legend.text()
