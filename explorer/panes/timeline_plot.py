@@ -148,6 +148,9 @@ class StepTimeAxis(pg.AxisItem):
         return [s if d in (1, 2, 5) else "" for s, d in zip(strings, leading, strict=True)]
 
 
+EMPTY_TITLE = "No step times in this session: open a model file and press Run"
+
+
 class TimelinePlot(pg.PlotWidget):
     """Step time (ms) against step index, all modes overlaid."""
 
@@ -180,6 +183,11 @@ class TimelinePlot(pg.PlotWidget):
                 self.item.legend.removeItem(layer.curve)
             for item in layer.items():
                 self.item.removeItem(item)
+        empty = not data.series
+        self.item.setTitle(EMPTY_TITLE if empty else None, size="9pt")
+        if empty:
+            self.item.setRange(xRange=(0, 1), yRange=(0, 1), padding=0)  # not the last run's axes
+            self.item.enableAutoRange()  # setRange turned it off: the next run's samples need it
         for mode, series in data.series.items():
             if mode not in self.layers:
                 self.layers[mode] = ModeLayer(self.item, mode)

@@ -29,3 +29,19 @@ def test_inductor_header_splits_kernels_from_extern_calls_as_the_status_bar(wind
     assert extern
     header = window.panes["InductorPane"].header.text()  # type: ignore[attr-defined]
     assert f"{len(out.kernels) - extern} kernels + {extern} extern calls" in header, header
+
+
+def test_timeline_of_a_log_says_it_has_no_steps_and_forgets_the_last_run(window: MainWindow) -> None:
+    """After a session with a timeline, a log without one kept the old axes (steps 0-19, 10^3
+    ms) over an empty plot, with no word on why it is empty."""
+    from compiler_core.session import load
+    from explorer.panes.timeline_pane import TimelinePane
+    from tests.conftest import FIXTURES
+
+    window.set_session(load(FIXTURES / "timeline" / "transformer_cpu_profiled.json"), "run.json")
+    pane: TimelinePane = window.panes["TimelinePane"]  # type: ignore[assignment]
+    assert not pane.plot.item.titleLabel.text
+    window.set_session(bench_session("hf_llama_dynamic"), "hf_llama_dynamic.log")
+    assert "No step times" in pane.plot.item.titleLabel.text
+    (x0, x1), _ = pane.plot.item.viewRange()
+    assert x1 - x0 < 5, "the last run's 20 steps are forgotten"
