@@ -135,10 +135,24 @@ def settled():
     out["compiles"] = len(keys)
     QTimer.singleShot(30, run_steps)
 
+def busy():
+    canvases = [p.graph_canvas() for p in w.panes.values() if hasattr(p, "graph_canvas")]
+    return w.state.updates.pending() > 0 or any(c is not None and c.busy for c in canvases)
+
+def wait_settled(since):
+    # at least 1.5 s, and until no pane rebuild, off-thread result or layout is pending: the
+    # clicks must not start while the open is still filling panes (a loaded machine slows the
+    # workers down)
+    if time.perf_counter() - since < 1.5 or busy():
+        QTimer.singleShot(100, lambda: wait_settled(since))
+    else:
+        out["settle_s"] = time.perf_counter() - since
+        settled()
+
 def shown(_s):
     mark("shown")
     out["shown"] = time.perf_counter() - T0
-    QTimer.singleShot(1500, settled)  # every deferred bit of the open has run by then
+    wait_settled(time.perf_counter())
 
 w.state.sessionChanged.connect(shown)
 QTimer.singleShot(0, lambda: w.files.open_path(sys.argv[1]))
