@@ -42,6 +42,11 @@ class OffThread(QObject):
 
         self._pool.submit(job)
 
+    def cancel(self) -> None:
+        """Drop the pending submission's result (what it was for is gone)."""
+        self.generation += 1
+        self._apply = None
+
     def busy(self) -> bool:
         return self._apply is not None
 
