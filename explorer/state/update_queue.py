@@ -19,7 +19,7 @@ from PySide6.QtCore import QCoreApplication, QEventLoop, QObject, QTimer
 
 from explorer.state.off_thread import OffThread
 
-TURN_BUDGET_S = 0.03  # leave most of the 100 ms a user tolerates to painting and input
+TURN_BUDGET_S = 0.02  # leave most of the 100 ms a user tolerates to the last piece, painting and input
 
 
 class UpdateQueue(QObject):
