@@ -36,7 +36,7 @@ def row_cells(row: DecompRow) -> tuple[str, ...]:
     return (row.op, row.dynamo_node, where, forward, ", ".join(row.backward_ops), _kernel_names(row.kernels))
 
 
-RowKey = tuple[str, ...]
+RowKey = tuple[object, ...]  # ("dynamo", name), ("node", name) or ("kernel", graph, name)
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ def row_index(rows: list[DecompRow]) -> dict[RowKey, list[int]]:
     per click, ~25 ms)."""
     index: dict[RowKey, list[int]] = {}
     for i, row in enumerate(rows):
-        keys = {("dynamo", row.dynamo_node)}
+        keys: set[RowKey] = {("dynamo", row.dynamo_node)}
         keys.update(("node", n) for n in (*row.aot_nodes, *row.backward_nodes))
         keys.update(("kernel", k.graph, k.name) for k in (*row.kernels, *row.backward_kernels))
         for key in keys:

@@ -43,7 +43,8 @@ def test_heavy_pane_work_runs_on_workers_in_the_window(
 ) -> None:
     calls: dict[str, list[str]] = {"plan": [], "dynamo": [], "decomp": []}
     monkeypatch.setattr(inductor_pane, "_plan", _recording(calls["plan"], inductor_pane._plan))
-    monkeypatch.setattr(dynamo_pane, "sections_index", _recording(calls["dynamo"], dynamo_pane.sections_index))
+    index = _recording(calls["dynamo"], dynamo_pane.sections_index)
+    monkeypatch.setattr(dynamo_pane, "sections_index", index)
     monkeypatch.setattr(decomposition_pane, "_table", _recording(calls["decomp"], decomposition_pane._table))
     window = MainWindow(QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
     qtbot.addWidget(window)
@@ -84,7 +85,9 @@ def test_decomposition_rows_by_index_match_the_scan(stages: Session) -> None:
     assert rows_hit(index, frozenset()) == set()
 
 
-def test_long_text_is_lexed_on_a_worker_and_coloured_when_done(qtbot: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_long_text_is_lexed_on_a_worker_and_coloured_when_done(
+    qtbot: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     threads: list[str] = []
     monkeypatch.setattr(code_view, "lex", _recording(threads, code_view.lex))
     view = code_view.CodeView()
