@@ -112,20 +112,21 @@ class CodeView(QPlainTextEdit):
                     notes_from[line - 1] = len(lines[line - 1])
                     lines[line - 1] += "".join(LINE_SEPARATOR + "   " + n for n in notes)
             shown = "\n".join(lines)
-        self.setPlainText(shown)
         spans = cached_spans(text, language)
-        if spans is None and later is not None and len(text) > LEX_LATER_CHARS:
-            self._highlighter.set_source(text, language, notes_from, spans=[])
+        lex_later = spans is None and later is not None and len(text) > LEX_LATER_CHARS
+        if later is not None:
+            later.cancel()  # an earlier, longer text's colours must not land on this one
+        # the spans first: setPlainText highlights every block with what the highlighter holds
+        now = [] if lex_later else spans
+        self._highlighter.set_source(text, language, notes_from, now, rehighlight=False)
+        self.setPlainText(shown)
+        if lex_later and later is not None:
 
             def lexed(result: list[list[Span]]) -> None:
                 remember(text, language, result)
                 self._highlighter.set_spans(result)
 
             later.submit(partial(lex, text, language), lexed)  # only the latest text's result lands
-        else:
-            if later is not None:
-                later.cancel()  # an earlier, longer text's colours must not land on this one
-            self._highlighter.set_source(text, language, notes_from, spans)
         self._refresh()
 
     def annotations(self) -> dict[int, list[str]]:

@@ -150,7 +150,7 @@ class DecompositionPane(Pane):
         def columns() -> None:
             self.fill_in_slices("columns", self.table.columnCount(), size, done, size=2)
 
-        self.fill_in_slices("rows", len(table.cells), add, columns, size=250)
+        self.fill_in_slices("rows", len(table.cells), add, columns)
 
     def _clicked(self, r: int, _c: int) -> None:
         current = self.state.current
