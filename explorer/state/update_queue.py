@@ -36,8 +36,10 @@ class UpdateQueue(QObject):
         self._workers: list[OffThread] = []
 
     def track(self, worker: OffThread) -> None:
-        """Count `worker`'s job as pending work: `flush` waits for its result to be applied."""
+        """Count `worker`'s job as pending work: `flush` waits for its result to be applied,
+        which is a piece of this queue."""
         self._workers.append(worker)
+        worker.queue = self
 
     def post(self, owner: object, kind: str, work: Callable[[], None]) -> None:
         """Run `work` now, or (spread) in a later turn; a newer post of the same owner and kind
