@@ -55,6 +55,7 @@ class MainWindow(AppWindow):
         self.panes: dict[str, QWidget] = {}
         self.docks: dict[str, QDockWidget] = {}
         self._pending: list[PaneSpec] = []
+        self._deferred_show: tuple[Session, str, LinkIndex | None] | None = None
         self._build_panes()
         self.navigation = NavigationBar(self.state, self.selection, self)
         self.navigation.stageRequested.connect(self.show_stage)
@@ -104,6 +105,11 @@ class MainWindow(AppWindow):
         if self._pending:
             self._build_pane(self._pending.pop(0))
             QTimer.singleShot(0, self, self._build_next_pending)  # dies with the window
+        elif self._deferred_show is not None:  # a session arrived while panes were being built
+            self._hide_stale_tab_bars()  # as ensure_panes does after building the last pane
+            shown, self._deferred_show = self._deferred_show, None
+            self.show_session(*shown)
+            QTimer.singleShot(0, self, self._build_next_pending)
         else:
             warm_up()  # startup is done: the GUI thread has nothing left to compete with
 
@@ -233,14 +239,20 @@ class MainWindow(AppWindow):
     # ----- session -----
     def set_session(self, session: Session, source_path: str = "", links: LinkIndex | None = None) -> None:
         """Show `session` with every pane rebuilt on return (scripts, tests, screenshots)."""
+        self.ensure_panes()
+        self._deferred_show = None
         self.show_session(session, source_path, links)
         self.state.updates.flush()
 
     def show_session(self, session: Session, source_path: str = "", links: LinkIndex | None = None) -> None:
         """Show `session`; panes rebuild over the following event-loop turns (the app's own
         open path: the window keeps answering while a deep model's panes fill in). `links` is
-        the session's index when the loader thread built it already."""
-        self.ensure_panes()
+        the session's index when the loader thread built it already. While the deferred panes
+        are still being built (one per turn after start-up), the session waits for the last
+        of them: building the rest in one turn was a 100-300 ms turn (pyqtgraph's plots)."""
+        if self._pending:
+            self._deferred_show = (session, source_path, links)
+            return
         self.state.set_session(session, source_path, links)
         if self.height() < SMALL_SCREEN_H and not self.focused:
             self.set_focus_mode(True)  # at 1366x768 six stages side by side leave each ~250 px
