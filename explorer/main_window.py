@@ -91,7 +91,9 @@ class MainWindow(AppWindow):
             else:
                 self._build_pane(spec)
         self._arrange_default()
-        QTimer.singleShot(0, self, self._build_next_pending)  # dies with the window
+        # 1 ms, not 0: a zero single-shot is a posted call, and Qt ran two of them (two pyqtgraph
+        # panes, ~70 ms) in one turn; a timer lets paints and input in between
+        QTimer.singleShot(1, self, self._build_next_pending)  # dies with the window
 
     def _build_pane(self, spec: PaneSpec) -> None:
         widget = spec.build(self.state, self.selection)
@@ -104,12 +106,12 @@ class MainWindow(AppWindow):
     def _build_next_pending(self) -> None:
         if self._pending:
             self._build_pane(self._pending.pop(0))
-            QTimer.singleShot(0, self, self._build_next_pending)  # dies with the window
+            QTimer.singleShot(1, self, self._build_next_pending)  # dies with the window
         elif self._deferred_show is not None:  # a session arrived while panes were being built
             self._hide_stale_tab_bars()  # as ensure_panes does after building the last pane
             shown, self._deferred_show = self._deferred_show, None
             self.show_session(*shown)
-            QTimer.singleShot(0, self, self._build_next_pending)
+            QTimer.singleShot(1, self, self._build_next_pending)
         else:
             warm_up()  # startup is done: the GUI thread has nothing left to compete with
 
