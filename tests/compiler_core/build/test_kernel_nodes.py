@@ -1,0 +1,108 @@
+"""Kernel → post-grad node links on the real H200 logs of bench/data, held to the output code's own
+record (kernel_nodes.py): an extern call is the node of its op that its comment names, a
+generated kernel implements its `# Graph fragment:` nodes (and, at later calls, their images with
+the same ops), and each linear's decomposition row lists exactly its own matmul.
+
+Before the fix the n-th `extern_kernels.mm` was taken for the n-th `mm` node (wrong in the Llama
+backward, which runs its matmuls out of graph order) and forward comments' Dynamo names were
+taken for post-grad nodes whenever they spelled one (`mul_100`, `add_5` of another layer).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+import pytest
+
+from compiler_core.build.kernel_line_check import fragments
+from compiler_core.build.kernel_lines import aten_op
+from compiler_core.session.model import InductorOutput
+from tests.bench_logs import bench_session
+
+_SOURCE = re.compile(r"Source Nodes: \[([^\]]*)\]")
+_WEIGHT = re.compile(r"\b(primals_\d+)\b")
+
+
+def _llama(graph: str) -> InductorOutput:
+    c = bench_session("hf_llama_train").compiles[0]
+    return next(o for o in c.inductor if o.graph == graph)
+
+
+def test_backward_extern_matmuls_are_the_nodes_their_comments_name() -> None:
+    out = _llama("backward")
+    assert out.post_grad is not None
+    ops = {n.name: aten_op(n.target) for n in out.post_grad.nodes}
+    lines = out.output_code.split("\n")
+    checked = out_of_order = 0
+    for k in out.kernels:
+        if not k.name.startswith("extern_kernels.mm:"):
+            continue
+        assert k.output_code_line is not None
+        comment = _SOURCE.search(lines[k.output_code_line - 2])
+        assert comment, k.name
+        named = [n.strip() for n in comment.group(1).split(",")]
+        # the comment's last mm node is the call's own (earlier ones belong to its group)
+        own = [n for n in named if ops.get(n) == "mm"][-1]
+        assert k.fused_nodes == (own,), k.name
+        checked += 1
+        out_of_order += own != f"mm_{224 + int(k.name.split(':')[1])}"
+    assert checked > 400
+    assert out_of_order > 0  # the n-th call is not always the n-th node: the rule matters here
+    owners = Counter(n for k in out.kernels if k.language == "extern" for n in k.fused_nodes)
+    assert max(owners.values()) == 1  # no node is two calls' own
+
+
+def test_forward_extern_matmuls_read_their_nodes_weights() -> None:
+    """The forward's comments hold Dynamo names only; the call must read the weight its node reads
+    (`mm_3 = mm(view, permute_8)`, `permute_8 = permute(primals_8)`)."""
+    out = _llama("forward")
+    assert out.post_grad is not None
+    inputs = {n.name: n.inputs for n in out.post_grad.nodes}
+    checked = 0
+    for k in out.kernels:
+        weights = _WEIGHT.findall(k.source) if k.name.startswith("extern_kernels.mm:") else []
+        if not weights:
+            continue
+        (node,) = k.fused_nodes
+        reads = {w for a in inputs[node] for w in [a, *inputs.get(a, ())]}
+        assert weights[-1] in reads, (k.name, node, weights)
+        checked += 1
+    assert checked > 200
+
+
+@pytest.mark.parametrize("name", ["hf_llama_train", "hf_gpt2_train", "hf_bert_train", "tv_resnet_breaks"])
+def test_generated_kernels_implement_only_their_fragments_nodes(name: str) -> None:
+    """Every fused node is a fragment node or, for a reused kernel, a node with a fragment node's
+    op whose count per op does not exceed the fragment's times the kernel's calls."""
+    checked = 0
+    for c in bench_session(name).compiles:
+        for out in c.inductor:
+            if out.post_grad is None:
+                continue
+            ops = {n.name: aten_op(n.target) for n in out.post_grad.nodes}
+            for kname, frag in fragments(out.output_code).items():
+                k = next(k for k in out.kernels if k.name == kname)
+                mine = [n for n in frag.nodes if n in ops]
+                assert set(mine) <= set(k.fused_nodes), kname
+                calls = max(1, len(re.findall(rf"\b{kname}(?:\.run)?\(", out.output_code)) - 1)
+                allowed = Counter({op: n * calls for op, n in Counter(ops[n] for n in mine).items()})
+                got = Counter(ops[n] for n in k.fused_nodes)
+                assert not got - allowed, (kname, got - allowed)
+                if out.graph != "backward":  # Dynamo-named comments: no guessed names
+                    assert set(k.fused_nodes) == set(mine), (kname, set(k.fused_nodes) - set(mine))
+                checked += 1
+    assert checked > 10
+
+
+def test_each_linear_lists_exactly_its_own_matmul() -> None:
+    c = bench_session("hf_llama_train").compiles[0]
+    assert c.decomposition is not None
+    owners: Counter[str] = Counter()
+    for row in c.decomposition.rows:
+        externs = [k for k in row.kernels if k.startswith("extern_kernels.")]
+        owners.update(externs)
+        if row.dynamo_node.startswith("linear") and "mm" in row.forward_ops:
+            assert len(externs) == 1, (row.dynamo_node, row.kernels)
+            assert not [k for k in row.kernels if "sdpa" in k or "attention" in k], row.kernels
+    assert owners and max(owners.values()) == 1
