@@ -58,8 +58,13 @@ class KernelNodes:
     def generated(self, pk: ParsedKernel) -> list[str]:
         """A Triton/C++ kernel with a Graph fragment: the fragment's nodes, then each later
         call's image of them."""
-        frag = [n for n in pk.fragment_nodes if n in self.order]
-        out = dict.fromkeys(frag)
+        frag = sorted((n for n in pk.fragment_nodes if n in self.order), key=self.order.__getitem__)
+        # In the order of the `Source node to ATen node mapping` where it lists them (the marker
+        # takes the last fused node for an output no store line names: var_mean, not the copy_
+        # of the running mean that graph order puts last), the nodes it lacks first.
+        mapped = [n for n in pk.post_grad_nodes if n in set(frag)]
+        out = dict.fromkeys(n for n in frag if n not in set(mapped))
+        out.update(dict.fromkeys(mapped))
         for names in pk.call_names:
             out.update(dict.fromkeys(self._image(frag, self.named(names))))
         return list(out)
