@@ -35,7 +35,7 @@ from compiler_core.session.model import (
 from compiler_core.session.vocab import CompileStatus, GraphKind
 from compiler_core.session.vocab import Partition as PartitionName
 from compiler_core.trace.fx_text import parse_graph
-from compiler_core.trace.output_code import extern_name, parse_output_code
+from compiler_core.trace.output_code import ParsedKernel, extern_name, parse_output_code
 
 _WORD = re.compile(r"\w+")
 _AOT_ID = re.compile(r"# AOT ID: \['[^']*_(forward|backward|inference)'\]")
@@ -173,19 +173,12 @@ def _kernels(part: Partition, post: Graph | None) -> list[Kernel]:
     out = []
     graph = PartitionName(part.name)  # records only name partitions (compile_records._enriched)
     index = KernelNodes(post, pre_to_post, part.name == "backward")
-    for pk in parse_output_code(part.output_code):
-        provenance = by_kernel.get(pk.name, [])
-        if provenance:  # Inductor's own kernel → node map: exact, so nothing is added to it
-            fused = list(provenance)
-        elif pk.language == "extern":
-            # the node its comment names, not the n-th of its op (kernel_nodes.py)
-            fused = index.extern(pk) or list(pk.post_grad_nodes)
-        elif pk.fragment_nodes and post is not None:  # Inductor's Graph fragment and its images
-            fused = index.generated(pk)
-        else:
-            fused = list(pk.post_grad_nodes)
-            for src in pk.source_nodes:  # Source Nodes: Dynamo names (forward) or post-grad (backward)
-                fused += pre_to_post.get(src, []) if src not in post_names else [src]
+    parsed = parse_output_code(part.output_code)
+    # externs first: the buffers they write seed the data flow of generated kernels' later calls
+    fused_of = {pk.name: _fused(pk, by_kernel, index, pre_to_post, post_names)
+                for pk in sorted(parsed, key=lambda pk: pk.language != "extern")}  # fmt: skip
+    for pk in parsed:
+        fused = fused_of[pk.name]
         fused = [n for n in dict.fromkeys(fused) if not post_names or n in post_names]
         out.append(Kernel(
             name=pk.name, language=pk.language, graph=graph, source=pk.source,
@@ -194,8 +187,27 @@ def _kernels(part: Partition, post: Graph | None) -> list[Kernel]:
         ))  # fmt: skip
     if post is None:
         return out
-    marks = kernel_marks(part.output_code, out, post, pre_to_post)
+    # Lines are marked at the call the Graph fragment describes, from that call's nodes: the
+    # other calls' nodes (same ops, other layers) would only be wrong candidates for its lines.
+    at_first = [replace(k, fused_nodes=tuple(index.first_call[k.name])) if k.name in index.first_call
+                else k for k in out]  # fmt: skip
+    marks = kernel_marks(part.output_code, at_first, post, pre_to_post)
     return [k if k.language == "extern" else replace(k, line_nodes=marks.get(k.name, {})) for k in out]
+
+
+def _fused(pk: ParsedKernel, by_kernel: dict[str, list[str]], index: KernelNodes,
+           pre_to_post: dict[str, list[str]], post_names: set[str]) -> list[str]:  # fmt: skip
+    provenance = by_kernel.get(pk.name, [])
+    if provenance:  # Inductor's own kernel → node map: exact, so nothing is added to it
+        return list(provenance)
+    if pk.language == "extern":  # the node its comment names, not the n-th of its op
+        return index.extern(pk) or list(pk.post_grad_nodes)
+    if pk.fragment_nodes and post_names:  # Inductor's Graph fragment and its images (kernel_nodes.py)
+        return index.generated(pk)
+    fused = list(pk.post_grad_nodes)
+    for src in pk.source_nodes:  # Source Nodes: Dynamo names (forward) or post-grad (backward)
+        fused += pre_to_post.get(src, []) if src not in post_names else [src]
+    return fused
 
 
 def _provenance_by_kernel(part: Partition) -> dict[str, list[str]]:

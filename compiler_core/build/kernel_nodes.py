@@ -22,11 +22,16 @@ says it, but not in the place a name guess looks:
 
 from __future__ import annotations
 
+import re
+from bisect import bisect
 from collections.abc import Mapping, Sequence
 
 from compiler_core.build.kernel_lines import aten_op
 from compiler_core.session.model import Graph
 from compiler_core.trace.output_code import ParsedKernel, split_extern_name
+
+_OUT = re.compile(r"^(buf\d+) = |\bout=(buf\d+)")
+_ARG = re.compile(r"^\s*(?:reinterpret_tensor\(\s*)?(\w+)")
 
 
 class KernelNodes:
@@ -43,6 +48,12 @@ class KernelNodes:
         self.pre_to_post = pre_to_post
         self.backward = backward
         self.taken: set[str] = set()  # extern nodes already given to a call
+        self.consumers: dict[str, list[str]] = {}
+        for n in nodes:
+            for i in dict.fromkeys(n.inputs):
+                self.consumers.setdefault(i, []).append(n.name)
+        self.writes: dict[str, tuple[list[int], list[str]]] = {}  # buf -> extern calls' lines, nodes
+        self.first_call: dict[str, list[str]] = {}  # kernel -> its fragment's (first call's) nodes
 
     def named(self, names: Sequence[str]) -> list[str]:
         """Post-grad nodes a comment names: post-grad names as they are in the backward (whose
@@ -65,9 +76,54 @@ class KernelNodes:
         mapped = [n for n in pk.post_grad_nodes if n in set(frag)]
         out = dict.fromkeys(n for n in frag if n not in set(mapped))
         out.update(dict.fromkeys(mapped))
-        for names in pk.call_names:
-            out.update(dict.fromkeys(self._image(frag, self.named(names))))
+        self.first_call[pk.name] = list(out)
+        ref = self._args(*pk.calls[0]) if pk.calls else []
+        for i, names in enumerate(pk.call_names):
+            image = self._image(frag, self.named(names))
+            if not image and 0 < i < len(pk.calls):  # no names to go by: data flow from the args
+                image = self._flow(frag, ref, self._args(*pk.calls[i]))
+            out.update(dict.fromkeys(image))
         return list(out)
+
+    def _args(self, line: int, text: str) -> list[str]:
+        """A call's arguments as the nodes they hold ("" where unknown): a graph value by name,
+        a buffer by the extern call that wrote it last (generated kernels' outputs are not
+        followed)."""
+        inner = text[text.find("(") + 1 : text.rfind(")")]
+        out = []
+        for arg in _split(inner):
+            m = _ARG.match(arg)
+            name = m.group(1) if m else ""
+            if name in self.order:
+                out.append(name)
+                continue
+            lines, nodes = self.writes.get(name, ([], []))
+            at = bisect(lines, line)
+            out.append(nodes[at - 1] if at else "")
+        return out
+
+    def _flow(self, frag: list[str], ref: list[str], mine: list[str]) -> list[str]:
+        """The fragment's image at a later call: its first call's argument values map to this
+        call's position by position; a fragment node maps to the consumer of its input's image
+        with its op, at the same rank among that input's consumers of that op."""
+        image = {a: b for a, b in zip(ref, mine, strict=False) if a and b and a != b}
+        if not image:
+            return []
+        found: list[str] = []
+        for x in frag:
+            op = self.ops[x]
+            for src in self.inputs.get(x, ()):
+                dst = image.get(src)
+                if dst is None:
+                    continue
+                theirs = [c for c in self.consumers.get(src, ()) if self.ops[c] == op]
+                same = [c for c in self.consumers.get(dst, ()) if self.ops[c] == op]
+                rank = theirs.index(x)
+                if rank < len(same):
+                    image[x] = same[rank]
+                    found.append(same[rank])
+                break
+        return found
 
     def _image(self, frag: list[str], named: list[str]) -> list[str]:
         mine = set(frag)
@@ -102,4 +158,25 @@ class KernelNodes:
             own = nth_node if nth_node and nth_node[0] not in self.taken else \
                 [n for n in same_op if n not in self.taken][:1]  # fmt: skip
         self.taken.update(own)
+        out = _OUT.search(pk.source)
+        if out and own:
+            lines, nodes = self.writes.setdefault(out.group(1) or out.group(2), ([], []))
+            lines.append(pk.line or 0)
+            nodes.append(own[0])
         return own
+
+
+def _split(text: str) -> list[str]:
+    """Top-level comma-separated arguments (`reinterpret_tensor(buf1, (32, 1), ...)` kept whole)."""
+    out: list[str] = []
+    depth = start = 0
+    for i, ch in enumerate(text):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            out.append(text[start:i])
+            start = i + 1
+    out.append(text[start:])
+    return out

@@ -50,6 +50,7 @@ class ParsedKernel:
     # (for its first call; a kernel reused by other layers runs their counterparts at later calls)
     fragment_nodes: list[str] = field(default_factory=list)
     call_names: list[list[str]] = field(default_factory=list)  # each call's Source Nodes, in order
+    calls: list[tuple[int, str]] = field(default_factory=list)  # each call: (1-based line, its text)
     line: int | None = None  # 1-based line in the output code where the definition starts
 
 
@@ -138,6 +139,7 @@ def _scan_calls(lines: list[str], kernels: dict[str, ParsedKernel]) -> list[Pars
         if m and m.group(1) in kernels:
             _apply_comments(kernels[m.group(1)], comments)
             kernels[m.group(1)].call_names.append(_call_names(comments))
+            kernels[m.group(1)].calls.append((i + 1, stripped))
             comments = []
         else:
             e = _EXTERN.match(line)

@@ -71,6 +71,24 @@ def test_forward_extern_matmuls_read_their_nodes_weights() -> None:
     assert checked > 200
 
 
+def test_a_reused_forward_kernel_implements_every_layers_counterparts() -> None:
+    """The forward's comments name Dynamo nodes only (`mul_100` is another layer's post-grad
+    node): the SiLU-gate kernel's 32 calls are followed by data flow from the matmuls they read,
+    giving each layer's 9 nodes with exactly the fragment's ops, and no Dynamo-spelled names."""
+    out = _llama("forward")
+    assert out.post_grad is not None
+    ops = {n.name: aten_op(n.target) for n in out.post_grad.nodes}
+    k = next(k for k in out.kernels if k.name == "triton_poi_fused__unsafe_view_mul_silu_8")
+    frag = [n for n in fragments(out.output_code)[k.name].nodes if n in ops]
+    assert len(frag) == 9
+    per_op = Counter(ops[n] for n in frag)
+    assert Counter(ops[n] for n in k.fused_nodes) == Counter({op: 32 * n for op, n in per_op.items()})
+    # each layer's counterparts read that layer's gate and up matmuls: 64 distinct mm nodes
+    inputs = {n.name: n.inputs for n in out.post_grad.nodes}
+    read = {i for n in k.fused_nodes for i in inputs[n] if i not in k.fused_nodes}
+    assert len({i for i in read if ops.get(i) == "mm"}) == 64
+
+
 @pytest.mark.parametrize("name", ["hf_llama_train", "hf_gpt2_train", "hf_bert_train", "tv_resnet_breaks"])
 def test_generated_kernels_implement_only_their_fragments_nodes(name: str) -> None:
     """Every fused node is a fragment node or, for a reused kernel, a node with a fragment node's
@@ -89,8 +107,6 @@ def test_generated_kernels_implement_only_their_fragments_nodes(name: str) -> No
                 allowed = Counter({op: n * calls for op, n in Counter(ops[n] for n in mine).items()})
                 got = Counter(ops[n] for n in k.fused_nodes)
                 assert not got - allowed, (kname, got - allowed)
-                if out.graph != "backward":  # Dynamo-named comments: no guessed names
-                    assert set(k.fused_nodes) == set(mine), (kname, set(k.fused_nodes) - set(mine))
                 checked += 1
     assert checked > 10
 
