@@ -13,7 +13,6 @@ import pytest
 
 from compiler_core.build import import_trace
 from compiler_core.session import Compile, LinkIndex, Ref, RefKind, Session, load
-from compiler_core.session.refs import graph_key
 from explorer.state.app_model import AppModel
 from tests.conftest import FIXTURES, ROOT
 
@@ -40,7 +39,7 @@ def _first_kernel_node(c: Compile) -> Ref:
     for part in c.inductor:
         for k in part.kernels:
             for name in k.fused_nodes:
-                return Ref(RefKind.POST_GRAD_NODE, c.compile_id, graph_key(k.graph, name), c.rank)
+                return Ref.post_grad_node(c.compile_id, k.graph, name, c.rank)
     raise AssertionError(f"no kernel with nodes in {c.compile_id}")
 
 
