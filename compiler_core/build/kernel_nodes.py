@@ -12,7 +12,14 @@ says it, but not in the place a name guess looks:
   fragment's image: its sinks (fragment nodes no fragment node reads) go to the latest named node
   of the same op, and each fragment node's argument at position i goes to the image's argument at
   position i when the ops agree. A forward comment (Dynamo names) is read only through provenance
-  `preToPost`; without it a reused forward kernel keeps its fragment's nodes (its first call's).
+  `preToPost`; without it (or with no named node of the fragment's ops) the call is followed by
+  data flow: its arguments pair by position with the first call's, an argument's node being a
+  graph value by name or the node of the extern call that wrote the buffer last, and a fragment
+  node goes to the consumer of its input's image with its op, at the same rank among that
+  input's consumers of that op. Buffers written by generated kernels are not followed, so a
+  kernel that reads only those (the forward's `clone_expand_unsqueeze` after the rotary kernel)
+  keeps its fragment's nodes. Line marks are still made from the fragment's own call
+  (`compile_builder`): other layers' nodes would only be wrong candidates for its lines.
 - An extern call's own node is the one node of its callee's op that its comment names and no
   earlier call took: Inductor runs the Llama backward's matmuls out of graph order, so the n-th
   `extern_kernels.mm` is not the n-th `mm` node. With no such node (forward: Dynamo names), the
