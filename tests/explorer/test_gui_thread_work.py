@@ -105,3 +105,23 @@ def test_long_text_is_lexed_on_a_worker_and_coloured_when_done(
     view.set_code(text, "python", later=worker)
     assert not worker.busy() and len(threads) == 1
     assert view._highlighter._spans == line_spans(text, "python")
+
+
+def test_a_session_arriving_during_startup_waits_for_the_deferred_panes(
+    qtbot: Any, tmp_path: Any, stages: Session
+) -> None:
+    """The loader can finish before the canvas and plot panes are built (one per turn): the
+    session is shown after the last of them, not by building them all in one turn."""
+    window = MainWindow(QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(window)
+    window.show()
+    pending = len(window._pending)
+    assert pending >= 2, "canvas and plot panes are deferred"
+    window.show_session(stages, "stages.json")
+    assert window.state.session is not stages and len(window._pending) == pending
+    qtbot.waitUntil(lambda: window.state.session is stages, timeout=60_000)
+    assert not window._pending and window._deferred_show is None
+    window.state.updates.flush()
+    assert window.panes["InductorPane"].has_content()  # type: ignore[attr-defined]
+    assert window.windowTitle().endswith("stages.json")
+    window.files.worker.cancel()
