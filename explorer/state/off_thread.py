@@ -11,12 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from PySide6.QtCore import QObject, Signal
 
-if TYPE_CHECKING:
-    from explorer.state.update_queue import UpdateQueue
+
+class PieceQueue(Protocol):
+    """What a worker needs of the window's update queue (update_queue.py imports this module)."""
+
+    def post(self, owner: object, kind: str, work: Callable[[], None]) -> None: ...
 
 
 class OffThread(QObject):
@@ -31,7 +34,7 @@ class OffThread(QObject):
         self._apply: Callable[[Any], None] | None = None
         # set by `UpdateQueue.track`: results are applied as queued pieces, not in the turn the
         # worker's signal arrives in (two results and a slice in one turn made a 80 ms turn)
-        self.queue: UpdateQueue | None = None
+        self.queue: PieceQueue | None = None
         self.done.connect(self._deliver)
 
     def submit(self, work: Callable[[], Any], apply: Callable[[Any], None]) -> None:
