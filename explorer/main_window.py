@@ -62,6 +62,7 @@ class MainWindow(AppWindow):
         self.panes: dict[str, QWidget] = {}
         self.docks: dict[str, QDockWidget] = {}
         self._pending: list[PaneSpec] = []
+        self._deferred_show: tuple[Session, str, LinkIndex | None] | None = None
         self._build_panes()
         self.navigation = NavigationBar(self.state, self.selection, self)
         self.navigation.stageRequested.connect(self.show_stage)
@@ -97,7 +98,9 @@ class MainWindow(AppWindow):
             else:
                 self._build_pane(spec)
         self._arrange_default()
-        QTimer.singleShot(0, self, self._build_next_pending)  # dies with the window
+        # 1 ms, not 0: a zero single-shot is a posted call, and Qt ran two of them (two pyqtgraph
+        # panes, ~70 ms) in one turn; a timer lets paints and input in between
+        QTimer.singleShot(1, self, self._build_next_pending)  # dies with the window
 
     def _build_pane(self, spec: PaneSpec) -> None:
         widget = spec.build(self.state, self.selection)
@@ -110,7 +113,12 @@ class MainWindow(AppWindow):
     def _build_next_pending(self) -> None:
         if self._pending:
             self._build_pane(self._pending.pop(0))
-            QTimer.singleShot(0, self, self._build_next_pending)  # dies with the window
+            QTimer.singleShot(1, self, self._build_next_pending)  # dies with the window
+        elif self._deferred_show is not None:  # a session arrived while panes were being built
+            self._hide_stale_tab_bars()  # as ensure_panes does after building the last pane
+            shown, self._deferred_show = self._deferred_show, None
+            self.show_session(*shown)
+            QTimer.singleShot(1, self, self._build_next_pending)
         else:
             warm_up()  # startup is done: the GUI thread has nothing left to compete with
 
@@ -246,14 +254,20 @@ class MainWindow(AppWindow):
     # ----- session -----
     def set_session(self, session: Session, source_path: str = "", links: LinkIndex | None = None) -> None:
         """Show `session` with every pane rebuilt on return (scripts, tests, screenshots)."""
+        self.ensure_panes()
+        self._deferred_show = None
         self.show_session(session, source_path, links)
         self.state.updates.flush()
 
     def show_session(self, session: Session, source_path: str = "", links: LinkIndex | None = None) -> None:
         """Show `session`; panes rebuild over the following event-loop turns (the app's own
         open path: the window keeps answering while a deep model's panes fill in). `links` is
-        the session's index when the loader thread built it already."""
-        self.ensure_panes()
+        the session's index when the loader thread built it already. While the deferred panes
+        are still being built (one per turn after start-up), the session waits for the last
+        of them: building the rest in one turn was a 100-300 ms turn (pyqtgraph's plots)."""
+        if self._pending:
+            self._deferred_show = (session, source_path, links)
+            return
         self.state.set_session(session, source_path, links)
         if self.height() < SMALL_SCREEN_H and not self.focused:
             self.set_focus_mode(True)  # at 1366x768 six stages side by side leave each ~250 px

@@ -16,7 +16,8 @@ from typing import Any
 from compiler_core.build.backward_links import backward_info
 from compiler_core.build.compile_records import CompileRecords, Partition
 from compiler_core.build.graph_breaks import parse_break, restart_breaks
-from compiler_core.build.kernel_lines import aten_op, kernel_marks
+from compiler_core.build.kernel_lines import kernel_marks
+from compiler_core.build.kernel_nodes import KernelNodes
 from compiler_core.build.module_paths import graphs_of, with_graphs, with_module_paths
 from compiler_core.build.parse_memo import ParseMemo
 from compiler_core.build.saved_tensors import saved_tensors
@@ -34,7 +35,7 @@ from compiler_core.session.model import (
 from compiler_core.session.vocab import CompileStatus, GraphKind
 from compiler_core.session.vocab import Partition as PartitionName
 from compiler_core.trace.fx_text import parse_graph
-from compiler_core.trace.output_code import extern_name, parse_output_code, split_extern_name
+from compiler_core.trace.output_code import ParsedKernel, extern_name, parse_output_code
 
 _WORD = re.compile(r"\w+")
 _AOT_ID = re.compile(r"# AOT ID: \['[^']*_(forward|backward|inference)'\]")
@@ -171,21 +172,13 @@ def _kernels(part: Partition, post: Graph | None) -> list[Kernel]:
     by_kernel = _provenance_by_kernel(part)
     out = []
     graph = PartitionName(part.name)  # records only name partitions (compile_records._enriched)
-    by_op: dict[str, list[str]] = {}
-    for n in post.nodes if post is not None else ():
-        by_op.setdefault(aten_op(n.target), []).append(n.name)
-    for pk in parse_output_code(part.output_code):
-        provenance = by_kernel.get(pk.name, [])
-        if provenance:  # Inductor's own kernel → node map: exact, so nothing is added to it
-            fused = list(provenance)
-        elif pk.language == "extern":
-            # The comment above an extern call names the whole statement group (the fused
-            # kernel before it too); the call's own node is the n-th node of its op.
-            fused = _extern_own_node(pk.name, by_op) or list(pk.post_grad_nodes)
-        else:
-            fused = list(pk.post_grad_nodes)
-            for src in pk.source_nodes:  # Source Nodes: Dynamo names (forward) or post-grad (backward)
-                fused += pre_to_post.get(src, []) if src not in post_names else [src]
+    index = KernelNodes(post, pre_to_post, part.name == "backward")
+    parsed = parse_output_code(part.output_code)
+    # externs first: the buffers they write seed the data flow of generated kernels' later calls
+    fused_of = {pk.name: _fused(pk, by_kernel, index, pre_to_post, post_names)
+                for pk in sorted(parsed, key=lambda pk: pk.language != "extern")}  # fmt: skip
+    for pk in parsed:
+        fused = fused_of[pk.name]
         fused = [n for n in dict.fromkeys(fused) if not post_names or n in post_names]
         out.append(Kernel(
             name=pk.name, language=pk.language, graph=graph, source=pk.source,
@@ -194,16 +187,27 @@ def _kernels(part: Partition, post: Graph | None) -> list[Kernel]:
         ))  # fmt: skip
     if post is None:
         return out
-    marks = kernel_marks(part.output_code, out, post, pre_to_post)
+    # Lines are marked at the call the Graph fragment describes, from that call's nodes: the
+    # other calls' nodes (same ops, other layers) would only be wrong candidates for its lines.
+    at_first = [replace(k, fused_nodes=tuple(index.first_call[k.name])) if k.name in index.first_call
+                else k for k in out]  # fmt: skip
+    marks = kernel_marks(part.output_code, at_first, post, pre_to_post)
     return [k if k.language == "extern" else replace(k, line_nodes=marks.get(k.name, {})) for k in out]
 
 
-def _extern_own_node(name: str, by_op: dict[str, list[str]]) -> list[str]:
-    """`extern_kernels.mm:2` → the second `aten.mm` post-grad node (externs run in graph order)."""
-    callee, nth = split_extern_name(name) or ("", 1)
-    op = aten_op(callee) if callee.startswith(("aten.", "torch.ops.")) else callee.rsplit(".", 1)[-1]
-    same_op = by_op.get(op, [])
-    return same_op[nth - 1 : nth]
+def _fused(pk: ParsedKernel, by_kernel: dict[str, list[str]], index: KernelNodes,
+           pre_to_post: dict[str, list[str]], post_names: set[str]) -> list[str]:  # fmt: skip
+    provenance = by_kernel.get(pk.name, [])
+    if provenance:  # Inductor's own kernel → node map: exact, so nothing is added to it
+        return list(provenance)
+    if pk.language == "extern":  # the node its comment names, not the n-th of its op
+        return index.extern(pk) or list(pk.post_grad_nodes)
+    if pk.fragment_nodes and post_names:  # Inductor's Graph fragment and its images (kernel_nodes.py)
+        return index.generated(pk)
+    fused = list(pk.post_grad_nodes)
+    for src in pk.source_nodes:  # Source Nodes: Dynamo names (forward) or post-grad (backward)
+        fused += pre_to_post.get(src, []) if src not in post_names else [src]
+    return fused
 
 
 def _provenance_by_kernel(part: Partition) -> dict[str, list[str]]:

@@ -189,6 +189,11 @@ class _Owners:
                 owner = self._direct(n)
                 if owner:
                     self.by_seq.setdefault(n.seq_nr, owner)
+        self.aot_nodes = {n.name: n for n in nodes}
+        self.dynamo_nodes = {n.name: n for n in dynamo.nodes}
+        # AOTAutograd's primals are the Dynamo graph's inputs, in order (parameters included)
+        placeholders = [n.name for n in dynamo.nodes if n.op == "placeholder"]
+        self.primal = {f"primals_{i}": name for i, name in enumerate(placeholders, start=1)}
 
     def _direct(self, n: DecompNode) -> str:
         for name in n.from_node:
@@ -206,10 +211,59 @@ class _Owners:
             return self.by_seq[n.seq_nr]
         if direct:
             return direct
-        # the linked Dynamo node first in name order (all share one prefix: min of the names)
         prefix, linked = self.dynamo_prefix, self.links.get(self.aot_prefix + n.name, ())
-        first = min((x for x in linked if x.startswith(prefix)), default="")
-        return first[len(prefix):]
+        candidates = sorted(x[len(prefix):] for x in linked if x.startswith(prefix))
+        if len(candidates) > 1:
+            candidates = self._closest(n, candidates)
+        return candidates[0] if candidates else ""
+
+    def _closest(self, n: DecompNode, candidates: list[str]) -> list[str]:
+        """Of several Dynamo ops one source line holds (`self.k_proj(x).view(...).transpose(1, 2)`),
+        the ones that read the same graph input (a weight) as `n`, else the ones of its op;
+        the line's link alone cannot tell the linear from the view after it."""
+        inputs = self._aot_inputs(n.name, 3)
+        if inputs:
+            same = [d for d in candidates if inputs & self._dynamo_inputs(d, 2)]
+            if same:
+                return same
+        op = _last(op_name(n.target))
+        same_op = [d for d in candidates if d in self.dynamo_nodes
+                   and _last(op_name(self.dynamo_nodes[d].target)) == op]
+        return same_op or candidates
+
+    def _aot_inputs(self, name: str, depth: int) -> set[str]:
+        """The Dynamo graph inputs `name` reads, directly or through views and casts."""
+        out: set[str] = set()
+        node = self.aot_nodes.get(name)
+        for i in node.inputs if node is not None else ():
+            if i in self.primal:
+                out.add(self.primal[i])
+            elif depth > 0 and i in self.aot_nodes and _last(op_name(self.aot_nodes[i].target)) in _VIEWS:
+                out |= self._aot_inputs(i, depth - 1)
+        return out
+
+    def _dynamo_inputs(self, name: str, depth: int) -> set[str]:
+        out: set[str] = set()
+        node = self.dynamo_nodes.get(name)
+        for i in node.inputs if node is not None else ():
+            src = self.dynamo_nodes.get(i)
+            if src is None:
+                continue
+            if src.op == "placeholder":
+                out.add(i)
+            elif depth > 0 and src.op != "placeholder" and _last(op_name(src.target)) in _VIEWS:
+                out |= self._dynamo_inputs(i, depth - 1)
+        return out
+
+
+# ops that only reshape, transpose or cast what they read: a weight seen through them is still read
+_VIEWS = frozenset({"view", "_unsafe_view", "reshape", "t", "permute", "transpose", "expand",
+                    "unsqueeze", "squeeze", "clone", "alias", "_to_copy", "to",
+                    "convert_element_type", "contiguous", "float", "type_as"})
+
+
+def _last(op: str) -> str:
+    return op.rsplit(".", 1)[-1]
 
 
 class _Kernels:

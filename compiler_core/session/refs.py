@@ -33,7 +33,7 @@ making `Ref` objects. This module is the only place that knows the key grammar.
 
 from __future__ import annotations
 
-from dataclasses import KW_ONLY, dataclass
+from dataclasses import KW_ONLY, dataclass, field
 from enum import Enum
 
 from compiler_core.session.vocab import Partition, partition_of
@@ -88,6 +88,16 @@ class Ref:
     name: str = ""  # node, kernel, tensor name; a source line's file path
     line: int = 0  # source or kernel line; a guard's or graph break's index
     rank: int | None = None
+    _hash: int = field(default=0, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # computed once: a click on a 32-layer model looks ~5,000 refs up in every pane, and the
+        # generated hash re-hashes two enum members (a Python-level Enum.__hash__ call each) per lookup
+        object.__setattr__(self, "_hash", hash((self.kind.value, self.compile_id, self.graph, self.name,
+                                                self.line, self.rank)))
+
+    def __hash__(self) -> int:
+        return self._hash
 
     # -- constructors -----------------------------------------------------------------------
 

@@ -19,6 +19,7 @@ _SORTED = re.compile(
     r"#\s*(?:Topologically Sorted|Unsorted) Source Nodes: \[([^\]]*)\], Original ATen: \[([^\]]*)\]"
 )
 _MAPPING = re.compile(r"^#\s+(\S+) => (.+)$")
+_FRAGMENT_NODE = re.compile(r"^#\s+%(\w+) : .*?= call_function\[")
 _EXTERN = re.compile(r"^\s*(?:\w+ = )?((?:extern_kernels|aten|torch\.ops\.\w+)\.[\w.]+)\(")
 _LANG = {"triton": "triton", "cpp_pybinding": "cpp", "cpp": "cpp", "cuda": "cuda", "halide": "halide"}
 
@@ -45,6 +46,11 @@ class ParsedKernel:
     source_nodes: list[str] = field(default_factory=list)  # "Source Nodes" (Dynamo/pre-grad names)
     post_grad_nodes: list[str] = field(default_factory=list)  # from the node mapping comment
     original_aten: list[str] = field(default_factory=list)
+    # `# Graph fragment:` above a generated kernel: the post-grad nodes Inductor lowered into it
+    # (for its first call; a kernel reused by other layers runs their counterparts at later calls)
+    fragment_nodes: list[str] = field(default_factory=list)
+    call_names: list[list[str]] = field(default_factory=list)  # each call's Source Nodes, in order
+    calls: list[tuple[int, str]] = field(default_factory=list)  # each call: (1-based line, its text)
     line: int | None = None  # 1-based line in the output code where the definition starts
 
 
@@ -94,6 +100,10 @@ def _apply_comments(k: ParsedKernel, comments: list[str]) -> None:
         mm = _MAPPING.match(text)
         if mm:
             _extend(k.post_grad_nodes, _names(mm.group(2)))
+            continue
+        fm = _FRAGMENT_NODE.match(text)
+        if fm:
+            k.fragment_nodes.append(fm.group(1))
 
 
 def _scan_calls(lines: list[str], kernels: dict[str, ParsedKernel]) -> list[ParsedKernel]:
@@ -128,6 +138,8 @@ def _scan_calls(lines: list[str], kernels: dict[str, ParsedKernel]) -> list[Pars
         m = call_re.match(line)
         if m and m.group(1) in kernels:
             _apply_comments(kernels[m.group(1)], comments)
+            kernels[m.group(1)].call_names.append(_call_names(comments))
+            kernels[m.group(1)].calls.append((i + 1, stripped))
             comments = []
         else:
             e = _EXTERN.match(line)
@@ -139,6 +151,15 @@ def _scan_calls(lines: list[str], kernels: dict[str, ParsedKernel]) -> list[Pars
                 externs.append(k)
                 comments = []
     return externs
+
+
+def _call_names(comments: list[str]) -> list[str]:
+    """The Source Nodes one call's comment block names (empty without one)."""
+    for text in comments:
+        m = _SORTED.search(text)
+        if m:
+            return _names(m.group(1))
+    return []
 
 
 def _names(text: str) -> list[str]:

@@ -7,6 +7,7 @@ fusion, Inductor's own measure of what fusion bought.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import partial
 
 from PySide6.QtCore import Qt
@@ -16,9 +17,10 @@ from PySide6.QtWidgets import QSplitter, QTreeWidget, QTreeWidgetItem, QVBoxLayo
 from compiler_core.session import Compile, InductorOutput, Kernel, Ref
 from explorer.canvas import GraphCanvas
 from explorer.panes.base import Pane
-from explorer.panes.graph_view import GraphSection, make_graph_view
+from explorer.panes.graph_view import GraphSection, RefIndex, make_graph_view, sections_index
 from explorer.plain_text import plain_label, tip
 from explorer.state import SelectionModel, SessionState
+from explorer.state.off_thread import OffThread
 from explorer.state.palette import SELECT_COLOR_HEX, color_for, color_icon
 from explorer.state.runtime_times import RuntimeTimes, fmt_us, runtime_times
 from explorer.state.stage_refs import kernel_ref, post_grad_ref
@@ -59,6 +61,42 @@ def fusion_counts(out: InductorOutput) -> tuple[int | None, int]:
     return before, after
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """The post-grad graphs as the pane draws them, built Qt-free (on a worker in the window):
+    the sections and their ref index, each fused node's kernel (its colour), time badges, and
+    the before/after fusion counts."""
+
+    sections: list[GraphSection]
+    index: RefIndex
+    overlay: dict[Ref, str]
+    marks: dict[Ref, str]
+    counts: list[str]
+
+
+def _plan(current: Compile, times: RuntimeTimes) -> _Plan:
+    sections, overlay, counts, marks = [], {}, [], {}
+    for out in current.inductor:
+        if out.post_grad is not None:
+            make = partial(post_grad_ref, current, out.graph)
+            title = f"Post-grad · {out.graph}"
+            refs = partial(_post_grad_refs, current, out.graph)
+            sections.append(GraphSection(title, out.post_grad, refs))
+            for k in out.kernels:
+                for name in k.fused_nodes:
+                    overlay[make(name)] = k.name
+            if times.by_ref:
+                for n in out.post_grad.nodes:
+                    us = times.get(make(n.name))
+                    if us is not None:
+                        marks[make(n.name)] = fmt_us(us).replace(" ", "")
+        before, after = fusion_counts(out)
+        extern = sum(1 for k in out.kernels if k.language == "extern")  # as summary counts
+        launched = f"{after - extern} kernels" + (f" + {extern} extern calls" if extern else "")
+        counts.append(f"{out.graph}: {before if before is not None else '?'} nodes → {launched}")
+    return _Plan(sections, sections_index(sections), overlay, marks, counts)
+
+
 class InductorPane(Pane):
     title = "Inductor"
     stage = "inductor"
@@ -96,6 +134,9 @@ class InductorPane(Pane):
         self._kernels_lit: set[Ref] = set()
         self._times = RuntimeTimes()
         self._times_of: object = None
+        self._building: Compile | None = None
+        self._plans = OffThread(self, "post-grad-refs")
+        state.updates.track(self._plans)
 
     def on_compile(self, current: Compile | None) -> None:
         self._building = current  # the compile whose queued slices may still fill this pane
@@ -109,30 +150,21 @@ class InductorPane(Pane):
             self.graphs.set_sections([])
             self.header.setText("No Inductor output for this compile.")
             return
-        sections, overlay, counts, marks = [], {}, [], {}
-        for out in outputs:
-            if out.post_grad is not None:
-                make = partial(post_grad_ref, current, out.graph)
-                title = f"Post-grad · {out.graph}"
-                refs = partial(_post_grad_refs, current, out.graph)
-                sections.append(GraphSection(title, out.post_grad, refs))
-                for k in out.kernels:
-                    color = color_for(k.name)
-                    for name in k.fused_nodes:
-                        overlay[make(name)] = color
-                for n in out.post_grad.nodes:
-                    us = self._times.get(make(n.name))
-                    if us is not None:
-                        marks[make(n.name)] = fmt_us(us).replace(" ", "")
-            before, after = fusion_counts(out)
-            extern = sum(1 for k in out.kernels if k.language == "extern")  # as summary counts
-            launched = f"{after - extern} kernels" + (f" + {extern} extern calls" if extern else "")
-            counts.append(f"{out.graph}: {before if before is not None else '?'} nodes → {launched}")
-        self.graphs.set_sections(sections)
-        self.graphs.set_overlay(overlay)
-        self.graphs.set_marks(marks)
+        times = self._times
+        if self.state.updates.spread:  # 9k post-grad nodes' refs: ~100 ms of Python, off the GUI thread
+            self._plans.submit(lambda: _plan(current, times), lambda plan: self._show(current, plan))
+        else:
+            self._show(current, _plan(current, times))
+
+    def _show(self, current: Compile, plan: _Plan) -> None:
+        if self._building is not current:
+            return  # switched again meanwhile
+        self.graphs.set_sections(plan.sections, plan.index)
+        colors = {name: color_for(name) for name in set(plan.overlay.values())}
+        self.graphs.set_overlay({ref: colors[name] for ref, name in plan.overlay.items()})
+        self.graphs.set_marks(plan.marks)
         caption = self._times.caption()
-        self.header.setText("Before vs after fusion — " + "; ".join(counts)
+        self.header.setText("Before vs after fusion — " + "; ".join(plan.counts)
                             + (f"  ·  Time/step and node badges: {caption}" if caption else ""))
         # The kernel list is its own slice of the event loop (770 rows on a 32-layer model).
         self.state.updates.post(self, "kernel list", lambda: self._fill_kernels(current))

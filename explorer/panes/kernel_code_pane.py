@@ -15,6 +15,7 @@ from explorer.panes.base import Pane
 from explorer.panes.code_view import CodeView
 from explorer.plain_text import plain_label
 from explorer.state import SelectionModel, SessionState
+from explorer.state.off_thread import OffThread
 from explorer.state.palette import color_for, color_icon
 from explorer.state.stage_refs import kernel_ref
 
@@ -42,6 +43,8 @@ class KernelCodePane(Pane):
         layout.addWidget(self.view)
         layout.addWidget(self.info)
         self._kernels: list[Kernel | tuple[str, str]] = []  # kernel, or (graph, whole output code)
+        self._lexer = OffThread(self, "lexer")  # long texts are lexed off the GUI thread
+        state.updates.track(self._lexer)
 
     @property
     def kernel(self) -> Kernel | None:
@@ -66,14 +69,14 @@ class KernelCodePane(Pane):
     def _show(self, index: int) -> None:
         item = self._kernels[index] if 0 <= index < len(self._kernels) else None
         if item is None:
-            self.view.set_code("")
+            self.view.set_code("", later=self._later())
             self.info.setText("No kernels for this compile.")
             return
         if isinstance(item, tuple):
-            self.view.set_code(item[1], "python")
+            self.view.set_code(item[1], "python", later=self._later())
             self.info.setText(f"Whole output code of the {item[0]} graph.")
             return
-        self.view.set_code(item.source, "cpp" if item.language == "cpp" else "python")
+        self.view.set_code(item.source, "cpp" if item.language == "cpp" else "python", later=self._later())
         n = len(item.fused_nodes)
         self.info.setText(f"Fuses {n} node{'s' * (n != 1)}: {', '.join(item.fused_nodes)}" if n else NO_NODE)
         self.on_selection(self.selection.selected, self.selection.highlighted, switch=False)
@@ -151,6 +154,9 @@ class KernelCodePane(Pane):
             if chosen and line.isdecimal() and len(line) < 10:  # keys are line numbers, unless hostile
                 colors[int(line)] = chosen
         return colors
+
+    def _later(self) -> OffThread | None:
+        return self._lexer if self.state.updates.spread else None
 
     def has_content(self) -> bool:
         return bool(self.view.toPlainText())

@@ -24,6 +24,7 @@ from explorer.panes.code_view import CodeView
 from explorer.plain_text import plain_label, tip
 from explorer.state import SelectionModel, SessionState
 from explorer.state.line_facts import LineFacts, LineKey, line_annotations, line_facts
+from explorer.state.off_thread import OffThread
 from explorer.state.palette import BROKE, CAPTURED, RECOMPILED, color_for
 from explorer.state.runtime_times import RuntimeTimes, fmt_us, runtime_times
 
@@ -84,6 +85,8 @@ class SourcePane(Pane):
         self._times = RuntimeTimes()
         self._notes: dict[LineKey, list[str]] = {}
         self._path = ""
+        self._lexer = OffThread(self, "lexer")  # long texts are lexed off the GUI thread
+        state.updates.track(self._lexer)
 
     @property
     def path(self) -> str:
@@ -153,7 +156,7 @@ class SourcePane(Pane):
         self.note.setText(note)
         self.note.setVisible(bool(note))
         notes = {line: n for (file, line), n in self._notes.items() if file == self._path}
-        self.view.set_code(self.state.session.sources.get(self._path, ""), "python", notes)
+        self.view.set_code(self.state.session.sources.get(self._path, ""), "python", notes, self._later())
         colors: dict[int, list[QColor]] = {}
         markers: dict[int, tuple[QColor, str]] = {}
         for (file, line), facts in self._facts.items():
@@ -220,6 +223,9 @@ class SourcePane(Pane):
                 self.files.setCurrentIndex(index)  # shows the file, which calls on_selection again
                 return True
         return True
+
+    def _later(self) -> OffThread | None:
+        return self._lexer if self.state.updates.spread else None
 
     def has_content(self) -> bool:
         return bool(self.view.toPlainText())

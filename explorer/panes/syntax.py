@@ -6,7 +6,8 @@ spans up. Lexing per block would break multi-line strings and costs a lexer call
 
 from __future__ import annotations
 
-from functools import cache, lru_cache
+from collections import OrderedDict
+from functools import cache
 
 from pygments.lexer import Lexer
 from pygments.lexers import CppLexer, PythonLexer
@@ -25,19 +26,25 @@ _STYLE: list[tuple[_TokenType, str, bool]] = [
     (Operator.Word, "#a626a4", True),
 ]
 
-Span = tuple[int, int, QTextCharFormat]
+Span = tuple[int, int, int]  # start column, length, index into _STYLE
 
 
 @cache
-def _format(token: _TokenType) -> QTextCharFormat | None:
-    for ttype, color, bold in _STYLE:
+def _style(token: _TokenType) -> int | None:
+    for i, (ttype, _color, _bold) in enumerate(_STYLE):
         if token in ttype:
-            fmt = QTextCharFormat()
-            fmt.setForeground(QColor(color))
-            if bold:
-                fmt.setFontWeight(QFont.Weight.Bold)
-            return fmt
+            return i
     return None
+
+
+@cache
+def _format(style: int) -> QTextCharFormat:
+    _ttype, color, bold = _STYLE[style]
+    fmt = QTextCharFormat()
+    fmt.setForeground(QColor(color))
+    if bold:
+        fmt.setFontWeight(QFont.Weight.Bold)
+    return fmt
 
 
 def lexer_for(language: str) -> Lexer:
@@ -47,16 +54,44 @@ def lexer_for(language: str) -> Lexer:
     return PythonLexer(stripnl=False, ensurenl=False)
 
 
-@lru_cache(maxsize=16)
+_CACHE_SIZE = 16
+_cache: OrderedDict[tuple[str, str], list[list[Span]]] = OrderedDict()
+
+
+def cached_spans(text: str, language: str) -> list[list[Span]] | None:
+    """`line_spans`' result when it is cached, else None (no lexing)."""
+    spans = _cache.get((text, language))
+    if spans is not None:
+        _cache.move_to_end((text, language))
+    return spans
+
+
 def line_spans(text: str, language: str) -> list[list[Span]]:
-    """Per line: (start column, length, format) for every token that has a style.
+    """Per line: (start column, length, style) for every token that has a style.
 
     Cached (callers do not mutate the result): panes set the same file again on every compile
-    switch and session refresh, and lexing a 2,000-line library file costs ~100 ms."""
+    switch and session refresh, and lexing a 2,000-line library file costs ~100 ms. The lexing
+    (`lex`) is Qt-free, so a view lexes a long text on a worker thread and stores it here
+    (`remember`) on the GUI thread."""
+    spans = cached_spans(text, language)
+    if spans is None:
+        spans = lex(text, language)
+        remember(text, language, spans)
+    return spans
+
+
+def remember(text: str, language: str, spans: list[list[Span]]) -> None:
+    _cache[(text, language)] = spans
+    while len(_cache) > _CACHE_SIZE:
+        _cache.popitem(last=False)
+
+
+def lex(text: str, language: str) -> list[list[Span]]:
+    """`line_spans` without the cache (safe on any thread)."""
     lines: list[list[Span]] = [[]]
     col = 0
     for token, value in lexer_for(language).get_tokens(text):
-        fmt = _format(token) if token is not Token.Text else None
+        fmt = _style(token) if token is not Token.Text else None
         for i, part in enumerate(value.split("\n")):
             if i:
                 lines.append([])
@@ -85,16 +120,26 @@ class PygmentsHighlighter(QSyntaxHighlighter):
         self.notes_from: dict[int, int] = {}
         self._note = _note_format()
 
-    def set_source(self, text: str, language: str, notes_from: dict[int, int] | None = None) -> None:
-        self._spans = line_spans(text, language) if text else []
+    def set_source(self, text: str, language: str, notes_from: dict[int, int] | None = None,
+                   spans: list[list[Span]] | None = None, rehighlight: bool = True) -> None:  # fmt: skip
+        """`spans`: the text's `line_spans` when the caller has them (lexed on a worker); an
+        empty list shows the text plain until `set_spans`. `rehighlight=False` when the text
+        is set into the document next: Qt highlights every changed block then anyway (the
+        view used to highlight 4,000 lines twice, ~20 ms each)."""
+        self._spans = spans if spans is not None else line_spans(text, language) if text else []
         self.notes_from = dict(notes_from or {})
+        if rehighlight:
+            self.rehighlight()
+
+    def set_spans(self, spans: list[list[Span]]) -> None:
+        self._spans = spans
         self.rehighlight()
 
     def highlightBlock(self, text: str) -> None:
         number = self.currentBlock().blockNumber()
         if number < len(self._spans):
-            for start, length, fmt in self._spans[number]:
-                self.setFormat(start, length, fmt)
+            for start, length, style in self._spans[number]:
+                self.setFormat(start, length, _format(style))
         note_start = self.notes_from.get(number)
         if note_start is not None:
             self.setFormat(note_start, len(text) - note_start, self._note)

@@ -11,9 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, Protocol
 
 from PySide6.QtCore import QObject, Signal
+
+
+class PieceQueue(Protocol):
+    """What a worker needs of the window's update queue (update_queue.py imports this module)."""
+
+    def post(self, owner: object, kind: str, work: Callable[[], None]) -> None: ...
 
 
 class OffThread(QObject):
@@ -26,6 +32,9 @@ class OffThread(QObject):
         self._pool = ThreadPoolExecutor(1, thread_name_prefix=name)
         self.generation = 0
         self._apply: Callable[[Any], None] | None = None
+        # set by `UpdateQueue.track`: results are applied as queued pieces, not in the turn the
+        # worker's signal arrives in (two results and a slice in one turn made a 80 ms turn)
+        self.queue: PieceQueue | None = None
         self.done.connect(self._deliver)
 
     def submit(self, work: Callable[[], Any], apply: Callable[[Any], None]) -> None:
@@ -42,6 +51,11 @@ class OffThread(QObject):
 
         self._pool.submit(job)
 
+    def cancel(self) -> None:
+        """Drop the pending submission's result (what it was for is gone)."""
+        self.generation += 1
+        self._apply = None
+
     def busy(self) -> bool:
         return self._apply is not None
 
@@ -51,4 +65,11 @@ class OffThread(QObject):
         apply, self._apply = self._apply, None
         if isinstance(result, Exception):
             raise result
-        apply(result)
+        if self.queue is not None:  # a piece of the window's update queue, within its turn budget
+            self.queue.post(self, "deliver", lambda: self._apply_if_current(generation, apply, result))
+        else:
+            apply(result)
+
+    def _apply_if_current(self, generation: int, apply: Callable[[Any], None], result: Any) -> None:
+        if generation == self.generation:  # not cancelled or superseded while queued
+            apply(result)

@@ -19,7 +19,7 @@ from PySide6.QtCore import QCoreApplication, QEventLoop, QObject, QTimer
 
 from explorer.state.off_thread import OffThread
 
-TURN_BUDGET_S = 0.03  # leave most of the 100 ms a user tolerates to painting and input
+TURN_BUDGET_S = 0.02  # leave most of the 100 ms a user tolerates to the last piece, painting and input
 
 
 class UpdateQueue(QObject):
@@ -36,8 +36,10 @@ class UpdateQueue(QObject):
         self._workers: list[OffThread] = []
 
     def track(self, worker: OffThread) -> None:
-        """Count `worker`'s job as pending work: `flush` waits for its result to be applied."""
+        """Count `worker`'s job as pending work: `flush` waits for its result to be applied,
+        which is a piece of this queue."""
         self._workers.append(worker)
+        worker.queue = self
 
     def post(self, owner: object, kind: str, work: Callable[[], None]) -> None:
         """Run `work` now, or (spread) in a later turn; a newer post of the same owner and kind

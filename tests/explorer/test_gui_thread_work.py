@@ -1,0 +1,127 @@
+"""What keeps the GUI thread's turns short on a deep model, checked functionally (no clocks).
+
+In the main window (`updates.spread`), the panes' heavy Python runs on worker threads: the
+post-grad and Dynamo ref indexes, the Decompositions table, lexing a long text. Long tables
+fill in slices, and a click looks its Decompositions rows up in an index instead of scanning
+every row. The timings themselves live in bench/gui_startup.py.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QSettings
+
+from compiler_core.session import Ref, Session, load
+from compiler_core.stages import decomposition_table, rows_for_refs
+from explorer.main_window import MainWindow
+from explorer.panes import code_view, decomposition_pane, dynamo_pane, inductor_pane
+from explorer.panes.decomposition_pane import row_index, rows_hit
+from explorer.panes.syntax import line_spans
+from explorer.state.off_thread import OffThread
+from tests.conftest import FIXTURES
+
+
+def _recording(calls: list[str], fn: Callable[..., Any]) -> Callable[..., Any]:
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        calls.append(threading.current_thread().name)
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
+@pytest.fixture
+def stages() -> Session:
+    return load(FIXTURES / "stages_cpu.json")
+
+
+def test_heavy_pane_work_runs_on_workers_in_the_window(
+    qtbot: Any, tmp_path: Any, stages: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: dict[str, list[str]] = {"plan": [], "dynamo": [], "decomp": []}
+    monkeypatch.setattr(inductor_pane, "_plan", _recording(calls["plan"], inductor_pane._plan))
+    index = _recording(calls["dynamo"], dynamo_pane.sections_index)
+    monkeypatch.setattr(dynamo_pane, "sections_index", index)
+    monkeypatch.setattr(decomposition_pane, "_table", _recording(calls["decomp"], decomposition_pane._table))
+    window = MainWindow(QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(window)
+    window.set_session(stages, "stages.json")  # flushes: every queued piece and worker result is in
+    gui = threading.current_thread().name
+    for what, threads in calls.items():
+        assert threads and gui not in threads, (what, threads)
+    inductor, dynamo = window.panes["InductorPane"], window.panes["DynamoPane"]
+    decomp = window.panes["DecompositionPane"]
+    c = window.state.current
+    assert c is not None
+    # what the workers computed is on screen, as a pane built alone (synchronously) shows it
+    kernels = [k for o in c.inductor for k in o.kernels]
+    assert len(inductor._kernel_items) == len(kernels) > 0  # type: ignore[attr-defined]
+    assert dynamo.guards.topLevelItemCount() == len(c.guards)  # type: ignore[attr-defined]
+    assert dynamo.graphs.refs() and inductor.graphs.refs()  # type: ignore[attr-defined]
+    assert decomp.table.rowCount() == len(decomp.rows) > 0  # type: ignore[attr-defined]
+    assert decomp.table.item(len(decomp.rows) - 1, 0) is not None  # type: ignore[attr-defined]
+    window.files.worker.cancel()
+
+
+def test_decomposition_rows_by_index_match_the_scan(stages: Session) -> None:
+    """The pane's per-click index finds exactly the rows `rows_for_refs` scans for, for every
+    ref a row names (nodes of every stage, kernels) and for the whole selection at once."""
+    c = stages.compiles[0]
+    rows = [r for r in decomposition_table(stages, c.compile_id, c.rank) if r.forward_ops]
+    assert rows
+    index = row_index(rows)
+    refs: set[Ref] = set()
+    for row in rows:
+        refs.update(row.refs(c.compile_id, c.rank))
+        refs.update(row.kernels + row.backward_kernels)
+        refs.update(Ref.post_grad_node(c.compile_id, "forward", n, c.rank) for n in row.aot_nodes)
+    assert len(refs) > len(rows)
+    for ref in refs:
+        assert rows_hit(index, frozenset({ref})) == set(rows_for_refs(rows, frozenset({ref}))), ref
+    assert rows_hit(index, frozenset(refs)) == set(rows_for_refs(rows, frozenset(refs)))
+    assert rows_hit(index, frozenset()) == set()
+
+
+def test_long_text_is_lexed_on_a_worker_and_coloured_when_done(
+    qtbot: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    threads: list[str] = []
+    monkeypatch.setattr(code_view, "lex", _recording(threads, code_view.lex))
+    view = code_view.CodeView()
+    qtbot.addWidget(view)
+    worker = OffThread(view, "lexer")
+    text = "".join(f"def f{i}(x):\n    return x + {i}  # line {i}\n" for i in range(400))
+    assert len(text) > code_view.LEX_LATER_CHARS
+    view.set_code(text, "python", later=worker)
+    assert view.toPlainText() == text  # the text shows at once, plain until lexed
+    qtbot.waitUntil(lambda: not worker.busy(), timeout=20_000)
+    assert threads and threading.current_thread().name not in threads
+    assert view._highlighter._spans == line_spans(text, "python")  # coloured as the synchronous path
+    # a second set of the same text is cached: coloured at once, nothing submitted
+    view.set_code("x = 1\n", "python", later=worker)
+    view.set_code(text, "python", later=worker)
+    assert not worker.busy() and len(threads) == 1
+    assert view._highlighter._spans == line_spans(text, "python")
+
+
+def test_a_session_arriving_during_startup_waits_for_the_deferred_panes(
+    qtbot: Any, tmp_path: Any, stages: Session
+) -> None:
+    """The loader can finish before the canvas and plot panes are built (one per turn): the
+    session is shown after the last of them, not by building them all in one turn."""
+    window = MainWindow(QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(window)
+    window.show()
+    pending = len(window._pending)
+    assert pending >= 2, "canvas and plot panes are deferred"
+    window.show_session(stages, "stages.json")
+    assert window.state.session is not stages and len(window._pending) == pending
+    qtbot.waitUntil(lambda: window.state.session is stages, timeout=60_000)
+    assert not window._pending and window._deferred_show is None
+    window.state.updates.flush()
+    assert window.panes["InductorPane"].has_content()  # type: ignore[attr-defined]
+    assert window.windowTitle().endswith("stages.json")
+    window.files.worker.cancel()
