@@ -226,6 +226,9 @@ class _Owners:
             same = [d for d in candidates if inputs & self._dynamo_inputs(d, 2)]
             if same:
                 return same
+        else:  # `n` reads activations only: not the op that reads only inputs (bn's buffer `add_`)
+            on_activations = [d for d in candidates if not self._reads_only_inputs(d)]
+            candidates = on_activations or candidates
         op = _last(op_name(n.target))
         same_op = [d for d in candidates if d in self.dynamo_nodes
                    and _last(op_name(self.dynamo_nodes[d].target)) == op]
@@ -241,6 +244,13 @@ class _Owners:
             elif depth > 0 and i in self.aot_nodes and _last(op_name(self.aot_nodes[i].target)) in _VIEWS:
                 out |= self._aot_inputs(i, depth - 1)
         return out
+
+    def _reads_only_inputs(self, name: str) -> bool:
+        """Every node `name` reads is a graph input (a buffer update such as num_batches_tracked)."""
+        node = self.dynamo_nodes.get(name)
+        names = node.inputs if node is not None else ()
+        read = [self.dynamo_nodes[i] for i in names if i in self.dynamo_nodes]
+        return bool(read) and all(src.op == "placeholder" for src in read)
 
     def _dynamo_inputs(self, name: str, depth: int) -> set[str]:
         out: set[str] = set()
