@@ -265,7 +265,13 @@ def _metrics(acc: CompileRecords) -> CompileMetrics:
     for key, field in (("inductor", "inductor_compile_time_s"), ("codegen", "code_gen_time_s")):
         value = _float(m.get(field))
         if value is not None:
-            stage[key] = value + (_float(acc.bwd_metrics.get(field)) or 0.0)
+            stage[key] = value
+    # A training graph's backward is compiled lazily, at its first call: after the frame's compile
+    # and outside its timers, so it is its own stage (its Inductor time includes its codegen).
+    # Added to the frame's `inductor` it outgrew `aot` and `backend`, which contain the forward's.
+    backward = _float(acc.bwd_metrics.get("inductor_compile_time_s"))
+    if backward:
+        stage["backward"] = backward
     if total is not None and "backend" in stage and "dynamo" not in stage:
         stage["dynamo"] = max(total - stage["backend"], 0.0)
     extra = {

@@ -108,7 +108,9 @@ class Guard:
 
 @dataclass(frozen=True)
 class CompileMetrics:
-    """Compile-time breakdown in seconds; `stage_s` keys: dynamo, aot, inductor, codegen, backend."""
+    """Compile-time breakdown in seconds; `stage_s` keys: dynamo, aot, inductor, codegen, backend
+    (the frame's compile: backend ⊃ aot ⊃ inductor ⊃ codegen) and backward (a training graph's
+    backward, compiled lazily at its first call, outside the frame's `total_s`)."""
 
     total_s: float | None = None
     stage_s: dict[str, float] = field(default_factory=dict)
