@@ -178,7 +178,9 @@ class WorkerProcess(QObject):
             self.stage = self._book.stage_label if self._book is not None else ""
             self.stageChanged.emit(self.stage)
         elif ev.kind == "warning":
-            self.logLine.emit(f"warning: {ev.message}")
+            # the memory cap is a fact of every run (how much, what it cannot cover), not a problem
+            note = "note" if ev.data.get("category") == "memory_cap" else "warning"
+            self.logLine.emit(f"{note}: {ev.message}")
         self.eventReceived.emit(ev)
 
     def _on_error(self, error: QProcess.ProcessError) -> None:

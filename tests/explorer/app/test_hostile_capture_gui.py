@@ -34,8 +34,10 @@ def _private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COMPILESCOPE_CACHE_DIR", str(tmp_path / "cache"))
 
 
-def _run(qtbot: QtBot, model: Path) -> tuple[CaptureOutcome, WorkerProcess]:
+def _run(qtbot: QtBot, model: Path, log: list[str] | None = None) -> tuple[CaptureOutcome, WorkerProcess]:
     worker = WorkerProcess()
+    if log is not None:
+        worker.logLine.connect(log.append)
     spec = CaptureSpec(str(model), str(model.with_suffix(".json")), input_steps=0)
     with qtbot.waitSignal(worker.finished, timeout=300_000) as blocker:
         worker.start(spec)
@@ -54,9 +56,13 @@ def _alive(pid: int) -> bool:
 def test_an_honest_model_still_succeeds(qtbot: QtBot, tmp_path: Path) -> None:
     model = tmp_path / "honest.py"
     model.write_text(RUN)
-    outcome, _ = _run(qtbot, model)
+    log: list[str] = []
+    outcome, _ = _run(qtbot, model, log)
     assert outcome.ok, outcome.describe()
     assert outcome.session_path == str(model.with_suffix(".json").resolve())
+    # the memory cap is stated on every run, as a note: a clean run's log shows no warning
+    assert any(line.startswith("note: memory cap") for line in log), log
+    assert not [line for line in log if line.startswith("warning:")], log
 
 
 def test_forged_events_and_a_setsid_child(qtbot: QtBot, tmp_path: Path) -> None:
