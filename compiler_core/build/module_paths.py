@@ -90,8 +90,11 @@ def call_node_coverage(g: Graph) -> float:
 
 def param_module(placeholder: str) -> str:
     """`l_self_modules_model_modules_layers_modules_0_modules_mlp_..._parameters_weight_` →
-    `model/layers/0/mlp`; "" for a name that is not a lifted parameter or buffer."""
+    `model/layers/0/mlp` (`l_fn_modules_0_...` → `0`); "" for a name that is not a lifted
+    parameter or buffer."""
     name = placeholder.lstrip("lL_")
+    if name.startswith("fn_modules_"):  # torch's wrapper frame (`L['fn']`): an nn.Sequential
+        name = "self" + name[len("fn") :]
     if not name.startswith("self_modules_") or not _PARAM_SPLIT.search(name):
         return ""
     head = _PARAM_SPLIT.split(name)[0] if name.count("_parameters_") + name.count("_buffers_") == 1 \

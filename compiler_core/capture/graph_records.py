@@ -136,7 +136,9 @@ def module_path(stack: Any) -> str:
     return normalize_module_fqn(str(fqn))
 
 
-_SELF_PREFIX = re.compile(r"^(L\['self'\]|L__self__|self)")
+# The root module's local: `self` in a method frame; `fn` in torch's wrapper frame
+# (`torch._dynamo.external_utils` calls `fn(*args)`), as traced for an `nn.Sequential` model.
+_SELF_PREFIX = re.compile(r"^(L\['(?:self|fn)'\]|L__(?:self|fn)__|self)")
 _SUBSCRIPT = re.compile(r"\[['\"]?([^'\"\]]+)['\"]?\]")
 
 

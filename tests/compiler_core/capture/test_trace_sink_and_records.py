@@ -163,3 +163,24 @@ def test_inspect_config_turns_caches_off_where_replay_is_unverified() -> None:
     assert functorch == {"force_non_lazy_backward_lowering": True}
     inductor, functorch = inspect_patches(replay=False)
     assert inductor["fx_graph_cache"] is False and functorch["enable_autograd_cache"] is False
+
+
+def test_sequential_module_paths_drop_torch_wrapper_frame() -> None:
+    """Compiling an `nn.Sequential` traces torch's wrapper frame, whose local `fn` is the model:
+    its children must read `0`, `2`, not `L/fn/0`, in recorded paths and in lifted parameter names."""
+    from compiler_core.build.module_paths import param_module
+
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU(), torch.nn.Linear(8, 8))
+    graphs: list[torch.fx.GraphModule] = []
+
+    def backend(gm: torch.fx.GraphModule, inputs: list[torch.Tensor]) -> object:
+        graphs.append(gm)
+        return gm.forward
+
+    torch._dynamo.reset()
+    torch.compile(model, backend=backend)(torch.randn(4, 8))
+    graph = graph_record(graphs[0].graph, "dynamo")
+    calls = {n.name: n.module_path for n in graph.nodes if n.op == "call_module" or n.op == "call_function"}
+    assert sorted(set(calls.values())) == ["0", "1", "2"], calls
+    params = [n.name for n in graph.nodes if n.op == "placeholder" and "_parameters_" in n.name]
+    assert params and {param_module(p) for p in params} == {"0", "2"}, params
