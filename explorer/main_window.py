@@ -7,7 +7,7 @@ QSettings between runs), the status bar and the menus (built by `explorer.action
 from __future__ import annotations
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer
-from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QShowEvent
+from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import QDockWidget, QTabBar, QWidget
 
 from compiler_core.session import LinkIndex, Session
@@ -69,6 +69,7 @@ class MainWindow(AppWindow):
         self.navigation.focus_action.toggled.connect(self.set_focus_mode)
         self._stage = "dynamo"
         self._unfocused: QByteArray | None = None
+        self._auto_focus = False  # focus mode was switched on by the window's height, not the user
         self.addToolBar(self.navigation)
         self.addToolBarBreak()
         self.banner = DiagnosticsBanner(self)  # a damaged log says so, without a modal dialog
@@ -232,6 +233,7 @@ class MainWindow(AppWindow):
     def set_focus_mode(self, on: bool) -> None:
         """Focus mode: the current stage's panes fill the window (what makes 1366x768 usable);
         turning it off restores the docks exactly as they were."""
+        self._auto_focus = False  # a later grow leaves focus the user (or a test) asked for
         if on == self.focused:
             return
         if on:
@@ -244,6 +246,26 @@ class MainWindow(AppWindow):
                 self._hide_stale_tab_bars()
         if self.navigation.focus_action.isChecked() != on:
             self.navigation.focus_action.setChecked(on)
+
+    def _focus_for_height(self, was_small: bool = False) -> None:
+        """Below SMALL_SCREEN_H a loaded session is shown in focus mode: at 1366x768 six stages
+        side by side leave each ~250 px and the timeline ~30 px. Applied when a session opens and
+        when the window is resized across the threshold (not on every resize: focus the user
+        turned off stays off); focus the window chose itself ends when it grows back."""
+        if not self.state.session.compiles:
+            return
+        small = self.height() < SMALL_SCREEN_H
+        if small and not was_small and not self.focused:
+            self.set_focus_mode(True)
+            self._auto_focus = True
+        elif not small and was_small and self._auto_focus:
+            self.set_focus_mode(False)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        old = event.oldSize().height()
+        if old > 0 and hasattr(self, "navigation"):  # not the first layout, nor during __init__
+            self._focus_for_height(was_small=old < SMALL_SCREEN_H)
 
     def show_diagnostics(self) -> None:
         dock = self.docks.get("DiagnosticsPane")
@@ -269,8 +291,7 @@ class MainWindow(AppWindow):
             self._deferred_show = (session, source_path, links)
             return
         self.state.set_session(session, source_path, links)
-        if self.height() < SMALL_SCREEN_H and not self.focused:
-            self.set_focus_mode(True)  # at 1366x768 six stages side by side leave each ~250 px
+        self._focus_for_height()
         title = source_path or session.meta.origin_path or "session"
         self.setWindowTitle(f"CompileScope — {clip(title, 300, 1)}")
 
