@@ -25,7 +25,7 @@ def test_shrinking_an_open_session_turns_focus_on_and_growing_turns_it_off(windo
     assert window.focused, "below 850 px the open session switches to focus mode"
     window.show_stage("timeline")
     _settle()
-    plot = window.panes["TimelinePane"].plot  # type: ignore[attr-defined]
+    plot = window.panes["TimelinePane"].plot
     assert plot.height() >= 250, f"timeline plot {plot.height()} px tall at 1366x768"
     window.resize(*DEFAULT_SIZE)
     _settle()
