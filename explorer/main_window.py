@@ -161,8 +161,8 @@ class MainWindow(AppWindow):
         self._tab_group("TimelinePane")
         self.resizeDocks([d["SourcePane"], d["DynamoPane"], d["InductorPane"]], [500, 550, 550], horizontal)
         self.resizeDocks([d["SourcePane"], d["BreakSummaryPane"]], [420, 280], vertical)
-        self.resizeDocks([d["DynamoPane"], d["AotPane"]], [350, 350], vertical)
-        self.resizeDocks([d["InductorPane"], d["KernelCodePane"]], [330, 370], vertical)
+        self.resizeDocks([d["DynamoPane"], d["AotPane"]], [260, 440], vertical)
+        self.resizeDocks([d["InductorPane"], d["KernelCodePane"]], [380, 320], vertical)
         self.resizeDocks([d["TimelinePane"]], [230], vertical)
         for key in ("BreakSummaryPane", "AotPane", "KernelCodePane", "TimelinePane"):
             d[key].raise_()

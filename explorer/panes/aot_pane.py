@@ -42,6 +42,7 @@ from explorer.panes.aot_facts import (
 )
 from explorer.panes.base import Pane
 from explorer.panes.graph_view import GraphSection, RefIndex, banded_index, make_graph_view, sections_index
+from explorer.panes.list_rows import GRAPH_MIN_H, WrapAwareMinimum, rows_height
 from explorer.panes.number_text import human_bytes
 from explorer.plain_text import plain_label, rich, rich_label, tip
 from explorer.state import SelectionModel, SessionState
@@ -120,8 +121,12 @@ class AotPane(Pane):
         split.addWidget(self.graphs)
         split.addWidget(lower)
         split.setSizes([500, 250])
-        # at 1366x768 the pane is ~300 px tall: keep ~5 rows of the list and the rest for the graph
-        self.table.setMinimumHeight(120)
+        # 6 rows of the list whatever the pane's height; a splitter that may collapse a child
+        # squeezes the list's parent below its minimum instead, and the labels lie over the rows
+        self.table.setMinimumHeight(rows_height(self.table, 6))
+        self.graphs.setMinimumHeight(GRAPH_MIN_H)
+        split.setChildrenCollapsible(False)
+        WrapAwareMinimum(lower)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 1)
         layout = QVBoxLayout(self)

@@ -18,6 +18,7 @@ from compiler_core.session import Compile, InductorOutput, Kernel, Ref
 from explorer.canvas import GraphCanvas
 from explorer.panes.base import Pane
 from explorer.panes.graph_view import GraphSection, RefIndex, make_graph_view, sections_index
+from explorer.panes.list_rows import GRAPH_MIN_H, WrapAwareMinimum, rows_height
 from explorer.plain_text import plain_label, tip
 from explorer.state import SelectionModel, SessionState
 from explorer.state.off_thread import OffThread
@@ -123,8 +124,12 @@ class InductorPane(Pane):
         split.addWidget(self.graphs)
         split.addWidget(lower)
         split.setSizes([500, 250])
-        # at 1366x768 the pane is ~300 px tall: keep ~5 rows of the list and the rest for the graph
-        self.kernels.setMinimumHeight(120)
+        # 8 rows of the list whatever the pane's height; a splitter that may collapse a child
+        # squeezes the list's parent below its minimum instead, and the labels lie over the rows
+        self.kernels.setMinimumHeight(rows_height(self.kernels, 8))
+        self.graphs.setMinimumHeight(GRAPH_MIN_H)
+        split.setChildrenCollapsible(False)
+        WrapAwareMinimum(lower)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 1)
         layout = QVBoxLayout(self)
