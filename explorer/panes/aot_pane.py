@@ -81,8 +81,8 @@ class AotPane(Pane):
         self.totals = plain_label()
         self.totals.setWordWrap(True)
         self.detail = rich_label()  # aot_facts escapes every session string it puts in
-        self.detail.setText("Click a forward op to see its backward partners and whether its value "
-                            "is saved or recomputed.")  # fmt: skip
+        # one line at the default width: each line here is a saved-tensor row less
+        self.detail.setText("Click a forward op: its backward partners, saved or recomputed.")
         self.detail.setWordWrap(True)
         self.budget = QTreeWidget()
         self.budget.setHeaderLabels(BUDGET_COLUMNS)

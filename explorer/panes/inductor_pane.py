@@ -126,7 +126,7 @@ class InductorPane(Pane):
         split.setSizes([500, 250])
         # 8 rows of the list whatever the pane's height; a splitter that may collapse a child
         # squeezes the list's parent below its minimum instead, and the labels lie over the rows
-        self.kernels.setMinimumHeight(rows_height(self.kernels, 8))
+        self.kernels.setMinimumHeight(rows_height(self.kernels, 8, icons=True))
         self.graphs.setMinimumHeight(GRAPH_MIN_H)
         split.setChildrenCollapsible(False)
         WrapAwareMinimum(lower)

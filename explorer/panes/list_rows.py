@@ -5,23 +5,31 @@ header, the frame and the font's row height decide that, and they differ between
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject
-from PySide6.QtWidgets import QTreeView, QWidget
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtWidgets import QStyle, QTreeView, QWidget
 
 
-def row_height(view: QTreeView) -> int:
-    """One row's height: measured once a row exists, else the font's line plus the style's padding."""
+def row_height(view: QTreeView, icons: bool = False) -> int:
+    """One row's height: measured once a row exists, else the font's line (or the small icon's
+    height, for rows with an icon). Guessing higher costs real rows: every pixel of these
+    minimums is taken from the graph above."""
     measured = view.sizeHintForRow(0)
-    return measured if measured > 0 else view.fontMetrics().height() + 4
+    if measured > 0:
+        return measured
+    icon = view.style().pixelMetric(QStyle.PixelMetric.PM_SmallIconSize, None, view) if icons else 0
+    return max(view.fontMetrics().height(), icon)
 
 
-def rows_height(view: QTreeView, rows: int) -> int:
+def rows_height(view: QTreeView, rows: int, icons: bool = False) -> int:
     """The view height that shows its header and `rows` whole rows."""
     header = view.header().sizeHint().height() if not view.isHeaderHidden() else 0
-    return header + rows * row_height(view) + 2 * view.frameWidth()
+    scroll = 0  # a long kernel name or column set shows a horizontal scroll bar over the last row
+    if view.horizontalScrollBarPolicy() != Qt.ScrollBarPolicy.ScrollBarAlwaysOff:
+        scroll = view.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent, None, view)
+    return header + rows * row_height(view, icons) + scroll + 2 * view.frameWidth()
 
 
-GRAPH_MIN_H = 150  # the graph above such a list keeps room for a few rows of nodes
+GRAPH_MIN_H = 130  # the graph above such a list keeps room for a few rows of nodes
 
 
 class WrapAwareMinimum(QObject):

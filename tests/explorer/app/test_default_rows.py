@@ -32,7 +32,11 @@ def test_default_layout_shows_saved_tensors_and_kernels(window: MainWindow) -> N
     kernels = _visible_rows(inductor.kernels, None)  # type: ignore[attr-defined]
     assert saved >= 6, f"{saved:.1f} saved-tensor rows visible"
     assert kernels >= 8, f"{kernels:.1f} kernel rows visible"
+    for pane in (aot, inductor):  # laid out, not clipped: the last label under the list is whole
+        last = pane.totals if pane is aot else pane.kernels  # type: ignore[attr-defined]
+        bottom = last.mapTo(pane, last.rect().bottomLeft()).y()
+        assert bottom < pane.height(), f"{type(pane).__name__} clipped: {bottom} >= {pane.height()}"
     for pane in (aot, inductor, window.panes["DynamoPane"]):
         graphs = pane.graphs  # type: ignore[attr-defined]
-        assert graphs.height() >= 150, f"{type(pane).__name__} graph {graphs.height()} px"
+        assert graphs.height() >= 130, f"{type(pane).__name__} graph {graphs.height()} px"
     assert window.panes["TimelinePane"].plot.height() >= 90  # type: ignore[attr-defined]
