@@ -62,7 +62,8 @@ _TOKENS: dict[str, tuple[str, ...]] = {
     "true_divide": (" / ",), "floor_divide": ("//", "floordiv"), "remainder": (" % ", "remainder"),
     "neg": ("-tmp", "-(", "neg"), "relu": ("maximum", "relu", "max("), "clamp_min": ("maximum", "max("),
     "clamp_max": ("minimum", "min("), "clamp": ("maximum", "minimum"), "maximum": ("maximum",),
-    "minimum": ("minimum",), "where": ("where(tmp", " ? ", "blendv"), "le": (" <= ",), "lt": (" < ",),
+    "minimum": ("minimum",), "where": ("where(tmp", " ? ", "blendv"),
+    "cat": ("where(tmp",), "le": (" <= ",), "lt": (" < ",),
     "ge": (" >= ",), "gt": (" > ",), "eq": (" == ",), "ne": (" != ",),
     "logical_not": ("== 0", "!", "logical_not"), "logical_and": (" & ", "&&"),
     "logical_or": (" | ", "||"), "bitwise_and": (" & ",), "bitwise_or": (" | ",),
@@ -82,7 +83,8 @@ _TOKENS: dict[str, tuple[str, ...]] = {
 }  # fmt: skip
 # A line that moves a value without an op: a broadcast, a reduction's mask, a plain copy.
 _CARRY = re.compile(
-    r"^(?:tl\.broadcast_to\(|tl\.where\((?!tmp)|\(?tmp\d+\)?$|at::vec::Vectorized<\w+>\(tmp\d+\)$)"
+    r"^(?:tl\.broadcast_to\(|tl\.where\((?!tmp)|\(?_?tmp\d+\)?(?:\[[:, None]*\])?$|"
+    r"at::vec::Vectorized<\w+>\(tmp\d+\)$)"
 )
 _CONSTANT_OPS = {"full", "scalar_tensor", "iota", "arange", "zeros", "ones", "empty"}
 _MASKED = re.compile(r"^tl\.where\(tmp\d+, tmp\d+, (tmp\d+)\)$")
@@ -112,6 +114,7 @@ class LineCheck:
     lines: int = 0
     marked: int = 0
     failures: list[tuple[str, int, str, str, str]] = field(default_factory=list)
+    unmarked: list[tuple[str, int, str]] = field(default_factory=list)  # computing lines, no mark
 
     def add(self, other: LineCheck) -> None:
         self.checked += other.checked
@@ -120,6 +123,7 @@ class LineCheck:
         self.lines += other.lines
         self.marked += other.marked
         self.failures += other.failures
+        self.unmarked += other.unmarked
 
     @property
     def share(self) -> float:
@@ -200,14 +204,18 @@ def check_kernel(kernel: Kernel, frag: Fragment, post: Graph | None = None) -> L
         # embedding index's bound wrap, dropout's offset; or one made of index variables and
         # literals alone, as a cat's range masks, unless the kernel has an iota), a literal no
         # constant-making node of the fragment holds (`tl.full([1, 1], 512.0, ...)` is
-        # `div(x, 512)`'s operand) and a masked load's fill value (`tl.full(tmp13.shape, 0.0, ...)`).
+        # `div(x, 512)`'s operand; a looped reduction's `_tmp` start), and a masked load's fill
+        # value (`tl.full(tmp13.shape, 0.0, ...)`).
         if counted and m and kind not in ("load", "store"):
             index = m.group(1) not in valued or (m.group(1) in index_only and not iota)
             literal = kind == "constant" and not (_numbers(m.group(2)) & frag.constants or iota)
+            literal |= kind == "constant" and m.group(1).startswith("_")  # an accumulator's start
             counted = not (index or literal)
         if counted:
             result.lines += 1
             result.marked += bool(marks)
+            if not marks:
+                result.unmarked.append((kernel.name, i, line.strip()))
         if m:
             carried[m.group(1)] = set(marks)
         for node in marks:
@@ -332,6 +340,8 @@ def _rule(kind: str, node: str, m: re.Match[str] | None, frag: Fragment, reducti
         if not any(t in m.group(2) for t in tokens):
             return f"op: line does not spell {op}"
         operands = {n for t in _TMP.findall(m.group(2)) for n in carried.get(t, ())}
+        if node in operands and op in _REDUCTIONS:
+            return ""  # a reduction's decomposed last step (`mean` = its sum / N), spelled as it
         reads = set(args) | _view_sources(set(args), frag_inputs, frag_ops)
         return "" if not operands or operands & reads else "op: reads none of its operands' nodes"
     return None
