@@ -87,6 +87,7 @@ _CARRY = re.compile(
     r"at::vec::Vectorized<\w+>\(tmp\d+\)$)"
 )
 _CONSTANT_OPS = {"full", "scalar_tensor", "iota", "arange", "zeros", "ones", "empty"}
+_MULTI = re.compile(r"^\s*(_?tmp\w+(?:,\s*_?tmp\w+)+)\s*=\s*(.*)$")
 _MASKED = re.compile(r"^tl\.where\(tmp\d+, tmp\d+, (tmp\d+)\)$")
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d*)?(?:e[-+]?\d+)?|\b(?:inf|nan)\b")
 # An expression of index variables and literals alone (`x0`, `r0_1 + 512*x0`, `(-32) + x2`).
@@ -185,6 +186,9 @@ def check_kernel(kernel: Kernel, frag: Fragment, post: Graph | None = None) -> L
         marks = kernel.line_nodes.get(str(i), ())
         m = _ASSIGN.match(line)
         kind = _kind(line, m)
+        if m is None and (multi := _MULTI.match(line)) and _REDUCTION_LINE.search(multi.group(2)):
+            kind = "reduction"  # `tmp3, tmp4, tmp5 = triton_helpers.welford(...)`: var_mean's parts
+            carried.update({x.strip(): set(marks) for x in multi.group(1).split(",")})
         counted = kind != "other"
         if m and kind in ("op", "constant", "carry"):
             tmps = _TMP.findall(m.group(2))

@@ -69,6 +69,9 @@ _CARRY = re.compile(
     r"at::vec::Vectorized<\w+>\(tmp\d+\)$)"
 )
 _TMP = re.compile(r"\b_?tmp\d+\b")  # `_tmpN`: a looped reduction's accumulator
+# A welford step's several results, and the accumulators they are named after (`tmp2_mean`).
+_MULTI = re.compile(r"^\s*(_?tmp\w+(?:,\s*_?tmp\w+)+)\s*=\s*(triton_helpers\.\w*welford\w*\(.*)$")
+_ACC = re.compile(r"\b_?tmp\d+_\w+")
 # Inductor's masked(): a masked load's fill (`tl.full(tmp13.shape, 0.0, tmp13.dtype)`) and the
 # `tl.where(mask, value, fill)` that keeps `value` where the mask holds (a cat's halves).
 _FILL = re.compile(r"^tl\.full\(tmp\d+\.shape")
@@ -172,6 +175,15 @@ def kernel_line_nodes(kernel: Kernel, post: Graph | None, args: dict[str, list[s
             elif m:
                 loaded[m.group(1)] = read
             hits += read
+        elif multi := _MULTI.match(line):  # `tmp3, tmp4, tmp5 = triton_helpers.welford(tmp2_mean, ...)`
+            names = [x.strip() for x in multi.group(1).split(",")]
+            acc = [n for t in _ACC.findall(multi.group(2)) for n in made.get(t, made.get(t + "_next", []))]
+            carried = [n for t in _TMP.findall(multi.group(2)) for n in made.get(t) or loaded.get(t, [])]
+            node = acc[-1] if acc else _reduction_match(fused, ops, used, carried, node_inputs)
+            if node is not None:
+                used.add(node)
+                hits.append(node)
+                made.update({x: [node] for x in names})
         elif m and m.group(1).startswith("_") and not _TMP.search(m.group(2)):
             pass  # a loop reduction's accumulator starts as a constant (`_tmp3 = tl.full(...)`)
         elif m:
@@ -206,9 +218,9 @@ def kernel_line_nodes(kernel: Kernel, post: Graph | None, args: dict[str, list[s
                 mine = [n for t in _TMP.findall(expr) for n in made.get(t, [])][-1:]
                 if mine:
                     made[m.group(1)] = mine
-                else:
-                    loaded[m.group(1)] = [n for t in _TMP.findall(expr) for n in loaded.get(t, [])]
-                hits += mine
+                else:  # a loaded value broadcast / masked: still the value of the node it loaded
+                    loaded[m.group(1)] = [n for t in _TMP.findall(expr) for n in loaded.get(t, [])][-1:]
+                hits += mine or loaded[m.group(1)]
             elif not masked or masked.group(2) not in fills:
                 # a reduction's decomposed last step (`mean` = its sum / N, var_mean's mean):
                 # the line spells the op of the reduction its operand already carries
