@@ -181,6 +181,7 @@ def check_kernel(kernel: Kernel, frag: Fragment, post: Graph | None = None) -> L
     index_only: set[str] = set()  # tmps computed from index variables and literals alone
     literals: set[str] = set()  # tmps holding a literal
     fills: set[str] = set()  # a masked load's fill value
+    loaded: set[str] = set()  # tmps holding a loaded value, also once broadcast or masked
     iota = any(op in ("iota", "arange") for op, _ in frag.nodes.values())
     for i, line in enumerate(source, start=1):
         marks = kernel.line_nodes.get(str(i), ())
@@ -190,6 +191,11 @@ def check_kernel(kernel: Kernel, frag: Fragment, post: Graph | None = None) -> L
             kind = "reduction"  # `tmp3, tmp4, tmp5 = triton_helpers.welford(...)`: var_mean's parts
             carried.update({x.strip(): set(marks) for x in multi.group(1).split(",")})
         counted = kind != "other"
+        if m and kind == "load":
+            loaded.add(m.group(1))
+        elif m and kind == "carry" and (ts := _TMP.findall(m.group(2))) and all(t in loaded for t in ts):
+            loaded.add(m.group(1))  # a broadcast / mask of a loaded value: the load line is its line
+            counted = False
         if m and kind in ("op", "constant", "carry"):
             tmps = _TMP.findall(m.group(2))
             if kind == "constant":
@@ -209,7 +215,8 @@ def check_kernel(kernel: Kernel, frag: Fragment, post: Graph | None = None) -> L
         # literals alone, as a cat's range masks, unless the kernel has an iota), a literal no
         # constant-making node of the fragment holds (`tl.full([1, 1], 512.0, ...)` is
         # `div(x, 512)`'s operand; a looped reduction's `_tmp` start), and a masked load's fill
-        # value (`tl.full(tmp13.shape, 0.0, ...)`).
+        # value (`tl.full(tmp13.shape, 0.0, ...)`); nor is a broadcast or mask of a loaded value
+        # (above: its value is the loaded node's, whose line is the load).
         if counted and m and kind not in ("load", "store"):
             index = m.group(1) not in valued or (m.group(1) in index_only and not iota)
             literal = kind == "constant" and not (_numbers(m.group(2)) & frag.constants or iota)

@@ -218,9 +218,9 @@ def kernel_line_nodes(kernel: Kernel, post: Graph | None, args: dict[str, list[s
                 mine = [n for t in _TMP.findall(expr) for n in made.get(t, [])][-1:]
                 if mine:
                     made[m.group(1)] = mine
-                else:  # a loaded value broadcast / masked: still the value of the node it loaded
-                    loaded[m.group(1)] = [n for t in _TMP.findall(expr) for n in loaded.get(t, [])][-1:]
-                hits += mine or loaded[m.group(1)]
+                else:  # a loaded value broadcast: no line of this kernel's nodes (the load line is)
+                    loaded[m.group(1)] = [n for t in _TMP.findall(expr) for n in loaded.get(t, [])]
+                hits += mine
             elif not masked or masked.group(2) not in fills:
                 # a reduction's decomposed last step (`mean` = its sum / N, var_mean's mean):
                 # the line spells the op of the reduction its operand already carries

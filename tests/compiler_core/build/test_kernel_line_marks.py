@@ -93,10 +93,10 @@ def test_extern_matmul_buffers_follow_their_comment_not_graph_order() -> None:
 # Measured unmarked share of computing lines (bench/kernel_line_marks.py, issue 17.4 second pass)
 # plus 5 points: before it, 26-35 % of the lines the checker counted carried no mark.
 UNMARKED_AT_MOST = {
-    "hf_llama_train": 0.19,
-    "hf_bert_train": 0.17,
-    "hf_gpt2_train": 0.24,
-    "tv_resnet_breaks": 0.16,
+    "hf_llama_train": 0.20,
+    "hf_bert_train": 0.18,
+    "hf_gpt2_train": 0.25,
+    "tv_resnet_breaks": 0.17,
 }
 
 
