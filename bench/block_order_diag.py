@@ -1,9 +1,12 @@
 """Why did a plain block of the compiled function read slower than the app's block of it?
 (diagnostic for issue 14, H200; findings in docs/benchmarks.md). Per round, after the app's
-mode + paired-eager blocks: `real_step_times.plain_block` of the mode, the same with a
-`perf_counter` call per step, and a plain eager block; in the second half of the rounds the
-interpreter's thread switch interval is 0.5 s instead of 5 ms (does a background thread take
-the GIL from the launch loop?). Prints the threads alive and the median of each column.
+mode + paired-eager blocks: `real_step_times.plain_block` of the mode; V1 an exact copy of
+`BlockTimer.time_block` placed here; V2 the copy without try/except; V3 without the per-step CUDA
+events; V4 calling the compiled function directly instead of through a step lambda; V5 with
+module-level `torch.cuda.synchronize()`; then a plain eager block. Earlier rounds of this script
+(see the docs) also tried fresh inputs per step, the allocator peak reset, pinning and the
+thread switch interval. Prints the threads and tracing state after the compile and the median
+of each column.
 
     python bench/block_order_diag.py [MODEL] [MODE] [ROUNDS]
 """

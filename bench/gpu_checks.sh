@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The GPU checks, batched for a lent H100/H200 (torch 2.11, triton 3.6, Python 3.12, no PySide6).
-# Usage from the repo root:  OUT=/tmp/out bench/gpu_checks.sh {capture|timeline|steps|stages|core}
+# Usage from the repo root:  OUT=/tmp/out bench/gpu_checks.sh {capture|timeline|steps|join|stages|core}
 # Each part fits one 10-minute device call; results land in $OUT.
 set -uo pipefail
 export PYTHONUNBUFFERED=1
@@ -21,6 +21,9 @@ timeline)
 steps)  # issue 14: real HF Llama step times against an independent block timing, then the gpu test
     timeout "${STEPS_TIMEOUT:-330}" python3 bench/real_step_times.py --json 2>&1 | grep -v "^USDT" | tail -40
     timeout 90 "${pytest_gpu[@]}" -m gpu tests/compiler_core/timeline/test_gpu_timeline.py 2>&1 | tail -15 ;;
+join)  # issue 14.4: share of each mode's GPU time joined to the session's kernels, through the CLI
+    timeout 420 python3 bench/runtime_join.py --capture bench/models/hf_llama_infer.py --device cuda \
+        --modes default,reduce-overhead --steps 40 --json "$OUT/infer.json" 2>&1 | tail -8 ;;
 stages)
     OUT="$OUT" timeout 560 python3 bench/gpu_stages.py 2>&1 | tail -40 ;;
 core)  # the CPU-path core tests on this machine's torch (2.11): private hooks across versions

@@ -7,15 +7,20 @@ against what the line spells (a `tl.sum` goes to a reduction node, ` * ` to a `m
 returned value). Prints, per log, the share of checked marks that pass and the share of computing
 lines (loads, ops, reductions, stores) that carry a mark, then the first failures.
 
-    python bench/kernel_line_marks.py [--json] [--failures N] [name ...]
+`--unmarked N` prints the N commonest shapes of the computing lines left unmarked (tmps, numbers
+and index variables folded: `T * T`, `tl.load`, `tl.where(T, T, T)`), with one example each.
+
+    python bench/kernel_line_marks.py [--json] [--failures N] [--unmarked N] [name ...]
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -37,11 +42,23 @@ def check_log(log: Path) -> LineCheck:
     return total
 
 
+def line_shape(text: str) -> str:
+    """`tmp45 = tmp39 * tmp44` -> `T * T`; a load/store -> `tl.load` (`indirect` when a tmp indexes)."""
+    if "store(" in text or "load(" in text:
+        call = "tl.store" if "store(" in text else "tl.load"
+        return call + (" indirect" if re.search(r"ptr\d+ \+ \(.*tmp", text) else "")
+    expr = text.split("=", 1)[-1].strip()
+    expr = re.sub(r"\b_?tmp\d+\b", "T", expr)
+    expr = re.sub(r"\b\d+(?:\.\d+)?(?:e[-+]?\d+)?\b", "N", expr)
+    return re.sub(r"\b(?:x|y|r0_)\w*\b", "I", expr)[:60]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("names", nargs="*", default=list(LOGS))
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--failures", type=int, default=5, help="failures to print per log")
+    ap.add_argument("--unmarked", type=int, default=0, help="shapes of unmarked lines to print per log")
     args = ap.parse_args()
     figures = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -53,6 +70,10 @@ def main() -> int:
                   f"{r.marked}/{r.lines} computing lines marked, {took:.1f} s")  # fmt: skip
             for k, ln, text, node, rule in r.failures[: args.failures]:
                 print(f"  {k}:{ln} {text[:70]!r} -> {node}: {rule}")
+            shapes = Counter(line_shape(t) for _, _, t in r.unmarked)
+            examples = {line_shape(t): f"{k}:{ln} {t[:60]!r}" for k, ln, t in reversed(r.unmarked)}
+            for shape, n in shapes.most_common(args.unmarked):
+                print(f"  unmarked {n:4d} x {shape!r}  e.g. {examples[shape]}")
             # Upper bound: at most 5 % of checked marks fail (what is left: marks made at another call of
             # a deduplicated kernel than the one its Graph fragment describes, see docs/benchmarks.md).
             figures.append(

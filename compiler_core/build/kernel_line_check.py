@@ -62,7 +62,8 @@ _TOKENS: dict[str, tuple[str, ...]] = {
     "true_divide": (" / ",), "floor_divide": ("//", "floordiv"), "remainder": (" % ", "remainder"),
     "neg": ("-tmp", "-(", "neg"), "relu": ("maximum", "relu", "max("), "clamp_min": ("maximum", "max("),
     "clamp_max": ("minimum", "min("), "clamp": ("maximum", "minimum"), "maximum": ("maximum",),
-    "minimum": ("minimum",), "where": ("where(tmp", " ? ", "blendv"), "le": (" <= ",), "lt": (" < ",),
+    "minimum": ("minimum",), "where": ("where(tmp", " ? ", "blendv"),
+    "cat": ("where(tmp",), "le": (" <= ",), "lt": (" < ",),
     "ge": (" >= ",), "gt": (" > ",), "eq": (" == ",), "ne": (" != ",),
     "logical_not": ("== 0", "!", "logical_not"), "logical_and": (" & ", "&&"),
     "logical_or": (" | ", "||"), "bitwise_and": (" & ",), "bitwise_or": (" | ",),
@@ -82,9 +83,15 @@ _TOKENS: dict[str, tuple[str, ...]] = {
 }  # fmt: skip
 # A line that moves a value without an op: a broadcast, a reduction's mask, a plain copy.
 _CARRY = re.compile(
-    r"^(?:tl\.broadcast_to\(|tl\.where\((?!tmp)|\(?tmp\d+\)?$|at::vec::Vectorized<\w+>\(tmp\d+\)$)"
+    r"^(?:tl\.broadcast_to\(|tl\.where\((?!tmp)|\(?_?tmp\d+\)?(?:\[[:, None]*\])?$|"
+    r"at::vec::Vectorized<\w+>\(tmp\d+\)$)"
 )
 _CONSTANT_OPS = {"full", "scalar_tensor", "iota", "arange", "zeros", "ones", "empty"}
+_MULTI = re.compile(r"^\s*(_?tmp\w+(?:,\s*_?tmp\w+)+)\s*=\s*(.*)$")
+_MASKED = re.compile(r"^tl\.where\(tmp\d+, tmp\d+, (tmp\d+)\)$")
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d*)?(?:e[-+]?\d+)?|\b(?:inf|nan)\b")
+# An expression of index variables and literals alone (`x0`, `r0_1 + 512*x0`, `(-32) + x2`).
+_INDEX_EXPR = re.compile(r"^[\sxyzr0-9_+\-*/%()]*\b[xyzr]\w*\b[\sxyzr0-9_+\-*/%()]*$")
 
 
 @dataclass
@@ -94,6 +101,7 @@ class Fragment:
     placeholders: set[str] = field(default_factory=set)
     nodes: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)  # name -> (op, args)
     returns: set[str] = field(default_factory=set)
+    constants: set[float] = field(default_factory=set)  # the literals of its constant-making nodes
 
 
 @dataclass
@@ -107,6 +115,7 @@ class LineCheck:
     lines: int = 0
     marked: int = 0
     failures: list[tuple[str, int, str, str, str]] = field(default_factory=list)
+    unmarked: list[tuple[str, int, str]] = field(default_factory=list)  # computing lines, no mark
 
     def add(self, other: LineCheck) -> None:
         self.checked += other.checked
@@ -115,6 +124,7 @@ class LineCheck:
         self.lines += other.lines
         self.marked += other.marked
         self.failures += other.failures
+        self.unmarked += other.unmarked
 
     @property
     def share(self) -> float:
@@ -144,6 +154,8 @@ def fragments(output_code: str) -> dict[str, Fragment]:
                 frag.placeholders.add(m.group(1))
             elif m := _CALL.match(text):
                 frag.nodes[m.group(1)] = (op_name(m.group(2)), tuple(_REF.findall(m.group(3))))
+                if frag.nodes[m.group(1)][0] in _CONSTANT_OPS:
+                    frag.constants.update(_numbers(m.group(3).split("kwargs")[0]))
             elif m := _RETURN.match(text):
                 frag.returns.update(_REF.findall(m.group(1)))
             i -= 1
@@ -164,13 +176,57 @@ def check_kernel(kernel: Kernel, frag: Fragment, post: Graph | None = None) -> L
     readable |= {a for _, args in frag.nodes.values() for a in args if a not in frag.nodes}
     readable |= _view_sources(readable, inputs, ops)
     carried: dict[str, set[str]] = {}  # tmp -> marks of its defining line
-    for i, line in enumerate(kernel.source.split("\n"), start=1):
+    source = kernel.source.split("\n")
+    valued = _valued(source)
+    index_only: set[str] = set()  # tmps computed from index variables and literals alone
+    literals: set[str] = set()  # tmps holding a literal
+    fills: set[str] = set()  # a masked load's fill value
+    loaded: set[str] = set()  # tmps holding a loaded value, also once broadcast or masked
+    iota = any(op in ("iota", "arange") for op, _ in frag.nodes.values())
+    for i, line in enumerate(source, start=1):
         marks = kernel.line_nodes.get(str(i), ())
         m = _ASSIGN.match(line)
         kind = _kind(line, m)
-        if kind != "other":
+        if m is None and (multi := _MULTI.match(line)) and _REDUCTION_LINE.search(multi.group(2)):
+            kind = "reduction"  # `tmp3, tmp4, tmp5 = triton_helpers.welford(...)`: var_mean's parts
+            carried.update({x.strip(): set(marks) for x in multi.group(1).split(",")})
+        counted = kind != "other"
+        if m and kind == "load":
+            loaded.add(m.group(1))
+        elif m and kind == "carry" and (ts := _TMP.findall(m.group(2))) and all(t in loaded for t in ts):
+            loaded.add(m.group(1))  # a broadcast / mask of a loaded value: the load line is its line
+            counted = False
+        if m and kind in ("op", "constant", "carry"):
+            tmps = _TMP.findall(m.group(2))
+            if kind == "constant":
+                literals.add(m.group(1))
+            elif m.group(2).startswith("tl.full(tmp"):
+                fills.add(m.group(1))
+                counted = False
+            elif (w := _MASKED.match(m.group(2))) and w.group(1) in fills:
+                kind = "carry"  # Inductor's masked(): `tl.where(mask, value, fill)` is `value`
+            if all(t in index_only or t in literals for t in tmps) and (
+                any(t in index_only for t in tmps) or _INDEX_EXPR.match(m.group(2))
+            ):
+                index_only.add(m.group(1))
+        # Lines that compute no node's value are not computing lines: index arithmetic (a tmp
+        # no stored value or reduction depends on, only load/store addresses and masks: the
+        # embedding index's bound wrap, dropout's offset; or one made of index variables and
+        # literals alone, as a cat's range masks, unless the kernel has an iota), a literal no
+        # constant-making node of the fragment holds (`tl.full([1, 1], 512.0, ...)` is
+        # `div(x, 512)`'s operand; a looped reduction's `_tmp` start), and a masked load's fill
+        # value (`tl.full(tmp13.shape, 0.0, ...)`); nor is a broadcast or mask of a loaded value
+        # (above: its value is the loaded node's, whose line is the load).
+        if counted and m and kind not in ("load", "store"):
+            index = m.group(1) not in valued or (m.group(1) in index_only and not iota)
+            literal = kind == "constant" and not (_numbers(m.group(2)) & frag.constants or iota)
+            literal |= kind == "constant" and m.group(1).startswith("_")  # an accumulator's start
+            counted = not (index or literal)
+        if counted:
             result.lines += 1
             result.marked += bool(marks)
+            if not marks:
+                result.unmarked.append((kernel.name, i, line.strip()))
         if m:
             carried[m.group(1)] = set(marks)
         for node in marks:
@@ -199,6 +255,49 @@ def check_kernels(output_code: str, kernels: Iterable[Kernel], post: Graph | Non
             continue
         total.add(check_kernel(k, frag, post))
     return total
+
+
+def _numbers(text: str) -> set[float]:
+    return {float(x) for x in _NUMBER.findall(text)}
+
+
+def _valued(source: list[str]) -> set[str]:
+    """Tmps a stored value or a reduction depends on, backwards through the lines that use them
+    as operands: a load's address and mask, a store's address and mask are no operand."""
+    valued: set[str] = set()
+    for line in reversed(source):
+        if _STORE.search(line):
+            valued.update(_TMP.findall(_stored_value(line)))
+            continue
+        m = _ASSIGN.match(line)
+        if m is None or _LOAD.search(line):
+            continue
+        if m.group(1) in valued:
+            valued.update(_TMP.findall(m.group(2)))
+    return valued
+
+
+def _stored_value(line: str) -> str:
+    """The stored expression: `tl.store(ptr, VALUE, mask)`, C++ `VALUE.store(ptr)` / `ptr[i] = VALUE`."""
+    if "tl.store(" in line:
+        depth, parts, cur = 0, [], ""
+        for ch in line.split("tl.store(", 1)[1]:
+            if ch in "([{":
+                depth += 1
+            elif ch in ")]}":
+                if depth == 0:
+                    break
+                depth -= 1
+            if ch == "," and depth == 0:
+                parts.append(cur)
+                cur = ""
+            else:
+                cur += ch
+        parts.append(cur)
+        return parts[1] if len(parts) > 1 else ""
+    if ".store(" in line:
+        return line.split(".store(", 1)[0]
+    return line.split("=", 1)[1] if "=" in line else line
 
 
 def _kind(line: str, m: re.Match[str] | None) -> str:
@@ -252,6 +351,8 @@ def _rule(kind: str, node: str, m: re.Match[str] | None, frag: Fragment, reducti
         if not any(t in m.group(2) for t in tokens):
             return f"op: line does not spell {op}"
         operands = {n for t in _TMP.findall(m.group(2)) for n in carried.get(t, ())}
+        if node in operands and op in _REDUCTIONS:
+            return ""  # a reduction's decomposed last step (`mean` = its sum / N), spelled as it
         reads = set(args) | _view_sources(set(args), frag_inputs, frag_ops)
         return "" if not operands or operands & reads else "op: reads none of its operands' nodes"
     return None

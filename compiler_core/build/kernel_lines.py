@@ -69,6 +69,13 @@ _CARRY = re.compile(
     r"at::vec::Vectorized<\w+>\(tmp\d+\)$)"
 )
 _TMP = re.compile(r"\b_?tmp\d+\b")  # `_tmpN`: a looped reduction's accumulator
+# A welford step's several results, and the accumulators they are named after (`tmp2_mean`).
+_MULTI = re.compile(r"^\s*(_?tmp\w+(?:,\s*_?tmp\w+)+)\s*=\s*(triton_helpers\.\w*welford\w*\(.*)$")
+_ACC = re.compile(r"\b_?tmp\d+_\w+")
+# Inductor's masked(): a masked load's fill (`tl.full(tmp13.shape, 0.0, tmp13.dtype)`) and the
+# `tl.where(mask, value, fill)` that keeps `value` where the mask holds (a cat's halves).
+_FILL = re.compile(r"^tl\.full\(tmp\d+\.shape")
+_MASKED = re.compile(r"^tl\.where\(tmp\d+, (tmp\d+), (tmp\d+)\)$")
 _LOAD = re.compile(r"tl\.load\(|loadu\(|\b(?:in_out|in)_ptr\d+\s*\[")
 _STORE = re.compile(r"tl\.store\(|\.store\(|\b(?:in_out|out)_ptr\d+\s*\[[^\]]*\]\s*=")
 _CALL_ARGS = re.compile(r"^\s*([\w.]+?)(?:\.run)?\((.*)\)\s*$")
@@ -80,19 +87,23 @@ _SOURCE_NODES = re.compile(r"^\s*#\s*(?:Topologically Sorted |Unsorted )?Source 
 _SPELLINGS = {
     "add": (" + ",), "sub": (" - ",), "rsub": (" - ",), "mul": (" * ",), "div": (" / ",),
     "relu": ("maximum", "relu"), "neg": ("-tmp", "-("), "clamp_min": ("maximum",), "clamp_max": ("minimum",),
-    "where": ("where",), "pow": ("pow", " * "), "gelu": ("erf", "tanh"), "abs": ("abs",),
+    "where": ("where",), "cat": ("tl.where(tmp",),
+    "pow": ("pow", " * "), "gelu": ("erf", "tanh"), "abs": ("abs",),
     "sum": ("sum", "reduction"), "amax": ("max",), "mean": ("sum",), "convert_element_type": (".to(",),
     "le": (" <= ",), "lt": (" < ",), "ge": (" >= ",), "gt": (" > ",), "eq": (" == ",), "ne": (" != ",),
     "logical_and": (" & ",), "logical_or": (" | ",), "logical_not": ("== 0",), "isnan": ("isnan",),
     "reciprocal": ("1 / ", "reciprocal"), "full": ("tl.full(",), "scalar_tensor": ("tl.full(",),
     "inductor_random": ("rand",), "fma": ("fma",), "maximum": ("maximum",), "minimum": ("minimum",),
 }  # fmt: skip
+# How a reduction's last step after its sum is spelled (`mean` = sum / N).
+_STEP_SPELLINGS = {"mean": (" / ",), "var_mean": (" / ",), "var": (" / ",)}
 # Ops whose value a load computes: an indirect load (its index holds a `tmp`) is the gather.
 _GATHER_OPS = ("embedding", "index", "gather", "take")
 _VIEW_OPS = {"view", "reshape", "_unsafe_view", "permute", "expand", "unsqueeze", "squeeze", "slice",
              "select", "t", "transpose", "as_strided", "alias", "_reshape_alias"}  # fmt: skip
 # A node reads what is behind these too: a view is no code, a getitem picks a tuple op's output.
-_SEE_THROUGH = _VIEW_OPS | {"getitem"}
+# A `clone` inside a fused kernel is a layout copy: rotary's `cos` reads `view_3 = view(clone(...))`.
+_SEE_THROUGH = _VIEW_OPS | {"getitem", "clone"}
 _CONSTANT_OPS = {"full", "scalar_tensor", "iota", "arange", "zeros", "ones"}
 _REDUCTION_OPS = {"sum", "mean", "amax", "amin", "max", "min", "argmax", "argmin", "var_mean", "var",
                   "prod", "any", "all", "prepare_softmax_online", "std", "logsumexp"}  # fmt: skip
@@ -143,6 +154,7 @@ def kernel_line_nodes(kernel: Kernel, post: Graph | None, args: dict[str, list[s
     made: dict[str, list[str]] = {}  # tmp -> fused nodes whose op produced it (through plain copies)
     used: set[str] = set()
     stored = False
+    fills: set[str] = set()
     op_matched = {n for n in fused if _op_has_line(n, ops, kernel.source)}
     for i, line in enumerate(kernel.source.split("\n"), start=1):
         hits = _name_hits(line, fused)
@@ -163,12 +175,33 @@ def kernel_line_nodes(kernel: Kernel, post: Graph | None, args: dict[str, list[s
             elif m:
                 loaded[m.group(1)] = read
             hits += read
+        elif multi := _MULTI.match(line):  # `tmp3, tmp4, tmp5 = triton_helpers.welford(tmp2_mean, ...)`
+            names = [x.strip() for x in multi.group(1).split(",")]
+            acc = [n for t in _ACC.findall(multi.group(2)) for n in made.get(t, made.get(t + "_next", []))]
+            carried = [n for t in _TMP.findall(multi.group(2)) for n in made.get(t) or loaded.get(t, [])]
+            node = acc[-1] if acc else _reduction_match(fused, ops, used, carried, node_inputs)
+            if node is not None:
+                used.add(node)
+                hits.append(node)
+                made.update({x: [node] for x in names})
         elif m and m.group(1).startswith("_") and not _TMP.search(m.group(2)):
             pass  # a loop reduction's accumulator starts as a constant (`_tmp3 = tl.full(...)`)
         elif m:
             expr = m.group(2)
             carried = [n for t in _TMP.findall(expr) for n in made.get(t) or loaded.get(t, [])]
-            if _REDUCTION_LINE.search(expr):
+            masked = _MASKED.match(expr)
+            if _FILL.match(expr):
+                fills.add(m.group(1))
+                node = None
+            elif masked and masked.group(2) in fills:  # carries `value` on, as a broadcast does
+                node = None
+                mine = made.get(masked.group(1), [])
+                if mine:
+                    made[m.group(1)] = mine
+                else:
+                    loaded[m.group(1)] = loaded.get(masked.group(1), [])
+                hits += mine
+            elif _REDUCTION_LINE.search(expr):
                 node = _reduction_match(fused, ops, used, carried, node_inputs)
             elif _CARRY.match(expr):
                 node = None
@@ -185,9 +218,17 @@ def kernel_line_nodes(kernel: Kernel, post: Graph | None, args: dict[str, list[s
                 mine = [n for t in _TMP.findall(expr) for n in made.get(t, [])][-1:]
                 if mine:
                     made[m.group(1)] = mine
-                else:
+                else:  # a loaded value broadcast: no line of this kernel's nodes (the load line is)
                     loaded[m.group(1)] = [n for t in _TMP.findall(expr) for n in loaded.get(t, [])]
                 hits += mine
+            elif not masked or masked.group(2) not in fills:
+                # a reduction's decomposed last step (`mean` = its sum / N, var_mean's mean):
+                # the line spells the op of the reduction its operand already carries
+                step = [n for t in _TMP.findall(expr) for n in made.get(t, [])
+                        if any(s in expr for s in _STEP_SPELLINGS.get(ops.get(n, ""), ()))]  # fmt: skip
+                if step:
+                    made[m.group(1)] = step[-1:]
+                    hits += step[-1:]
             # else: an op no fused node matches (index arithmetic, a decomposition's inner step)
             # stays unmarked rather than inheriting its operand's node
         if hits:
