@@ -14,6 +14,7 @@ from compiler_core.session import LinkIndex, Session
 from explorer.actions.export_actions import ExportActions
 from explorer.actions.file_actions import FileActions
 from explorer.app_window import AppWindow
+from explorer.canvas import GraphCanvas
 from explorer.diagnostics_banner import DiagnosticsBanner
 from explorer.pane_registry import PANES, PaneSpec
 from explorer.plain_text import clip, plain_label
@@ -345,4 +346,8 @@ class MainWindow(AppWindow):
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.save_layout()
+        # Child widgets get no closeEvent of their own: a canvas whose layout was still running
+        # kept the collector paused and the thread switch interval short for the whole process.
+        for canvas in self.findChildren(GraphCanvas):
+            canvas.runner.shutdown()
         super().closeEvent(event)

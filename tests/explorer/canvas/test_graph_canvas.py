@@ -132,3 +132,21 @@ def test_event_loop_stays_responsive_while_50k_nodes_lay_out_in_the_main_window(
     probe = json.loads(out.strip().splitlines()[-1])
     assert probe["nodes"] == 50_000 and probe["ticks"] > 5, probe
     assert probe["max_gap_ms"] <= 50, f"event loop stalled {probe['max_gap_ms']} ms: {probe}"
+
+
+def test_closing_the_window_mid_layout_gives_the_interpreter_back(qtbot: QtBot) -> None:
+    """Child widgets get no closeEvent: a window closed while its canvases were laying out a
+    32-layer model left the collector paused and thread switches short for the whole process
+    (the next test's canvas saw the short interval before it had started anything)."""
+    from explorer.main_window import MainWindow
+    from tests.bench_logs import bench_session
+
+    switch, collecting = sys.getswitchinterval(), gc.isenabled()
+    window = MainWindow()
+    qtbot.addWidget(window)
+    window.show()
+    window.set_session(bench_session("hf_llama_train"), "hf_llama_train.log")
+    qtbot.waitUntil(lambda: any(c.runner.pending for c in window.findChildren(GraphCanvas)), timeout=60_000)
+    assert not gc.isenabled() and sys.getswitchinterval() < switch  # quiet while laying out
+    window.close()
+    assert gc.isenabled() == collecting and sys.getswitchinterval() == switch
