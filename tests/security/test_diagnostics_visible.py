@@ -50,6 +50,8 @@ def test_damaged_log_opens_with_banner_and_diagnostics_pane(
     assert not window.banner.isVisible()
     with qtbot.waitSignal(window.files.loader.loaded, timeout=60_000):
         window.files.open_path(str(log))
+    # a session that arrives while panes are still being built is shown once the last one is
+    qtbot.waitUntil(lambda: bool(window.state.session.compiles), timeout=60_000)
     diags = window.state.session.diagnostics
     assert len(diags) >= 3 and window.state.session.compiles  # damaged, but it opened
     assert window.banner.isVisible()
