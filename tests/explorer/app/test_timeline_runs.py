@@ -120,7 +120,9 @@ def test_samples_reach_the_plot_live_and_mode_stats_fill_the_modes_pane(
     session = window.state.session
     assert [s.mode for s in session.mode_stats] == ["eager", "default"]
     modes = window.panes["ModeComparePane"]
-    assert isinstance(modes, ModeComparePane) and [r.mode for r in modes.rows] == ["eager", "default"]
+    assert isinstance(modes, ModeComparePane)
+    qtbot.waitUntil(lambda: window.state.updates.pending() == 0)  # panes fill over event-loop turns
+    assert [r.mode for r in modes.rows] == ["eager", "default"]
     assert modes.table.rowCount() == 2
     assert len(pane.data.all_samples()) == 15 and set(pane.data.series) == {"eager", "default"}
     assert len(pane.data.series["default"].baseline) == 5 and len(pane.data.series["eager"].ms) == 5
