@@ -177,8 +177,11 @@ def test_sequential_module_paths_drop_torch_wrapper_frame() -> None:
         graphs.append(gm)
         return gm.forward
 
-    torch._dynamo.reset()
-    torch.compile(model, backend=backend)(torch.randn(4, 8))
+    torch.compiler.reset()
+    try:
+        torch.compile(model, backend=backend)(torch.randn(4, 8))
+    finally:
+        torch.compiler.reset()  # torch's module wrapper frame stays cached: later compiles would recompile
     graph = graph_record(graphs[0].graph, "dynamo")
     calls = {n.name: n.module_path for n in graph.nodes if n.op == "call_module" or n.op == "call_function"}
     assert sorted(set(calls.values())) == ["0", "1", "2"], calls
