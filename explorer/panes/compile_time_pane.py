@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QSplitter, QTreeWidget, QTreeWidgetItem, QVBoxLayo
 
 from compiler_core.session import Compile, Ref, Session
 from explorer.panes.base import Pane
+from explorer.plain_text import tip
 from explorer.state import SelectionModel, SessionState
 from explorer.state.compile_status import status_text
 from explorer.state.palette import indexed_color
@@ -83,8 +84,8 @@ class CompileTimePane(Pane):
         self.cache = QTreeWidget()
         self.cache.setHeaderLabels(["Compile", "Total (s)", "Cache", "Status", "Backward (s)"])
         header = self.cache.headerItem()
-        header.setToolTip(1, "The frame's compile (torch's entire_frame_compile_time_s)")
-        header.setToolTip(4, "The backward graph's compile, lazily at its first call, after the frame's")
+        header.setToolTip(1, tip("The frame's compile (torch's entire_frame_compile_time_s)"))
+        header.setToolTip(4, tip("The backward graph's compile, lazily at its first call, after the frame's"))
         self.cache.setRootIsDecorated(False)
         self.cache.itemClicked.connect(self._clicked)
         split = QSplitter(Qt.Orientation.Vertical)
