@@ -24,13 +24,12 @@ unjoined and is still listed in `RuntimeProfile.kernels`.
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Mapping
 
 from compiler_core.session.model import Compile, InductorOutput, Kernel, RuntimeProfile, Session
 from compiler_core.session.refs import STAGE_ORDER, Ref, RefKind
-from compiler_core.trace.output_code import split_extern_name
+from compiler_core.trace.output_code import parse_output_code, split_extern_name
 
 Output = tuple[Compile, InductorOutput]
 
@@ -108,24 +107,20 @@ _NO_KERNEL = frozenset({"reinterpret_tensor", "as_strided", "view", "alias", "_r
 def launch_gaps(output: InductorOutput) -> list[list[Kernel]]:
     """The extern calls of `output`'s `call()` grouped by how many Inductor kernels it launched
     before each: `gaps[n]` are the externs between the n-th and the (n+1)-th kernel launch, in
-    call order. Linear in the output code."""
-    names = {k.name for k in output.kernels if k.language != "extern"}
-    extern_at = {k.output_code_line: k for k in output.kernels
-                 if k.language == "extern" and k.output_code_line is not None
-                 and (extern_op(k.name) or ("", 0))[0] not in _NO_KERNEL}
+    call order. The launches come from the one `call()` walker (trace/output_code.py)."""
+    launches = [line for pk in parse_output_code(output.output_code) if pk.language != "extern"
+                for line, _ in pk.calls]
+    externs: list[tuple[int, Kernel | None]] = [(k.output_code_line, k) for k in output.kernels
+               if k.language == "extern" and k.output_code_line is not None
+               and (extern_op(k.name) or ("", 0))[0] not in _NO_KERNEL]
+    events = sorted(externs + [(line, None) for line in launches], key=lambda e: e[0])
     gaps: list[list[Kernel]] = [[]]
-    for number, line in enumerate(output.output_code.split("\n"), start=1):
-        kernel = extern_at.get(number)
-        if kernel is not None:
-            gaps[-1].append(kernel)
-            continue
-        m = _LAUNCH.match(line)
-        if m and m.group(1) in names:
+    for _, kernel in events:
+        if kernel is None:
             gaps.append([])
+        else:
+            gaps[-1].append(kernel)
     return gaps
-
-
-_LAUNCH = re.compile(r"^\s+(\w+)(?:\.run)?\(")
 
 
 def _upstream_lines(ref: str, links: Mapping[str, tuple[str, ...]],
