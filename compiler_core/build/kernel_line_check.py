@@ -34,13 +34,11 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from compiler_core.build.kernel_fragment import Flow, Fragment, fragments, literal_value, numbers, op_name
 from compiler_core.session.model import Graph, Kernel
 
-_DEF = re.compile(r"^(\w+) = async_compile\.\w+\('(\w+)'", re.M)
-_PLACEHOLDER = re.compile(r"^#\s+%(\w+) : .*?= PlaceHolder\[target=(\w+)\]")
-_CALL = re.compile(r"^#\s+%(\w+) : .*?= call_function\[target=([\w.]+)\]\((.*)\)\s*$")
-_RETURN = re.compile(r"^#\s+return\s+(.*)$")
-_REF = re.compile(r"%(\w+)")
+__all__ = ["Fragment", "LineCheck", "check_kernel", "check_kernels", "fragments", "op_name"]
+
 _BUF = re.compile(r"buf\d+$")  # a returned buffer that is no node
 _STORE = re.compile(r"tl\.store\(|\.store\(|\b(?:in_out|out)_ptr\d+\s*\[[^\]]*\]\s*=")
 _LOAD = re.compile(r"tl\.load\(|loadu\(|\b(?:in_out|in)_ptr\d+\s*\[")
@@ -81,27 +79,24 @@ _TOKENS: dict[str, tuple[str, ...]] = {
     "var_mean": ("welford", "sum", " / "),
     "prepare_softmax_online": ("max", "sum", "exp", "online_softmax"), "any": ("any", " | ", "max"),
 }  # fmt: skip
+# Steps inside a reduction's own computation (`x - mean`, its square, `sum / N`; online
+# softmax's `exp(x - max)`), and a pow's repeated products, spelled while the operand is already
+# the node's own value.
+_INNER_TOKENS = {
+    "var_mean": (" - ", " * ", " / "), "var": (" - ", " * ", " / "), "std": (" - ", " * ", " / ", "sqrt"),
+    "mean": (" / ",), "prepare_softmax_online": (" - ", "exp", " / ", " * "), "logsumexp": (" - ", "exp", "log"),
+}  # fmt: skip
 # A line that moves a value without an op: a broadcast, a reduction's mask, a plain copy.
 _CARRY = re.compile(
     r"^(?:tl\.broadcast_to\(|tl\.where\((?!tmp)|\(?_?tmp\d+\)?(?:\[[:, None]*\])?$|"
     r"at::vec::Vectorized<\w+>\(tmp\d+\)$)"
 )
+_PURE_CAST = re.compile(r"^\(?tmp\d+\)?\.to\([\w.]+\)$")
 _CONSTANT_OPS = {"full", "scalar_tensor", "iota", "arange", "zeros", "ones", "empty"}
 _MULTI = re.compile(r"^\s*(_?tmp\w+(?:,\s*_?tmp\w+)+)\s*=\s*(.*)$")
 _MASKED = re.compile(r"^tl\.where\(tmp\d+, tmp\d+, (tmp\d+)\)$")
-_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d*)?(?:e[-+]?\d+)?|\b(?:inf|nan)\b")
 # An expression of index variables and literals alone (`x0`, `r0_1 + 512*x0`, `(-32) + x2`).
 _INDEX_EXPR = re.compile(r"^[\sxyzr0-9_+\-*/%()]*\b[xyzr]\w*\b[\sxyzr0-9_+\-*/%()]*$")
-
-
-@dataclass
-class Fragment:
-    """Inductor's `# Graph fragment:` comment above one kernel definition."""
-
-    placeholders: set[str] = field(default_factory=set)
-    nodes: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)  # name -> (op, args)
-    returns: set[str] = field(default_factory=set)
-    constants: set[float] = field(default_factory=set)  # the literals of its constant-making nodes
 
 
 @dataclass
@@ -131,114 +126,121 @@ class LineCheck:
         return self.passed / self.checked if self.checked else 1.0
 
 
-def op_name(target: str) -> str:
-    """`torch.ops.aten.mul.Tensor` / `aten.mul.Tensor` / `torch.ops.prims.convert_element_type.default`
-    → `mul` / `convert_element_type`."""
-    parts = target.replace("torch.ops.", "").split(".")
-    if len(parts) >= 2 and parts[0] in ("aten", "prims", "inductor", "_inductor_test"):
-        return parts[1]
-    return parts[-1]
-
-
-def fragments(output_code: str) -> dict[str, Fragment]:
-    """Kernel name → its `Graph fragment`, read from the comment block above its definition."""
-    lines = output_code.split("\n")
-    out: dict[str, Fragment] = {}
-    starts = {output_code.count("\n", 0, m.start()): m.group(1) for m in _DEF.finditer(output_code)}
-    for line_no, name in starts.items():
-        frag = Fragment()
-        i = line_no - 1
-        while i >= 0 and lines[i].lstrip().startswith("#"):
-            text = lines[i].strip()
-            if m := _PLACEHOLDER.match(text):
-                frag.placeholders.add(m.group(1))
-            elif m := _CALL.match(text):
-                frag.nodes[m.group(1)] = (op_name(m.group(2)), tuple(_REF.findall(m.group(3))))
-                if frag.nodes[m.group(1)][0] in _CONSTANT_OPS:
-                    frag.constants.update(_numbers(m.group(3).split("kwargs")[0]))
-            elif m := _RETURN.match(text):
-                frag.returns.update(_REF.findall(m.group(1)))
-            i -= 1
-        if frag.nodes:
-            out[name] = frag
-    return out
-
-
 def check_kernel(kernel: Kernel, frag: Fragment, post: Graph | None = None) -> LineCheck:
     """Every mark of `kernel.line_nodes` against `frag` (see the module docstring). `post`, when
     given, lets a load through a view chain (`mm_3` read as `view_12`) count as the view's read."""
     result = LineCheck()
     inputs = {n.name: n.inputs for n in post.nodes} if post is not None else {}
     ops = {n.name: op_name(n.target) for n in post.nodes} if post is not None else {}
+    for name, (op, args) in frag.nodes.items():  # the fragment's own record wins
+        inputs[name], ops[name] = args, ("alias" if frag.identity(name) else op)
     reductions = {n for n, (op, _) in frag.nodes.items() if op in _REDUCTIONS}
     readable = set(frag.placeholders) | reductions
     readable |= {n for n, (op, _) in frag.nodes.items() if op in _GATHERS}
     readable |= {a for _, args in frag.nodes.values() for a in args if a not in frag.nodes}
     readable |= _view_sources(readable, inputs, ops)
-    carried: dict[str, set[str]] = {}  # tmp -> marks of its defining line
+    upstream = _ancestors(reductions, inputs, ops)  # what a reduction's input may be made of
     source = kernel.source.split("\n")
-    valued = _valued(source)
-    index_only: set[str] = set()  # tmps computed from index variables and literals alone
-    literals: set[str] = set()  # tmps holding a literal
-    fills: set[str] = set()  # a masked load's fill value
-    loaded: set[str] = set()  # tmps holding a loaded value, also once broadcast or masked
-    iota = any(op in ("iota", "arange") for op, _ in frag.nodes.values())
+    flow = Flow.of(source)
+    valued = flow.valued()
+    kinds: dict[int, str] = {}
+    matches: dict[int, re.Match[str] | None] = {}
     for i, line in enumerate(source, start=1):
-        marks = kernel.line_nodes.get(str(i), ())
         m = _ASSIGN.match(line)
         kind = _kind(line, m)
         if m is None and (multi := _MULTI.match(line)) and _REDUCTION_LINE.search(multi.group(2)):
             kind = "reduction"  # `tmp3, tmp4, tmp5 = triton_helpers.welford(...)`: var_mean's parts
-            carried.update({x.strip(): set(marks) for x in multi.group(1).split(",")})
+        kinds[i], matches[i] = kind, m
+    into_reduction = flow.into_reduction({i for i, k in kinds.items() if k == "reduction"})
+    carried: dict[int, set[str]] = {}  # line -> its marks, or a mark-less carry's operand's marks
+    literals: dict[str, float] = {}  # tmp -> value of a literal line (`tl.full([1, 1], 0.1, ...)`)
+    literal_lines: set[int] = set()  # literals, index arithmetic, fills: no operand of a node
+    index_only: set[int] = set()  # computed from index variables and literals alone
+    fills: set[int] = set()  # a masked load's fill value
+    loaded: set[int] = set()  # a loaded value, also once broadcast or masked
+    iota = any(op in ("iota", "arange") for op, _ in frag.nodes.values())
+    verdicts: dict[tuple[int, str], str | None] = {}
+    for i, line in enumerate(source, start=1):
+        marks = kernel.line_nodes.get(str(i), ())
+        m, kind = matches[i], kinds[i]
         counted = kind != "other"
+        uses = flow.uses.get(i, [])
         if m and kind == "load":
-            loaded.add(m.group(1))
-        elif m and kind == "carry" and (ts := _TMP.findall(m.group(2))) and all(t in loaded for t in ts):
-            loaded.add(m.group(1))  # a broadcast / mask of a loaded value: the load line is its line
+            loaded.add(i)
+        elif m and kind == "carry" and uses and all(j in loaded for j in uses):
+            loaded.add(i)  # a broadcast / mask of a loaded value: the load line is its line
             counted = False
         if m and kind in ("op", "constant", "carry"):
-            tmps = _TMP.findall(m.group(2))
-            if kind == "constant":
-                literals.add(m.group(1))
-            elif m.group(2).startswith("tl.full(tmp"):
-                fills.add(m.group(1))
+            expr = m.group(2)
+            value = literal_value(expr, literals)
+            if value is not None and (kind == "constant" or all(j in literal_lines for j in uses)):
+                literals[m.group(1)] = value
+            if expr.startswith("tl.full(tmp"):
+                fills.add(i)
                 counted = False
-            elif (w := _MASKED.match(m.group(2))) and w.group(1) in fills:
-                kind = "carry"  # Inductor's masked(): `tl.where(mask, value, fill)` is `value`
-            if all(t in index_only or t in literals for t in tmps) and (
-                any(t in index_only for t in tmps) or _INDEX_EXPR.match(m.group(2))
+            elif (w := _MASKED.match(expr)) and any(j in fills and source[j - 1].strip().startswith(
+                    w.group(1) + " ") for j in uses):  # fmt: skip
+                kind = kinds[i] = "carry"  # Inductor's masked(): `tl.where(mask, value, fill)` is `value`
+            if all(j in index_only or j in literal_lines for j in uses) and (
+                any(j in index_only for j in uses) or _INDEX_EXPR.match(expr)
             ):
-                index_only.add(m.group(1))
+                index_only.add(i)
         # Lines that compute no node's value are not computing lines: index arithmetic (a tmp
         # no stored value or reduction depends on, only load/store addresses and masks: the
         # embedding index's bound wrap, dropout's offset; or one made of index variables and
         # literals alone, as a cat's range masks, unless the kernel has an iota), a literal no
         # constant-making node of the fragment holds (`tl.full([1, 1], 512.0, ...)` is
-        # `div(x, 512)`'s operand; a looped reduction's `_tmp` start), and a masked load's fill
-        # value (`tl.full(tmp13.shape, 0.0, ...)`); nor is a broadcast or mask of a loaded value
-        # (above: its value is the loaded node's, whose line is the load).
+        # `div(x, 512)`'s operand; `0.1` is `gt(x, 0.1)`'s; a looped reduction's `_tmp` start),
+        # an op on literals alone (`tmp14.to(tl.float32)` of the literal 512), and a masked
+        # load's fill value (`tl.full(tmp13.shape, 0.0, ...)`); nor is a broadcast or mask of a
+        # loaded value (above: its value is the loaded node's, whose line is the load).
         if counted and m and kind not in ("load", "store"):
-            index = m.group(1) not in valued or (m.group(1) in index_only and not iota)
-            literal = kind == "constant" and not (_numbers(m.group(2)) & frag.constants or iota)
-            literal |= kind == "constant" and m.group(1).startswith("_")  # an accumulator's start
+            expr = m.group(2)
+            index = i not in valued or (i in index_only and not iota)
+            constant = kind == "constant" and not _INDEX_EXPR.match(expr)
+            literal = constant and not (_numbers(expr) & frag.constants)
+            literal |= constant and m.group(1).startswith("_")  # an accumulator's start
+            literal |= kind == "op" and bool(uses) and all(j in literal_lines for j in uses)
+            if literal or i in fills or (i in index_only and not (iota and i in valued)):
+                literal_lines.add(i)
             counted = not (index or literal)
         if counted:
             result.lines += 1
             result.marked += bool(marks)
             if not marks:
                 result.unmarked.append((kernel.name, i, line.strip()))
-        if m:
-            carried[m.group(1)] = set(marks)
+        if marks:
+            carried[i] = set(marks)
+        elif kind == "carry" or i in loaded:
+            carried[i] = set().union(*(carried.get(j, set()) for j in uses))
+        if kind == "reduction" and m is None and (multi := _MULTI.match(line)):
+            carried[i] = set(marks)
+        # a literal or constant-node operand is any op's scalar (Inductor shares one `tl.full`)
+        operands = [carried.get(j, set()) for j in uses if j not in literal_lines and kinds[j] != "constant"]
+        lits = [literals[t] for t in _TMP.findall(m.group(2)) if t in literals] if m else []
         for node in marks:
-            rule = _rule(kind, node, m, frag, reductions, readable, carried, inputs, ops)
-            if rule is None:
-                result.unchecked += 1
-                continue
-            result.checked += 1
-            if rule == "":
-                result.passed += 1
-            else:
-                result.failures.append((kernel.name, i, line.strip(), node, rule))
+            rule = _rule(kind, node, m, frag, reductions, readable, operands, lits, inputs, ops)
+            if rule == "" and kind == "store":
+                rule = _stored(node, [carried.get(j, set()) for j in flow.value.get(i, [])], frag,
+                               inputs, ops)  # fmt: skip
+            if rule == "" and kind == "op" and m is not None and _PURE_CAST.match(m.group(2)):
+                rule = _cast(i, node, frag, flow, kernel.line_nodes, operands, inputs, ops)
+            if rule == "" and i in into_reduction and node not in upstream and kind != "store":
+                rule = "flow: its value is reduced, but the node feeds no reduction of the kernel"
+            if (rule == "" and kind == "op" and node in reductions and any(node in s for s in operands)
+                    and " / " not in (m.group(2) if m else "") and i not in into_reduction):  # fmt: skip
+                rule = "flow: an inner step of a reduction that feeds none"
+            verdicts[(i, node)] = rule
+    _coverage(kernel, kinds, flow, carried, literal_lines, frag, inputs, ops, verdicts)
+    for (i, node), rule in sorted(verdicts.items()):
+        if rule is None:
+            result.unchecked += 1
+            continue
+        result.checked += 1
+        if rule == "":
+            result.passed += 1
+        else:
+            result.failures.append((kernel.name, i, source[i - 1].strip(), node, rule))
     return result
 
 
@@ -258,46 +260,102 @@ def check_kernels(output_code: str, kernels: Iterable[Kernel], post: Graph | Non
 
 
 def _numbers(text: str) -> set[float]:
-    return {float(x) for x in _NUMBER.findall(text)}
+    return numbers(text)
 
 
-def _valued(source: list[str]) -> set[str]:
-    """Tmps a stored value or a reduction depends on, backwards through the lines that use them
-    as operands: a load's address and mask, a store's address and mask are no operand."""
-    valued: set[str] = set()
-    for line in reversed(source):
-        if _STORE.search(line):
-            valued.update(_TMP.findall(_stored_value(line)))
+def _reads(node: str, inputs: dict[str, tuple[str, ...]], ops: dict[str, str]) -> set[str]:
+    """What a node reads: its arguments and, behind a view / getitem / identity argument, what
+    that one reads (a view is no code)."""
+    args = set(inputs.get(node, ()))
+    return args | _view_sources(args, inputs, ops)
+
+
+def _ancestors(nodes: set[str], inputs: dict[str, tuple[str, ...]], ops: dict[str, str]) -> set[str]:
+    """`nodes` and everything they are computed from."""
+    out: set[str] = set()
+    todo = list(nodes)
+    while todo:
+        n = todo.pop()
+        if n not in out:
+            out.add(n)
+            todo.extend(inputs.get(n, ()))
+    return out
+
+
+def _stored(node: str, value: list[set[str]], frag: Fragment, inputs: dict[str, tuple[str, ...]],
+            ops: dict[str, str]) -> str:  # fmt: skip
+    """A store's node must be the stored value's, or a copy / view of it (a clone the kernel
+    materialises: `clone(permute(mul_4))`, the getitem of a tuple op the kernel computes)."""
+    marks = set().union(*value) if value else set()
+    if not marks or node in marks or _copy_sources(node, inputs, ops) & marks:
+        return ""
+    return "store: the stored value is not the node's, nor one it copies"
+
+
+def _copy_sources(node: str, inputs: dict[str, tuple[str, ...]], ops: dict[str, str]) -> set[str]:
+    """What a view / clone chain ending in `node` starts from (a layout copy holds its value)."""
+    return _view_sources({node}, inputs, ops) if ops.get(node, "") in _VIEWS else set()
+
+
+def _cast(line: int, node: str, frag: Fragment, flow: Flow, line_nodes: dict[str, tuple[str, ...]],
+          operands: list[set[str]], inputs: dict[str, tuple[str, ...]], ops: dict[str, str]) -> str:  # fmt: skip
+    """`tmp5 = tmp4.to(tl.float32)` marked with a node that is no convert: an implicit type
+    promotion inside the node that consumes it (`mul(gt, x)` of a bool mask), which holds only
+    when the fragment has no convert of that operand, every line reading the cast is marked
+    with the same node, and the node reads the operand."""
+    if frag.nodes.get(node, ("",))[0] in ("convert_element_type", "_to_copy"):
+        return ""
+    mine = set().union(*operands) if operands else set()
+    converts = {n for n, (op, args) in frag.nodes.items() if op in ("convert_element_type", "_to_copy")
+                and set(args) & mine}  # fmt: skip
+    if converts:
+        return "cast: the fragment converts this operand itself"
+    users = flow.users.get(line, [])
+    if not users or any(node not in line_nodes.get(str(u), ()) for u in users):
+        return "cast: not every line reading it is its node's"
+    return ""
+
+
+def _coverage(kernel: Kernel, kinds: dict[int, str], flow: Flow, carried: dict[int, set[str]],
+              literal_lines: set[int], frag: Fragment, inputs: dict[str, tuple[str, ...]],
+              ops: dict[str, str], verdicts: dict[tuple[int, str], str | None]) -> None:  # fmt: skip
+    """A node's lines must read all of its inputs: the operands of the op lines marked with it
+    (its own inner steps seen through) carry every argument of the node, or what is behind a
+    view of it, or a constant it folds into a literal. Fails the node's last op line."""
+    lines: dict[str, list[int]] = {}
+    for (i, node), rule in verdicts.items():
+        if kinds[i] == "op" and rule == "":
+            lines.setdefault(node, []).append(i)
+    for node, mine in lines.items():
+        if node not in frag.nodes or frag.nodes[node][0] in _REDUCTIONS:
             continue
-        m = _ASSIGN.match(line)
-        if m is None or _LOAD.search(line):
+        covered: set[str] = set()
+        unknown = False
+        todo = list(mine)
+        seen: set[int] = set()
+        while todo:  # through the node's own lines and mark-less carries to the lines it reads
+            i = todo.pop()
+            for j in flow.uses.get(i, []):
+                if j in seen or j in literal_lines:
+                    continue
+                seen.add(j)
+                marks = carried.get(j, set())
+                if not marks and kinds[j] in ("op", "reduction", "load"):
+                    unknown = True  # an unmarked operand may be the input: nothing to hold it to
+                covered |= marks - {node}
+                if node in marks or not marks:
+                    todo.append(j)
+        if unknown:
             continue
-        if m.group(1) in valued:
-            valued.update(_TMP.findall(m.group(2)))
-    return valued
-
-
-def _stored_value(line: str) -> str:
-    """The stored expression: `tl.store(ptr, VALUE, mask)`, C++ `VALUE.store(ptr)` / `ptr[i] = VALUE`."""
-    if "tl.store(" in line:
-        depth, parts, cur = 0, [], ""
-        for ch in line.split("tl.store(", 1)[1]:
-            if ch in "([{":
-                depth += 1
-            elif ch in ")]}":
-                if depth == 0:
-                    break
-                depth -= 1
-            if ch == "," and depth == 0:
-                parts.append(cur)
-                cur = ""
-            else:
-                cur += ch
-        parts.append(cur)
-        return parts[1] if len(parts) > 1 else ""
-    if ".store(" in line:
-        return line.split(".store(", 1)[0]
-    return line.split("=", 1)[1] if "=" in line else line
+        for x in frag.nodes[node][1]:
+            if x in covered or ops.get(x, "") in _CONSTANT_OPS:
+                continue
+            behind = _view_sources({x}, inputs, ops) if ops.get(x, "") in _VIEWS else set()
+            if behind & covered:
+                continue
+            last = max(mine)
+            verdicts[(last, node)] = f"op: reads none of {x}, an input of its node"
+            break
 
 
 def _kind(line: str, m: re.Match[str] | None) -> str:
@@ -316,14 +374,15 @@ def _kind(line: str, m: re.Match[str] | None) -> str:
 
 
 def _rule(kind: str, node: str, m: re.Match[str] | None, frag: Fragment, reductions: set[str],
-          readable: set[str], carried: dict[str, set[str]], frag_inputs: dict[str, tuple[str, ...]],
-          frag_ops: dict[str, str]) -> str | None:  # fmt: skip
-    """'' when the mark passes, the broken rule's name when not, None when it cannot be checked."""
+          readable: set[str], operands: list[set[str]], lits: list[float],
+          inputs: dict[str, tuple[str, ...]], ops: dict[str, str]) -> str | None:  # fmt: skip
+    """'' when the mark passes, the broken rule's name when not, None when it cannot be checked.
+    `operands`: the marks each non-literal operand's line carries; `lits`: literal operands."""
     if kind == "store":
         bare = any(_BUF.match(r) for r in frag.returns)  # partials, or an in-place buffer
         # the buffer named after a later in-place op on this value (`return %index_put` of a
         # kernel that writes the zeros `full_default_198` which index_put_ then scatters into)
-        bare |= any(r not in frag.nodes and node in frag_inputs.get(r, ()) for r in frag.returns)
+        bare |= any(r not in frag.nodes and node in inputs.get(r, ()) for r in frag.returns)
         # or a view of the value: the buffer is named after the reshape the graph returns
         bare |= any(frag.nodes.get(r, ("",))[0] in _VIEWS and node in frag.nodes[r][1] for r in frag.returns)
         return (
@@ -332,29 +391,42 @@ def _rule(kind: str, node: str, m: re.Match[str] | None, frag: Fragment, reducti
             else "store: not a value the kernel returns"
         )
     if kind == "load":
+        if m is not None and "load_seed_offset" in m.group(2):  # Inductor's seed lookup is a load
+            seed = frag.nodes.get(node, ("",))[0] == "inductor_lookup_seed"
+            return "" if seed else "load: not the seed lookup"
         return "" if node in readable else "load: not a value the kernel reads"
     if kind == "reduction":
         return "" if node in reductions else "reduction: not a reduction node of the kernel"
     if kind == "carry" and m is not None:
-        operands = {n for t in _TMP.findall(m.group(2)) for n in carried.get(t, ())}
-        return "" if node in operands else "carry: not a node of its operands"
+        return "" if any(node in s for s in operands) else "carry: not a node of its operands"
     if kind == "constant":
         op = frag.nodes.get(node, ("",))[0]
-        return "" if op in _CONSTANT_OPS else "constant: not a constant-making node of the kernel"
+        if op not in _CONSTANT_OPS:
+            return "constant: not a constant-making node of the kernel"
+        value = _numbers(m.group(2)) if m is not None else set()
+        held = frag.scalars.get(node, set())
+        return "" if not value or not held or value & held or op == "iota" else "constant: not its value"
     if kind == "op" and m is not None:
         if node not in frag.nodes:
             return "op: not a node of the kernel"
-        op, args = frag.nodes[node]
+        op, _ = frag.nodes[node]
+        expr = m.group(2)
         tokens = _TOKENS.get(op.rstrip("_"))
         if tokens is None:
             return None
-        if not any(t in m.group(2) for t in tokens):
+        inner = any(node in s for s in operands)
+        spelled = any(t in expr for t in tokens)
+        spelled |= inner and any(t in expr for t in _INNER_TOKENS.get(op, ()))
+        # `div(x, 512)` is emitted as `x * 0.001953125`
+        spelled |= op == "div" and " * " in expr and any(
+            c and abs(v * c - 1) < 1e-6 for v in lits for c in frag.scalars.get(node, ()))  # fmt: skip
+        spelled |= bool(_PURE_CAST.match(expr)) and not inner  # a promotion inside the node (`_cast`)
+        if not spelled:
             return f"op: line does not spell {op}"
-        operands = {n for t in _TMP.findall(m.group(2)) for n in carried.get(t, ())}
-        if node in operands and op in _REDUCTIONS:
-            return ""  # a reduction's decomposed last step (`mean` = its sum / N), spelled as it
-        reads = set(args) | _view_sources(set(args), frag_inputs, frag_ops)
-        return "" if not operands or operands & reads else "op: reads none of its operands' nodes"
+        reads = _reads(node, inputs, ops) | {node}
+        if any(s and not s & reads for s in operands):
+            return "op: reads a value its node does not read"
+        return ""
     return None
 
 
