@@ -14,6 +14,11 @@ from dataclasses import dataclass, field
 
 _DEF = re.compile(r"^(\w+) = async_compile\.\w+\('(\w+)'")
 _PLACEHOLDER = re.compile(r"^#\s+%(\w+) : .*?= PlaceHolder\[target=(\w+)\]")
+_DTYPE = re.compile(r'^#\s+%\w+ : Tensor "([a-z]+\d*)\[')
+# Triton's dtype names → the fragment's (`tl.full([1, 1], 0, tl.int64)` is an `i64` constant)
+TL_DTYPES = {"tl.float32": "f32", "tl.float16": "f16", "tl.bfloat16": "bf16", "tl.float64": "f64",
+             "tl.int64": "i64", "tl.int32": "i32", "tl.int16": "i16", "tl.int8": "i8", "tl.int1": "b8",
+             "tl.uint8": "u8"}  # fmt: skip
 _CALL = re.compile(r"^#\s+%(\w+) : .*?= call_function\[target=([\w.]+)\]\((.*)\)\s*$")
 _RETURN = re.compile(r"^#\s+return\s+(.*)$")
 _REF = re.compile(r"%(\w+)")
@@ -42,6 +47,7 @@ class Fragment:
     returns: set[str] = field(default_factory=set)
     constants: set[float] = field(default_factory=set)  # the literals of its constant-making nodes
     scalars: dict[str, set[float]] = field(default_factory=dict)  # name -> its numeric arguments
+    dtypes: dict[str, str] = field(default_factory=dict)  # name -> `f32`, `i64`, `b8`, ...
 
     def identity(self, name: str) -> bool:
         """A node that lowers to no code: `pow(x, 1.0)` is `x` (Inductor's pow lowering)."""
@@ -73,6 +79,8 @@ def parse_fragment(comment: list[str]) -> Fragment:
             args = m.group(3).split("kwargs")[0]
             frag.nodes[m.group(1)] = (op_name(m.group(2)), tuple(_REF.findall(m.group(3))))
             frag.scalars[m.group(1)] = numbers(_REF.sub("", args))
+            if d := _DTYPE.match(text):
+                frag.dtypes[m.group(1)] = d.group(1)
             if frag.nodes[m.group(1)][0] in _CONSTANT_OPS:
                 frag.constants.update(frag.scalars[m.group(1)])
         elif m := _RETURN.match(text):
@@ -96,6 +104,12 @@ def fragments(output_code: str) -> dict[str, Fragment]:
                 out[m.group(1)] = frag
         comment = []
     return out
+
+
+def literal_dtype(expr: str) -> str | None:
+    """`tl.full([1, 1], 0, tl.int64)` → `i64`."""
+    m = _FULL.match(expr)
+    return TL_DTYPES.get(expr.rstrip(")").rsplit(",", 1)[-1].strip()) if m else None
 
 
 def literal_value(expr: str, literals: dict[str, float]) -> float | None:
@@ -133,7 +147,7 @@ class Flow:
     def of(cls, source: list[str]) -> Flow:
         flow = cls()
         latest: dict[str, int] = {}
-        for i, line in enumerate(source, start=1):
+        for i, line in enumerate(statements(source), start=1):
             if STORE.search(line):
                 flow.value[i] = [latest[t] for t in TMP.findall(stored_value(line)) if t in latest]
                 for j in flow.value[i]:
@@ -177,6 +191,24 @@ class Flow:
                 out.add(j)
                 todo.extend(x for x in self.uses.get(j, ()) if x not in reduction_lines)
         return out
+
+
+def statements(source: list[str]) -> list[str]:
+    """`source` with each statement that spans lines (`welford_reduce(` and its arguments on the
+    next lines) joined onto its first line, and its continuation lines emptied: line numbers
+    stay, and a line's operands are all on it."""
+    out = list(source)
+    i = 0
+    while i < len(out):
+        depth = out[i].count("(") - out[i].count(")")
+        j = i
+        while depth > 0 and j + 1 < len(out):
+            j += 1
+            depth += out[j].count("(") - out[j].count(")")
+            out[i] += " " + out[j].strip()
+            out[j] = ""
+        i = j + 1
+    return out
 
 
 def stored_value(line: str) -> str:

@@ -34,7 +34,16 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from compiler_core.build.kernel_fragment import Flow, Fragment, fragments, literal_value, numbers, op_name
+from compiler_core.build.kernel_fragment import (
+    Flow,
+    Fragment,
+    fragments,
+    literal_dtype,
+    literal_value,
+    numbers,
+    op_name,
+    statements,
+)
 from compiler_core.session.model import Graph, Kernel
 
 __all__ = ["Fragment", "LineCheck", "check_kernel", "check_kernels", "fragments", "op_name"]
@@ -140,7 +149,7 @@ def check_kernel(kernel: Kernel, frag: Fragment, post: Graph | None = None) -> L
     readable |= {a for _, args in frag.nodes.values() for a in args if a not in frag.nodes}
     readable |= _view_sources(readable, inputs, ops)
     upstream = _ancestors(reductions, inputs, ops)  # what a reduction's input may be made of
-    source = kernel.source.split("\n")
+    source = statements(kernel.source.split("\n"))
     flow = Flow.of(source)
     valued = flow.valued()
     kinds: dict[int, str] = {}
@@ -211,8 +220,8 @@ def check_kernel(kernel: Kernel, frag: Fragment, post: Graph | None = None) -> L
                 result.unmarked.append((kernel.name, i, line.strip()))
         if marks:
             carried[i] = set(marks)
-        elif kind == "carry" or i in loaded:
-            carried[i] = set().union(*(carried.get(j, set()) for j in uses))
+        elif kind == "carry" or i in loaded or (m is not None and _PURE_CAST.match(m.group(2))):
+            carried[i] = set().union(*(carried.get(j, set()) for j in uses))  # a cast carries its operand
         if kind == "reduction" and m is None and (multi := _MULTI.match(line)):
             carried[i] = set(marks)
         # a literal or constant-node operand is any op's scalar (Inductor shares one `tl.full`)
@@ -405,11 +414,16 @@ def _rule(kind: str, node: str, m: re.Match[str] | None, frag: Fragment, reducti
             return "constant: not a constant-making node of the kernel"
         value = _numbers(m.group(2)) if m is not None else set()
         held = frag.scalars.get(node, set())
+        dtype = literal_dtype(m.group(2)) if m is not None else None
+        if dtype and frag.dtypes.get(node, dtype) != dtype:
+            return "constant: not its dtype"
         return "" if not value or not held or value & held or op == "iota" else "constant: not its value"
     if kind == "op" and m is not None:
         if node not in frag.nodes:
             return "op: not a node of the kernel"
         op, _ = frag.nodes[node]
+        if _TOKENS.get(op.rstrip("_")) is None and _only_compute(frag, ops) == node:
+            return ""  # the kernel computes this one node (a max pool and its offsets): every line is it
         expr = m.group(2)
         tokens = _TOKENS.get(op.rstrip("_"))
         if tokens is None:
@@ -428,6 +442,14 @@ def _rule(kind: str, node: str, m: re.Match[str] | None, frag: Fragment, reducti
             return "op: reads a value its node does not read"
         return ""
     return None
+
+
+def _only_compute(frag: Fragment, ops: dict[str, str]) -> str | None:
+    """The fragment's one computed node, when it has one: the others are views of it or of
+    what it reads, getitems of its results, or values read from outside (`PlaceHolder`s)."""
+    compute = [n for n, (op, _) in frag.nodes.items()
+               if n not in frag.placeholders and op not in _VIEWS and not frag.identity(n)]  # fmt: skip
+    return compute[0] if len(compute) == 1 else None
 
 
 def _view_sources(names: set[str], inputs: dict[str, tuple[str, ...]], ops: dict[str, str]) -> set[str]:

@@ -51,9 +51,20 @@ import re
 from collections.abc import Iterable
 from functools import cache
 
+from compiler_core.build.kernel_fragment import (
+    Flow,
+    Fragment,
+    literal_dtype,
+    literal_value,
+    numbers,
+    parse_fragment,
+    statements,
+    stored_value,
+)
 from compiler_core.session.model import Graph, Kernel
 from compiler_core.trace.output_code import split_extern_name
 
+_DEF = re.compile(r"^(\w+) = async_compile\.\w+\('")
 _PARAMS = re.compile(r"^\s*(?:def \w+|extern \"C\"[^(]*\w+)\s*\(([^)]*)\)", re.M)
 _PTR = re.compile(r"\b((?:in_out|in|out)_ptr\d+)\b")
 _ASSIGN = re.compile(r"^\s*(?:auto |[\w:<>]+ )?(_?tmp\d+)\s*=\s*(.*?);?\s*$")
@@ -81,11 +92,12 @@ _STORE = re.compile(r"tl\.store\(|\.store\(|\b(?:in_out|out)_ptr\d+\s*\[[^\]]*\]
 _CALL_ARGS = re.compile(r"^\s*([\w.]+?)(?:\.run)?\((.*)\)\s*$")
 _OUT_ARG = re.compile(r"\bout=(buf\d+)")
 _ASSIGNED = re.compile(r"^\s*(buf\d+)\s*=\s*(\w[\w.]*)\(")
+_PART = re.compile(r"^\s*(buf\d+)\s*=\s*(buf\d+)\[\d+\]\s*$")
 _REUSE = re.compile(r"^\s*(buf\d+)\s*=\s*(?:reinterpret_tensor\(\s*)?(\w+)\b.*;\s*del\s+\w+")
 _SOURCE_NODES = re.compile(r"^\s*#\s*(?:Topologically Sorted |Unsorted )?Source Nodes: \[([^\]]*)\]")
 # How generated code spells an ATen op when it is not the op's own name.
 _SPELLINGS = {
-    "add": (" + ",), "sub": (" - ",), "rsub": (" - ",), "mul": (" * ",), "div": (" / ",),
+    "add": (" + ",), "sub": (" - ",), "rsub": (" - ",), "mul": (" * ",), "div": (" / ", "div_rn"),
     "relu": ("maximum", "relu"), "neg": ("-tmp", "-("), "clamp_min": ("maximum",), "clamp_max": ("minimum",),
     "where": ("where",), "cat": ("tl.where(tmp",),
     "pow": ("pow", " * "), "gelu": ("erf", "tanh"), "abs": ("abs",),
@@ -95,8 +107,19 @@ _SPELLINGS = {
     "reciprocal": ("1 / ", "reciprocal"), "full": ("tl.full(",), "scalar_tensor": ("tl.full(",),
     "inductor_random": ("rand",), "fma": ("fma",), "maximum": ("maximum",), "minimum": ("minimum",),
 }  # fmt: skip
-# How a reduction's last step after its sum is spelled (`mean` = sum / N).
-_STEP_SPELLINGS = {"mean": (" / ",), "var_mean": (" / ",), "var": (" / ",)}
+# How steps inside a node are spelled while an operand already holds the node's own value: a
+# reduction's last `/ N`, var_mean's `x - mean` and its square before the second sum (a
+# persistent reduction's welford), online softmax's `exp(x - max)`, a pow's repeated products.
+_INNER_SPELLINGS = {
+    "mean": (" / ",), "var_mean": (" / ", " - ", " * "), "var": (" / ", " - ", " * "),
+    "std": (" / ", " - ", " * ", "sqrt"), "prepare_softmax_online": (" - ", "exp", " * "),
+    "logsumexp": (" - ", "exp", "log"), "pow": (" * ",),
+}  # fmt: skip
+# Inductor's random ops take (seed, offset): the offset is a position, not an operand.
+_RAND = re.compile(r"^(?:tl\.rand|tl\.randn|triton_helpers\.randint64|tl\.randint)\(")
+_PURE_CAST = re.compile(r"^\(?tmp\d+\)?\.to\([\w.]+\)$")
+# An expression of index variables and literals alone (`x0`, `r0_1 + 512*x0`, `(-32) + x2`).
+_INDEX_EXPR = re.compile(r"^[\sxyzr0-9_+\-*/%()]*\b[xyzr]\w*\b[\sxyzr0-9_+\-*/%()]*$")
 # Ops whose value a load computes: an indirect load (its index holds a `tmp`) is the gather.
 _GATHER_OPS = ("embedding", "index", "gather", "take")
 _VIEW_OPS = {"view", "reshape", "_unsafe_view", "permute", "expand", "unsqueeze", "squeeze", "slice",
@@ -130,10 +153,12 @@ def graph_ops(post: Graph) -> GraphIndexes:
 
 
 def kernel_line_nodes(kernel: Kernel, post: Graph | None, args: dict[str, list[str]],
-                      indexes: GraphIndexes | None = None) -> dict[str, tuple[str, ...]]:  # fmt: skip
+                      indexes: GraphIndexes | None = None,
+                      frag: Fragment | None = None) -> dict[str, tuple[str, ...]]:  # fmt: skip
     """`line_nodes` for a generated kernel (1-based line → post-grad nodes), given what each
     pointer parameter holds at the call it is marked for (`kernel_marks` builds that); pass
-    `indexes` (`graph_ops(post)`) when calling for many kernels of one graph."""
+    `indexes` (`graph_ops(post)`) when calling for many kernels of one graph, and `frag`, the
+    kernel's Graph fragment, where the output code has one (its scalar arguments, returns)."""
     if not kernel.source or post is None:
         return {}
     order, ops, node_inputs = indexes if indexes is not None else graph_ops(post)
@@ -149,24 +174,34 @@ def kernel_line_nodes(kernel: Kernel, post: Graph | None, args: dict[str, list[s
     getitems = [i for i in outside if ops.get(i) == "getitem"]
     args = {p: [g[0] if len(g := [x for x in getitems if n in node_inputs.get(x, ())]) == 1 else n for n in v]
             for p, v in args.items()}  # fmt: skip
+    k = _KernelFlow(kernel, fused, ops, node_inputs, frag)
     loaded: dict[str, list[str]] = {}  # tmp -> nodes that produced the buffer it was loaded from
     out: dict[str, list[str]] = {}
     made: dict[str, list[str]] = {}  # tmp -> fused nodes whose op produced it (through plain copies)
     used: set[str] = set()
     stored = False
     fills: set[str] = set()
+    literal: set[str] = set()  # tmps holding a literal or index arithmetic: no node's value
+    values: dict[str, float] = {}  # tmp -> a literal's value
+    promotions: dict[int, list[str]] = {}  # a cast no convert node makes: line -> operand's nodes
     op_matched = {n for n in fused if _op_has_line(n, ops, kernel.source)}
-    for i, line in enumerate(kernel.source.split("\n"), start=1):
+    for i, line in enumerate(k.source, start=1):
+        if line.lstrip().startswith("for "):  # a loop body recomputes what it needs afresh
+            used = set()
         hits = _name_hits(line, fused)
         m = _ASSIGN.match(line)
         if _STORE.search(line):
             stored = True
-            value = [t for t in _TMP.findall(line) if t in made]
-            hits += [n for t in value[-1:] for n in made[t]] or _copy_node(fused, op_matched)
+            value = [t for t in _TMP.findall(stored_value(line)) if t in made or t in loaded]
+            held = [n for t in value[-1:] for n in made.get(t, [])]
+            copied = [n for t in value[-1:] for n in loaded.get(t, [])]
+            hits += k.store_node(held, copied, fused, op_matched)
         elif _LOAD.search(line):
             used, stored = (set(), False) if stored else (used, stored)
             read = [n for p in _PTR.findall(line) for n in args.get(p, ())]
             gather = _gather_node(line, fused, ops, used)
+            if "load_seed_offset" in line:  # Inductor's seed lookup is this load
+                gather = next((n for n in fused if n not in used and ops.get(n) == "inductor_lookup_seed"), None)
             if gather is not None:  # the load computes the gathered value (embedding lookup)
                 used.add(gather)
                 read = [gather]
@@ -185,55 +220,235 @@ def kernel_line_nodes(kernel: Kernel, post: Graph | None, args: dict[str, list[s
                 hits.append(node)
                 made.update({x: [node] for x in names})
         elif m and m.group(1).startswith("_") and not _TMP.search(m.group(2)):
-            pass  # a loop reduction's accumulator starts as a constant (`_tmp3 = tl.full(...)`)
+            literal.add(m.group(1))  # a loop reduction's accumulator starts as a constant (`_tmp3 = tl.full(...)`)
         elif m:
-            expr = m.group(2)
-            carried = [n for t in _TMP.findall(expr) for n in made.get(t) or loaded.get(t, [])]
+            tmp, expr = m.group(1), m.group(2)
+            operand_tmps = _TMP.findall(expr.split(",", 1)[0] if _RAND.match(expr) else expr)
+            lit = literal_value(expr, values)
+            if lit is not None:
+                values[tmp] = lit
+            carried = [n for t in operand_tmps for n in made.get(t) or loaded.get(t, [])]
             masked = _MASKED.match(expr)
+            node = None
             if _FILL.match(expr):
-                fills.add(m.group(1))
-                node = None
+                fills.add(tmp)
             elif masked and masked.group(2) in fills:  # carries `value` on, as a broadcast does
-                node = None
                 mine = made.get(masked.group(1), [])
                 if mine:
-                    made[m.group(1)] = mine
+                    made[tmp] = mine
                 else:
-                    loaded[m.group(1)] = loaded.get(masked.group(1), [])
+                    loaded[tmp] = loaded.get(masked.group(1), [])
                 hits += mine
             elif _REDUCTION_LINE.search(expr):
                 node = _reduction_match(fused, ops, used, carried, node_inputs)
             elif _CARRY.match(expr):
-                node = None
-            elif not _TMP.search(expr):  # a constant, or index arithmetic (`r0_1 + 512*x0`)
-                node = _op_match(expr, [n for n in fused if ops.get(n) in _CONSTANT_OPS], ops, used, set(),
-                                 node_inputs)  # fmt: skip
+                mine = [n for t in operand_tmps for n in made.get(t, [])][-1:]
+                if mine:
+                    made[tmp] = mine
+                elif all(t in literal for t in operand_tmps):
+                    literal.add(tmp)
+                else:  # a loaded value broadcast: no line of this kernel's nodes (the load line is)
+                    loaded[tmp] = [n for t in operand_tmps for n in loaded.get(t, [])]
+                hits += mine
+            elif not operand_tmps:  # a constant, or index arithmetic (`r0_1 + 512*x0`), or an iota
+                node = k.constant(expr, i, used)
+                if node is None or ops.get(node) != "iota":
+                    literal.add(tmp)  # a constant node's value is any op's scalar operand too
+            elif all(t in literal for t in operand_tmps) or i not in k.valued:
+                literal.add(tmp)  # computed from literals / index variables alone, or an address
             else:
-                node = _op_match(expr, fused, ops, used, set(carried), node_inputs)
+                sets = [set(made.get(t) or loaded.get(t, [])) for t in operand_tmps if t not in literal]
+                lits = [values[t] for t in operand_tmps if t in literal and t in values]
+                if all(sets):
+                    node = k.op(expr, i, used, sets, lits)
+                    if node is None and _PURE_CAST.match(expr):  # no convert node: a promotion
+                        promotions[i] = sorted(set().union(*sets))
+                        if any(t in made for t in operand_tmps):
+                            made[tmp] = [n for t in operand_tmps for n in made.get(t, [])]
+                        else:
+                            loaded[tmp] = [n for t in operand_tmps for n in loaded.get(t, [])]
+                    elif node is None:  # an inner step of a node its operand already carries
+                        inner = k.inner(expr, i, sets, lits)
+                        if inner is not None:
+                            made[tmp] = [inner]
+                            hits.append(inner)
             if node is not None:
                 used.add(node)
                 hits.append(node)
-                made[m.group(1)] = [node]
-            elif _CARRY.match(expr):  # a broadcast / mask / copy carries its operand's value on
-                mine = [n for t in _TMP.findall(expr) for n in made.get(t, [])][-1:]
-                if mine:
-                    made[m.group(1)] = mine
-                else:  # a loaded value broadcast: no line of this kernel's nodes (the load line is)
-                    loaded[m.group(1)] = [n for t in _TMP.findall(expr) for n in loaded.get(t, [])]
-                hits += mine
-            elif not masked or masked.group(2) not in fills:
-                # a reduction's decomposed last step (`mean` = its sum / N, var_mean's mean):
-                # the line spells the op of the reduction its operand already carries
-                step = [n for t in _TMP.findall(expr) for n in made.get(t, [])
-                        if any(s in expr for s in _STEP_SPELLINGS.get(ops.get(n, ""), ()))]  # fmt: skip
-                if step:
-                    made[m.group(1)] = step[-1:]
-                    hits += step[-1:]
-            # else: an op no fused node matches (index arithmetic, a decomposition's inner step)
-            # stays unmarked rather than inheriting its operand's node
+                made[tmp] = [node]
         if hits:
             out[str(i)] = list(dict.fromkeys(hits))
-    return {k: tuple(v) for k, v in out.items()}
+    k.promote(promotions, out)
+    k.single_node(out, literal)
+    return {key: tuple(v) for key, v in out.items()}
+
+
+class _KernelFlow:
+    """One kernel's lines with what the fragment and the def-use chains prove about them."""
+
+    def __init__(self, kernel: Kernel, fused: list[str], ops: dict[str, str],
+                 node_inputs: dict[str, set[str]], frag: Fragment | None) -> None:  # fmt: skip
+        self.source = statements(kernel.source.split("\n"))
+        self.fused, self.ops, self.node_inputs, self.frag = fused, ops, node_inputs, frag
+        self.flow = Flow.of(self.source)
+        self.valued = self.flow.valued()
+        reductions = {i for i, line in enumerate(self.source, start=1)
+                      if not _STORE.search(line) and not _LOAD.search(line)
+                      and (m := _ASSIGN.match(line) or _MULTI.match(line)) and _REDUCTION_LINE.search(m.group(2))}  # fmt: skip
+        self.into_reduction = self.flow.into_reduction(reductions)
+        red_nodes = {n for n in fused if ops.get(n) in _REDUCTION_OPS}
+        self.upstream: set[str] = set()
+        todo = list(red_nodes)
+        while todo:  # what a value that is reduced may be: a reduction or something it reads
+            n = todo.pop()
+            if n not in self.upstream:
+                self.upstream.add(n)
+                todo.extend(self.reads(n))
+        self.scalars = frag.scalars if frag is not None else {}
+
+    def reads(self, node: str) -> set[str]:
+        """What `node` reads, through views and identities (`pow(x, 1.0)` is `x`)."""
+        out = set(self.node_inputs.get(node, ()))
+        if self.frag is not None:
+            for x in list(out):
+                if self.frag.identity(x):
+                    out |= self.node_inputs.get(x, set())
+        return out
+
+    def _spelled(self, name: str, expr: str, lits: list[float]) -> bool:
+        op = self.ops.get(name, "").rstrip("_")
+        if not op:
+            return False
+        if op == "div" and " * " in expr:  # `div(x, 512)` is emitted as `x * 0.001953125`
+            return any(c and abs(v * c - 1) < 1e-6 for v in lits for c in self.scalars.get(name, ()))
+        return (op in expr and bool(_word_re(op).search(expr))) or any(s in expr for s in _SPELLINGS.get(op, ()))
+
+    def _literals_fit(self, name: str, lits: list[float]) -> bool:
+        """A literal operand is one of the node's scalar arguments (or its reciprocal for a div)."""
+        held = self.scalars.get(name)
+        if not lits or not held or self.ops.get(name) in _REDUCTION_OPS:
+            return True
+        return all(any(_close(v, c) or (self.ops.get(name) == "div" and c and _close(v * c, 1.0)) for c in held)
+                   for v in lits)  # fmt: skip
+
+    def op(self, expr: str, line: int, used: set[str], sets: list[set[str]], lits: list[float]) -> str | None:
+        """The unused fused node the line computes: its op is spelled, every operand carries a
+        node it reads, the literals are its scalars, and when the line's value is reduced, it is
+        something a reduction of the kernel reads. The most operands read wins, then the earliest."""
+        best, score = None, 0
+        for name in self.fused:
+            if name in used or not self._spelled(name, expr, lits):
+                continue
+            reads = self.reads(name)
+            if any(not s & reads for s in sets) or not self._literals_fit(name, lits):
+                continue
+            if line in self.into_reduction and name not in self.upstream:
+                continue
+            overlap = sum(len(s & reads) for s in sets)
+            if best is None or overlap > score:
+                best, score = name, overlap
+        return best
+
+    def inner(self, expr: str, line: int, sets: list[set[str]], lits: list[float]) -> str | None:
+        """A line inside a node an operand already carries: var_mean's `x - mean` and its square
+        before the second sum, a pow's repeated product, a reduction's last `/ N`. The other
+        operands carry what the node reads; a reduction's inner steps other than its `/ N` feed
+        its reduction."""
+        for name in dict.fromkeys(n for s in sets for n in s):
+            if name not in self.fused:
+                continue
+            op = self.ops.get(name, "")
+            steps = _INNER_SPELLINGS.get(op, ())
+            step = any(t in expr for t in steps)
+            if not step and not (op not in _REDUCTION_OPS and self._spelled(name, expr, lits)):
+                continue
+            reads = self.reads(name) | {name}
+            if any(not s & reads for s in sets):
+                continue
+            if op in _REDUCTION_OPS and " / " not in expr and line not in self.into_reduction:
+                continue
+            if line in self.into_reduction and name not in self.upstream:
+                continue
+            return name
+        return None
+
+    def constant(self, expr: str, line: int, used: set[str]) -> str | None:
+        """A constant-making node holding the line's literal, or an iota spelled as its index."""
+        if _INDEX_EXPR.match(expr):
+            if line not in self.valued:
+                return None
+            return next((n for n in self.fused if n not in used and self.ops.get(n) in ("iota", "arange")), None)
+        value = numbers(expr)
+        dtype = literal_dtype(expr)
+        for name in self.fused:
+            if name in used or self.ops.get(name) not in _CONSTANT_OPS or self.ops.get(name) == "iota":
+                continue
+            if self.frag is not None and dtype and self.frag.dtypes.get(name, dtype) != dtype:
+                continue
+            held = self.scalars.get(name)
+            if (held and value & held) or (held is None and self.frag is None):
+                return name
+        return None
+
+    def promote(self, promotions: dict[int, list[str]], out: dict[str, list[str]]) -> None:
+        """A cast no convert node of the fragment makes is a promotion inside the node that reads
+        it (`mul(gt, x)` of a bool mask): when every line reading it is marked with one node and
+        that node reads the cast's operand."""
+        for line, operand in promotions.items():
+            if self.frag is None:
+                continue
+            users = self.flow.users.get(line, [])
+            nodes = [set(out.get(str(u), ())) for u in users]
+            common = set.intersection(*nodes) if nodes else set()
+            for name in sorted(common):
+                if set(operand) & self.reads(name) and name in self.fused:
+                    out[str(line)] = [name]
+                    break
+
+    def single_node(self, out: dict[str, list[str]], literal: set[str]) -> None:
+        """A kernel whose fragment computes one node (a max pool with its offsets: the rest are
+        getitems and views) computes it on every line that makes a stored value."""
+        if self.frag is None:
+            return
+        compute = [n for n in self.fused if n in self.frag.nodes and n not in self.frag.placeholders
+                   and self.ops.get(n) not in _SEE_THROUGH and not self.frag.identity(n)]  # fmt: skip
+        if len(compute) != 1:
+            return
+        for i, line in enumerate(self.source, start=1):
+            m = _ASSIGN.match(line)
+            if (str(i) in out or m is None or i not in self.valued or m.group(1) in literal
+                    or _LOAD.search(line) or not _TMP.search(m.group(2))):  # fmt: skip
+                continue
+            out[str(i)] = [compute[0]]
+        for i, line in enumerate(self.source, start=1):
+            if str(i) not in out and _STORE.search(line):
+                value = [j for j in self.flow.value.get(i, []) if compute[0] in out.get(str(j), ())]
+                if value:
+                    out[str(i)] = self.store_node([compute[0]], [], self.fused, set()) or [compute[0]]
+
+    def store_node(self, held: list[str], copied: list[str], fused: list[str], op_matched: set[str]) -> list[str]:
+        """A store's node: the value's own when the kernel returns it (or a bare buffer), the
+        clone a returned view chain materialises from it (`clone(permute(mul_4))`), else the
+        copy of a loaded value; with no fragment, the value's node or the kernel's one copy."""
+        frag = self.frag
+        if frag is None:
+            return held[-1:] or _copy_node(fused, op_matched, self.ops)
+        bare = any(r.startswith("buf") and r not in frag.nodes for r in frag.returns)
+        for v in held[-1:] + copied[-1:]:
+            if v in frag.returns or (bare and v in frag.nodes and v in held):
+                return [v]
+            for r in sorted(frag.returns):
+                if self.ops.get(r) not in _SEE_THROUGH or v not in self.node_inputs.get(r, ()):
+                    continue
+                chain = [r, *sorted(self.node_inputs.get(r, ()))]
+                copies = [c for c in chain if self.ops.get(c) == "clone" and c in frag.nodes
+                          and (c == r or v in self.node_inputs.get(c, ()))]  # fmt: skip
+                return copies[:1] or ([v] if v in held else [])
+        return []
+
+
+def _close(a: float, b: float) -> bool:
+    return a == b or abs(a - b) <= 1e-6 * max(abs(a), abs(b))
 
 
 def kernel_marks(output_code: str, kernels: Iterable[Kernel], post: Graph,
@@ -258,7 +473,17 @@ def kernel_marks(output_code: str, kernels: Iterable[Kernel], post: Graph,
     matched: dict[str, _Matched] = {}
     first: dict[str, dict[str, list[str]]] = {}  # kernel -> reads of its first call
     pending: list[str] | None = None  # names of the Source Nodes comment above the next call
+    block: list[str] = []  # the comment lines above the current line
+    frag_text: dict[str, list[str]] = {}  # kernel -> the comment block above its definition
     for line in output_code.split("\n"):
+        if line.startswith("#"):
+            block.append(line)
+            continue
+        if block:
+            d = _DEF.match(line)
+            if d and d.group(1) in by_name:
+                frag_text[d.group(1)] = block
+            block = []
         comment = _SOURCE_NODES.match(line)
         if comment:
             pending = [x.strip() for x in comment.group(1).split(",") if x.strip()]
@@ -267,6 +492,10 @@ def kernel_marks(output_code: str, kernels: Iterable[Kernel], post: Graph,
         if reuse:  # same storage, same value until the next write to either name
             old = reuse.group(2)  # a graph input (`mm_222`) or an earlier buffer
             current[reuse.group(1)] = [old] if old in order else current.get(old, [])
+            continue
+        part = _PART.match(line)
+        if part:  # `buf10 = buf9[0]`: a part of a tuple op's result (the reader picks its getitem)
+            current[part.group(1)] = current.get(part.group(2), [])
             continue
         call = _CALL_ARGS.match(line)
         assigned = _ASSIGNED.match(line)
@@ -296,15 +525,21 @@ def kernel_marks(output_code: str, kernels: Iterable[Kernel], post: Graph,
         ref = matched.get(kernel.name)
         first.setdefault(kernel.name, reads)
         if ref is None and (not exact or exact & set(kernel.fused_nodes)):
-            marks[kernel.name] = kernel_line_nodes(kernel, post, reads, indexes)
+            marks[kernel.name] = kernel_line_nodes(kernel, post, reads, indexes, _frag(frag_text, kernel.name))
             ref = matched[kernel.name] = (reads, exact, _stored(kernel, marks[kernel.name]))
         for p, v in pairs:
             if p.startswith(("out_", "in_out_")) and v not in order:
                 current[v] = _written(kernel, p, ref, reads, exact, flow, order, ops)
     for k in kernels:  # no call's comment named its nodes: its first call's arguments, if any
         if k.language != "extern" and k.name not in marks:
-            marks[k.name] = kernel_line_nodes(k, post, first.get(k.name, {}), indexes)
+            marks[k.name] = kernel_line_nodes(k, post, first.get(k.name, {}), indexes, _frag(frag_text, k.name))
     return marks
+
+
+def _frag(text: dict[str, list[str]], name: str) -> Fragment | None:
+    """The kernel's Graph fragment, parsed only for kernels that are marked."""
+    frag = parse_fragment(text[name]) if name in text else None
+    return frag if frag is not None and frag.nodes else None
 
 
 def _stored(kernel: Kernel, line_nodes: dict[str, tuple[str, ...]]) -> dict[str, list[str]]:
@@ -512,10 +747,10 @@ def _op_has_line(name: str, ops: dict[str, str], source: str) -> bool:
     return bool(op) and (op in source or any(s in source for s in _SPELLINGS.get(op, ())))
 
 
-def _copy_node(fused: list[str], op_matched: set[str]) -> list[str]:
+def _copy_node(fused: list[str], op_matched: set[str], ops: dict[str, str]) -> list[str]:
     """A store of a value no op line made: the kernel's one node whose op it never spells (a
-    clone / layout copy), else nothing; the kernel's last node would be a guess."""
-    copies = [n for n in fused if n not in op_matched]
+    clone / layout copy; views are no code), else nothing; the kernel's last node would be a guess."""
+    copies = [n for n in fused if n not in op_matched and ops.get(n) not in _VIEW_OPS | {"getitem", "split"}]
     return copies[-1:] if len(copies) == 1 else []
 
 
