@@ -393,7 +393,9 @@ def _rule(kind: str, node: str, m: re.Match[str] | None, frag: Fragment, reducti
         # kernel that writes the zeros `full_default_198` which index_put_ then scatters into)
         bare |= any(r not in frag.nodes and node in inputs.get(r, ()) for r in frag.returns)
         # or a view of the value: the buffer is named after the reshape the graph returns
-        bare |= any(frag.nodes.get(r, ("",))[0] in _VIEWS and node in frag.nodes[r][1] for r in frag.returns)
+        # (through a chain of them: `view_558 = view(view(clone_100))` of a kernel that stores clone_100)
+        bare |= any(frag.nodes.get(r, ("",))[0] in _VIEWS and node in _view_sources({r}, inputs, ops)
+                    for r in frag.returns)  # fmt: skip
         return (
             ""
             if node in frag.returns or (bare and node in frag.nodes)

@@ -417,7 +417,7 @@ class _KernelFlow:
         for i, line in enumerate(self.source, start=1):
             m = _ASSIGN.match(line)
             if (str(i) in out or m is None or i not in self.valued or m.group(1) in literal
-                    or _LOAD.search(line) or not _TMP.search(m.group(2))):  # fmt: skip
+                    or _LOAD.search(line) or not _TMP.search(m.group(2)) or _CARRY.match(m.group(2))):  # fmt: skip
                 continue
             out[str(i)] = [compute[0]]
         for i, line in enumerate(self.source, start=1):
@@ -650,12 +650,33 @@ class _Flow:
             fused = self.sorted[kernel.name] = sorted(
                 (n for n in kernel.fused_nodes if n in order), key=order.__getitem__
             )
+        # Forward from the inputs that differ between the two calls (a buffer both calls read,
+        # such as the dropout seeds, names the same node in both and says nothing about which
+        # of its consumers this call's is); then backward from users whose image is known
+        # (dropout's `gt` is the mask input of the `mul` whose other input is this layer's
+        # matmul); then forward from shared inputs for what is left.
+        self._forward(fused, image, informative=True)
+        for f in reversed(fused):
+            if f in image:
+                continue
+            op = self.ops.get(f, "")
+            for u in self.users.get(f, ()):
+                if u in image and image[u] != u:
+                    mine = [x for x in self.inputs.get(u, ()) if self.ops.get(x) == op]
+                    theirs = [x for x in self.inputs.get(image[u], ()) if self.ops.get(x) == op]
+                    if f in mine and len(mine) == len(theirs):
+                        image[f] = theirs[mine.index(f)]
+                        break
+        self._forward(fused, image, informative=False)
+        return image
+
+    def _forward(self, fused: list[str], image: dict[str, str], informative: bool) -> None:
         for f in fused:
             if f in image:
                 continue
             op = self.ops.get(f, "")
             for x in self.inputs.get(f, ()):
-                if x in image:
+                if x in image and (image[x] != x or not informative):
                     group = self.consumers.get((image[x], op), [])
                     r = self.rank.get((x, f), len(group))
                     if r < len(group):
