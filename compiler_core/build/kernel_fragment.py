@@ -50,9 +50,14 @@ class Fragment:
     dtypes: dict[str, str] = field(default_factory=dict)  # name -> `f32`, `i64`, `b8`, ...
 
     def identity(self, name: str) -> bool:
-        """A node that lowers to no code: `pow(x, 1.0)` is `x` (Inductor's pow lowering)."""
-        op, _ = self.nodes.get(name, ("", ()))
-        return op == "pow" and self.scalars.get(name) == {1.0}
+        """A node that lowers to no code: `pow(x, 1.0)` is `x` (Inductor's pow lowering), and
+        integer `x + 0` / `x * 1` (index arithmetic on an iota, which sympy folds away)."""
+        op, args = self.nodes.get(name, ("", ()))
+        held = self.scalars.get(name)
+        if op == "pow":
+            return held == {1.0}
+        integer = self.dtypes.get(name, "").startswith(("i", "u"))
+        return integer and len(args) == 1 and (op in ("add", "sub") and held == {0.0} or op == "mul" and held == {1.0})
 
 
 def op_name(target: str) -> str:

@@ -83,7 +83,7 @@ _TOKENS: dict[str, tuple[str, ...]] = {
     "trunc": ("trunc",), "isnan": ("isnan", " != "), "isinf": ("isinf",), "fma": ("fma",),
     "full": ("tl.full(", "full"), "scalar_tensor": ("tl.full(", "full"),
     "inductor_random": ("rand",), "inductor_lookup_seed": ("load_seed", "seed"),
-    "iota": ("index", "x0", "x1", "r0_", "arange"), "sum": ("sum",), "mean": ("sum", " / "),
+    "iota": ("index", "x0", "x1", "r0_", "arange"), "sum": ("sum", " + "), "mean": ("sum", " / "),
     "amax": ("max",), "amin": ("min",), "max": ("max",), "min": ("min",),
     "var_mean": ("welford", "sum", " / "),
     "prepare_softmax_online": ("max", "sum", "exp", "online_softmax"), "any": ("any", " | ", "max"),
@@ -417,7 +417,8 @@ def _rule(kind: str, node: str, m: re.Match[str] | None, frag: Fragment, reducti
         value = _numbers(m.group(2)) if m is not None else set()
         held = frag.scalars.get(node, set())
         dtype = literal_dtype(m.group(2)) if m is not None else None
-        if dtype and frag.dtypes.get(node, dtype) != dtype:
+        held_dtype = frag.dtypes.get(node, dtype or "")
+        if dtype and {"bf16": "f32", "f16": "f32"}.get(held_dtype, held_dtype) != dtype:
             return "constant: not its dtype"
         return "" if not value or not held or value & held or op == "iota" else "constant: not its value"
     if kind == "op" and m is not None:

@@ -92,6 +92,7 @@ _STORE = re.compile(r"tl\.store\(|\.store\(|\b(?:in_out|out)_ptr\d+\s*\[[^\]]*\]
 _CALL_ARGS = re.compile(r"^\s*([\w.]+?)(?:\.run)?\((.*)\)\s*$")
 _OUT_ARG = re.compile(r"\bout=(buf\d+)")
 _ASSIGNED = re.compile(r"^\s*(buf\d+)\s*=\s*(\w[\w.]*)\(")
+_LOW_FLOATS = {"bf16": "f32", "f16": "f32"}
 _PART = re.compile(r"^\s*(buf\d+)\s*=\s*(buf\d+)\[\d+\]\s*$")
 _REUSE = re.compile(r"^\s*(buf\d+)\s*=\s*(?:reinterpret_tensor\(\s*)?(\w+)\b.*;\s*del\s+\w+")
 _SOURCE_NODES = re.compile(r"^\s*#\s*(?:Topologically Sorted |Unsorted )?Source Nodes: \[([^\]]*)\]")
@@ -319,6 +320,10 @@ class _KernelFlow:
         op = self.ops.get(name, "").rstrip("_")
         if not op:
             return False
+        if op == "reciprocal" and " / " in expr and 1.0 in lits:  # `1 / x` with the 1 in a tmp
+            return True
+        if op == "sum" and " + " in expr:  # a reduction over 2 elements, unrolled (`x[0] + x[1]`)
+            return len(lits) == 0 and expr.count("tmp") == 2 and len(set(_TMP.findall(expr))) == 2
         if op == "div" and " * " in expr:  # `div(x, 512)` is emitted as `x * 0.001953125`
             return any(c and abs(v * c - 1) < 1e-6 for v in lits for c in self.scalars.get(name, ()))
         return (op in expr and bool(_word_re(op).search(expr))) or any(s in expr for s in _SPELLINGS.get(op, ()))
@@ -374,17 +379,17 @@ class _KernelFlow:
 
     def constant(self, expr: str, line: int, used: set[str]) -> str | None:
         """A constant-making node holding the line's literal, or an iota spelled as its index."""
-        if _INDEX_EXPR.match(expr):
+        if _INDEX_EXPR.match(expr):  # an iota, read along one axis or several (`x0`, `x1`)
             if line not in self.valued:
                 return None
-            return next((n for n in self.fused if n not in used and self.ops.get(n) in ("iota", "arange")), None)
+            return next((n for n in self.fused if self.ops.get(n) in ("iota", "arange")), None)
         value = numbers(expr)
         dtype = literal_dtype(expr)
         for name in self.fused:
             if name in used or self.ops.get(name) not in _CONSTANT_OPS or self.ops.get(name) == "iota":
                 continue
-            if self.frag is not None and dtype and self.frag.dtypes.get(name, dtype) != dtype:
-                continue
+            if self.frag is not None and dtype and _LOW_FLOATS.get(self.frag.dtypes.get(name, dtype), self.frag.dtypes.get(name, dtype)) != dtype:
+                continue  # (a bf16 / f16 constant is computed in f32)
             held = self.scalars.get(name)
             if (held and value & held) or (held is None and self.frag is None):
                 return name
@@ -438,6 +443,8 @@ class _KernelFlow:
             if v in frag.returns or (bare and v in frag.nodes and v in held):
                 return [v]
             for r in sorted(frag.returns):
+                if frag.identity(r) and v in self.node_inputs.get(r, ()):
+                    return [r]  # `add(iota, 0)`: the returned node is the stored value itself
                 if self.ops.get(r) not in _SEE_THROUGH or v not in self.node_inputs.get(r, ()):
                     continue
                 chain = [r, *sorted(self.node_inputs.get(r, ()))]
