@@ -28,8 +28,11 @@ _CONSTANT_OPS = {"full", "scalar_tensor", "iota", "arange", "zeros", "ones", "em
 STORE = re.compile(r"tl\.store\(|\.store\(|\b(?:in_out|out)_ptr\d+\s*\[[^\]]*\]\s*=")
 LOAD = re.compile(r"tl\.load\(|loadu\(|\b(?:in_out|in)_ptr\d+\s*\[")
 ASSIGN = re.compile(r"^\s*(?:auto |[\w:<>]+ )?(_?tmp\d+)\s*=\s*(.*?);?\s*$")
+_NAMED = re.compile(r"^\s*(_?tmp\d+_\w+)\s*=\s*(.*?);?\s*$")  # `_tmp3_max = tl.where(...)`
 MULTI = re.compile(r"^\s*(_?tmp\w+(?:,\s*_?tmp\w+)+)\s*=\s*(.*)$")
 TMP = re.compile(r"\b_?tmp\d+\b")
+# In def-use chains, a reduction's named accumulators too (`_tmp3_max_next`, `tmp2_mean`).
+_NAME = re.compile(r"\b_?tmp\d+(?:_[a-z0-9_]+)?\b")
 # Inductor's random ops take (seed, offset): the offset is a position, not a value.
 _RAND = re.compile(r"^(?:tl\.rand|tl\.randn|triton_helpers\.randint64|tl\.randint)\(")
 # A literal line: `tl.full([1, 1], 0.1, tl.float32)`, `0.5`, `float("-inf")`.
@@ -154,11 +157,11 @@ class Flow:
         latest: dict[str, int] = {}
         for i, line in enumerate(statements(source), start=1):
             if STORE.search(line):
-                flow.value[i] = [latest[t] for t in TMP.findall(stored_value(line)) if t in latest]
+                flow.value[i] = [latest[t] for t in _NAME.findall(stored_value(line)) if t in latest]
                 for j in flow.value[i]:
                     flow.users.setdefault(j, []).append(i)
                 continue
-            m = ASSIGN.match(line)
+            m = ASSIGN.match(line) or _NAMED.match(line)
             multi = None if m else MULTI.match(line)
             if m is None and multi is None:
                 continue
@@ -166,7 +169,7 @@ class Flow:
             if not LOAD.search(line):
                 if _RAND.match(expr):
                     expr = expr.split(",", 1)[0]
-                flow.uses[i] = [latest[t] for t in TMP.findall(expr) if t in latest]
+                flow.uses[i] = [latest[t] for t in _NAME.findall(expr) if t in latest]
                 for j in flow.uses[i]:
                     flow.users.setdefault(j, []).append(i)
             names = [m.group(1)] if m else [x.strip() for x in multi.group(1).split(",")]  # type: ignore[union-attr]

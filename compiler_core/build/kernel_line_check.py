@@ -70,7 +70,7 @@ _TOKENS: dict[str, tuple[str, ...]] = {
     "neg": ("-tmp", "-(", "neg"), "relu": ("maximum", "relu", "max("), "clamp_min": ("maximum", "max("),
     "clamp_max": ("minimum", "min("), "clamp": ("maximum", "minimum"), "maximum": ("maximum",),
     "minimum": ("minimum",), "where": ("where(tmp", " ? ", "blendv"),
-    "cat": ("where(tmp",), "le": (" <= ",), "lt": (" < ",),
+    "cat": ("where(tmp",), "slice_scatter": ("where(tmp",), "le": (" <= ",), "lt": (" < ",),
     "ge": (" >= ",), "gt": (" > ",), "eq": (" == ",), "ne": (" != ",),
     "logical_not": ("== 0", "!", "logical_not"), "logical_and": (" & ", "&&"),
     "logical_or": (" | ", "||"), "bitwise_and": (" & ",), "bitwise_or": (" | ",),

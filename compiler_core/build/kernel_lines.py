@@ -100,7 +100,7 @@ _SOURCE_NODES = re.compile(r"^\s*#\s*(?:Topologically Sorted |Unsorted )?Source 
 _SPELLINGS = {
     "add": (" + ",), "sub": (" - ",), "rsub": (" - ",), "mul": (" * ",), "div": (" / ", "div_rn"),
     "relu": ("maximum", "relu"), "neg": ("-tmp", "-("), "clamp_min": ("maximum",), "clamp_max": ("minimum",),
-    "where": ("where",), "cat": ("tl.where(tmp",),
+    "where": ("where",), "cat": ("tl.where(tmp",), "slice_scatter": ("tl.where(tmp",),
     "pow": ("pow", " * "), "gelu": ("erf", "tanh"), "abs": ("abs",),
     "sum": ("sum", "reduction"), "amax": ("max",), "mean": ("sum",), "convert_element_type": (".to(",),
     "le": (" <= ",), "lt": (" < ",), "ge": (" >= ",), "gt": (" > ",), "eq": (" == ",), "ne": (" != ",),
@@ -306,6 +306,7 @@ class _KernelFlow:
                 self.upstream.add(n)
                 todo.extend(self.reads(n))
         self.scalars = frag.scalars if frag is not None else {}
+        self.computed_from: dict[str, set[str]] = {}  # node -> the tmps its line read
 
     def reads(self, node: str) -> set[str]:
         """What `node` reads, through views and identities (`pow(x, 1.0)` is `x`)."""
@@ -342,16 +343,22 @@ class _KernelFlow:
         something a reduction of the kernel reads. The most operands read wins, then the earliest."""
         best, score = None, 0
         for name in self.fused:
-            if name in used or not self._spelled(name, expr, lits):
+            if not self._spelled(name, expr, lits):
+                continue
+            if name in used and self.computed_from.get(name, set()) & set(_TMP.findall(expr)):
+                continue  # a node is computed again only from other values (a cat's other branch)
+            if name in used and best is not None:
                 continue
             reads = self.reads(name)
             if any(not s & reads for s in sets) or not self._literals_fit(name, lits):
                 continue
             if line in self.into_reduction and name not in self.upstream:
                 continue
-            overlap = sum(len(s & reads) for s in sets)
+            overlap = sum(len(s & reads) for s in sets) - (0.5 if name in used else 0)
             if best is None or overlap > score:
                 best, score = name, overlap
+        if best is not None:
+            self.computed_from.setdefault(best, set()).update(_TMP.findall(expr))
         return best
 
     def inner(self, expr: str, line: int, sets: list[set[str]], lits: list[float]) -> str | None:
