@@ -60,7 +60,11 @@ class Fragment:
         if op == "pow":
             return held == {1.0}
         integer = self.dtypes.get(name, "").startswith(("i", "u"))
-        return integer and len(args) == 1 and (op in ("add", "sub") and held == {0.0} or op == "mul" and held == {1.0})
+        return (
+            integer
+            and len(args) == 1
+            and ((op in ("add", "sub") and held == {0.0}) or (op == "mul" and held == {1.0}))
+        )
 
 
 def op_name(target: str) -> str:

@@ -92,8 +92,9 @@ _TOKENS: dict[str, tuple[str, ...]] = {
 # softmax's `exp(x - max)`), and a pow's repeated products, spelled while the operand is already
 # the node's own value.
 _INNER_TOKENS = {
-    "var_mean": (" - ", " * ", " / "), "var": (" - ", " * ", " / "), "std": (" - ", " * ", " / ", "sqrt"),
-    "mean": (" / ",), "prepare_softmax_online": (" - ", "exp", " / ", " * "), "logsumexp": (" - ", "exp", "log"),
+    "var_mean": (" - ", " * ", " / "), "var": (" - ", " * ", " / "),
+    "std": (" - ", " * ", " / ", "sqrt"), "mean": (" / ",),
+    "prepare_softmax_online": (" - ", "exp", " / ", " * "), "logsumexp": (" - ", "exp", "log"),
 }  # fmt: skip
 # A line that moves a value without an op: a broadcast, a reduction's mask, a plain copy.
 _CARRY = re.compile(
@@ -220,6 +221,8 @@ def check_kernel(kernel: Kernel, frag: Fragment, post: Graph | None = None) -> L
                 result.unmarked.append((kernel.name, i, line.strip()))
         if marks:
             carried[i] = set(marks)
+        elif kind == "reduction":  # an unmarked reduction line still makes one of the kernel's reductions
+            carried[i] = set(reductions)
         elif kind == "carry" or i in loaded or (m is not None and _PURE_CAST.match(m.group(2))):
             carried[i] = set().union(*(carried.get(j, set()) for j in uses))  # a cast carries its operand
         if kind == "reduction" and m is None and (multi := _MULTI.match(line)):
@@ -233,7 +236,7 @@ def check_kernel(kernel: Kernel, frag: Fragment, post: Graph | None = None) -> L
                 rule = _stored(node, [carried.get(j, set()) for j in flow.value.get(i, [])], frag,
                                inputs, ops)  # fmt: skip
             if rule == "" and kind == "op" and m is not None and _PURE_CAST.match(m.group(2)):
-                rule = _cast(i, node, frag, flow, kernel.line_nodes, operands, inputs, ops)
+                rule = _cast(i, node, frag, flow, kernel.line_nodes, operands)
             if rule == "" and i in into_reduction and node not in upstream and kind != "store":
                 rule = "flow: its value is reduced, but the node feeds no reduction of the kernel"
             if (rule == "" and kind == "op" and node in reductions and any(node in s for s in operands)
@@ -307,7 +310,7 @@ def _copy_sources(node: str, inputs: dict[str, tuple[str, ...]], ops: dict[str, 
 
 
 def _cast(line: int, node: str, frag: Fragment, flow: Flow, line_nodes: dict[str, tuple[str, ...]],
-          operands: list[set[str]], inputs: dict[str, tuple[str, ...]], ops: dict[str, str]) -> str:  # fmt: skip
+          operands: list[set[str]]) -> str:  # fmt: skip
     """`tmp5 = tmp4.to(tl.float32)` marked with a node that is no convert: an implicit type
     promotion inside the node that consumes it (`mul(gt, x)` of a bool mask), which holds only
     when the fragment has no convert of that operand, every line reading the cast is marked

@@ -202,7 +202,9 @@ def kernel_line_nodes(kernel: Kernel, post: Graph | None, args: dict[str, list[s
             read = [n for p in _PTR.findall(line) for n in args.get(p, ())]
             gather = _gather_node(line, fused, ops, used)
             if "load_seed_offset" in line:  # Inductor's seed lookup is this load
-                gather = next((n for n in fused if n not in used and ops.get(n) == "inductor_lookup_seed"), None)
+                gather = next(
+                    (n for n in fused if n not in used and ops.get(n) == "inductor_lookup_seed"), None
+                )
             if gather is not None:  # the load computes the gathered value (embedding lookup)
                 used.add(gather)
                 read = [gather]
@@ -221,7 +223,9 @@ def kernel_line_nodes(kernel: Kernel, post: Graph | None, args: dict[str, list[s
                 hits.append(node)
                 made.update({x: [node] for x in names})
         elif m and m.group(1).startswith("_") and not _TMP.search(m.group(2)):
-            literal.add(m.group(1))  # a loop reduction's accumulator starts as a constant (`_tmp3 = tl.full(...)`)
+            literal.add(
+                m.group(1)
+            )  # a loop reduction's accumulator starts as a constant (`_tmp3 = tl.full(...)`)
         elif m:
             tmp, expr = m.group(1), m.group(2)
             operand_tmps = _TMP.findall(expr.split(",", 1)[0] if _RAND.match(expr) else expr)
@@ -293,9 +297,14 @@ class _KernelFlow:
         self.fused, self.ops, self.node_inputs, self.frag = fused, ops, node_inputs, frag
         self.flow = Flow.of(self.source)
         self.valued = self.flow.valued()
-        reductions = {i for i, line in enumerate(self.source, start=1)
-                      if not _STORE.search(line) and not _LOAD.search(line)
-                      and (m := _ASSIGN.match(line) or _MULTI.match(line)) and _REDUCTION_LINE.search(m.group(2))}  # fmt: skip
+        reductions = {
+            i
+            for i, line in enumerate(self.source, start=1)
+            if not _STORE.search(line)
+            and not _LOAD.search(line)
+            and (m := _ASSIGN.match(line) or _MULTI.match(line))
+            and _REDUCTION_LINE.search(m.group(2))
+        }
         self.into_reduction = self.flow.into_reduction(reductions)
         red_nodes = {n for n in fused if ops.get(n) in _REDUCTION_OPS}
         self.upstream: set[str] = set()
@@ -327,21 +336,24 @@ class _KernelFlow:
             return len(lits) == 0 and expr.count("tmp") == 2 and len(set(_TMP.findall(expr))) == 2
         if op == "div" and " * " in expr:  # `div(x, 512)` is emitted as `x * 0.001953125`
             return any(c and abs(v * c - 1) < 1e-6 for v in lits for c in self.scalars.get(name, ()))
-        return (op in expr and bool(_word_re(op).search(expr))) or any(s in expr for s in _SPELLINGS.get(op, ()))
+        return (op in expr and bool(_word_re(op).search(expr))) or any(
+            s in expr for s in _SPELLINGS.get(op, ())
+        )
 
     def _literals_fit(self, name: str, lits: list[float]) -> bool:
         """A literal operand is one of the node's scalar arguments (or its reciprocal for a div)."""
         held = self.scalars.get(name)
         if not lits or not held or self.ops.get(name) in _REDUCTION_OPS:
             return True
-        return all(any(_close(v, c) or (self.ops.get(name) == "div" and c and _close(v * c, 1.0)) for c in held)
-                   for v in lits)  # fmt: skip
+        div = self.ops.get(name) == "div"
+        return all(any(_close(v, c) or (div and c and _close(v * c, 1.0)) for c in held) for v in lits)
 
     def op(self, expr: str, line: int, used: set[str], sets: list[set[str]], lits: list[float]) -> str | None:
         """The unused fused node the line computes: its op is spelled, every operand carries a
         node it reads, the literals are its scalars, and when the line's value is reduced, it is
         something a reduction of the kernel reads. The most operands read wins, then the earliest."""
-        best, score = None, 0
+        best: str | None = None
+        score = 0.0
         for name in self.fused:
             if not self._spelled(name, expr, lits):
                 continue
@@ -395,7 +407,12 @@ class _KernelFlow:
         for name in self.fused:
             if name in used or self.ops.get(name) not in _CONSTANT_OPS or self.ops.get(name) == "iota":
                 continue
-            if self.frag is not None and dtype and _LOW_FLOATS.get(self.frag.dtypes.get(name, dtype), self.frag.dtypes.get(name, dtype)) != dtype:
+            if (
+                self.frag is not None
+                and dtype
+                and _LOW_FLOATS.get(self.frag.dtypes.get(name, dtype), self.frag.dtypes.get(name, dtype))
+                != dtype
+            ):
                 continue  # (a bf16 / f16 constant is computed in f32)
             held = self.scalars.get(name)
             if (held and value & held) or (held is None and self.frag is None):
@@ -428,8 +445,9 @@ class _KernelFlow:
             return
         for i, line in enumerate(self.source, start=1):
             m = _ASSIGN.match(line)
-            if (str(i) in out or m is None or i not in self.valued or m.group(1) in literal
-                    or _LOAD.search(line) or not _TMP.search(m.group(2)) or _CARRY.match(m.group(2))):  # fmt: skip
+            if str(i) in out or m is None or i not in self.valued or m.group(1) in literal:
+                continue
+            if _LOAD.search(line) or not _TMP.search(m.group(2)) or _CARRY.match(m.group(2)):
                 continue
             out[str(i)] = [compute[0]]
         for i, line in enumerate(self.source, start=1):
@@ -438,12 +456,14 @@ class _KernelFlow:
                 if value:
                     out[str(i)] = self.store_node([compute[0]], [], self.fused, set()) or [compute[0]]
 
-    def store_node(self, held: list[str], copied: list[str], fused: list[str], op_matched: set[str]) -> list[str]:
+    def store_node(
+        self, held: list[str], copied: list[str], fused: list[str], op_matched: set[str]
+    ) -> list[str]:
         """A store's node: the value's own when the kernel returns it (or a bare buffer), the
         clone a returned view chain materialises from it (`clone(permute(mul_4))`), else the
         copy of a loaded value; with no fragment, the value's node or the kernel's one copy."""
         frag = self.frag
-        if frag is None:
+        if frag is None or not frag.returns:  # (older Inductors write no `return` in the fragment)
             return held[-1:] or _copy_node(fused, op_matched, self.ops)
         bare = any(r.startswith("buf") and r not in frag.nodes for r in frag.returns)
         for v in held[-1:] + copied[-1:]:
@@ -539,14 +559,18 @@ def kernel_marks(output_code: str, kernels: Iterable[Kernel], post: Graph,
         ref = matched.get(kernel.name)
         first.setdefault(kernel.name, reads)
         if ref is None and (not exact or exact & set(kernel.fused_nodes)):
-            marks[kernel.name] = kernel_line_nodes(kernel, post, reads, indexes, _frag(frag_text, kernel.name))
+            marks[kernel.name] = kernel_line_nodes(
+                kernel, post, reads, indexes, _frag(frag_text, kernel.name)
+            )
             ref = matched[kernel.name] = (reads, exact, _stored(kernel, marks[kernel.name]))
         for p, v in pairs:
             if p.startswith(("out_", "in_out_")) and v not in order:
                 current[v] = _written(kernel, p, ref, reads, exact, flow, order, ops)
     for k in kernels:  # no call's comment named its nodes: its first call's arguments, if any
         if k.language != "extern" and k.name not in marks:
-            marks[k.name] = kernel_line_nodes(k, post, first.get(k.name, {}), indexes, _frag(frag_text, k.name))
+            marks[k.name] = kernel_line_nodes(
+                k, post, first.get(k.name, {}), indexes, _frag(frag_text, k.name)
+            )
     return marks
 
 
@@ -696,7 +720,6 @@ class _Flow:
                     if r < len(group):
                         image[f] = group[r]
                         break
-        return image
 
 
 def _extern(kernels: Iterable[Kernel], name: str) -> Kernel | None:
