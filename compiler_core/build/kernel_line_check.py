@@ -22,7 +22,22 @@ marker's own heuristics:
   spelling no op, and which reads (by the fragment's own arguments, through views) a node its
   operands' lines are marked with, when they are marked;
 - a line that spells no op (`tl.broadcast_to`, a mask) carries a node of one of its operands;
-- a constant (`tmp5 = 0.0`) is a constant-making node (`full`, `scalar_tensor`, `iota`).
+- a constant (`tmp5 = 0.0`) is a constant-making node (`full`, `scalar_tensor`, `iota`) that
+  holds that value in that dtype.
+
+And by data flow (the def-use chains of the kernel's `tmp`s), so a mark that names the right op
+on the wrong line fails:
+
+- an op line's operands each carry its node or a node it reads (a literal or a constant line is
+  any op's scalar); a reduction's inner step (`x - mean` of var_mean) carries the node itself;
+- a line whose value is reduced (it reaches a `tl.sum` / `max2` / accumulator line) is a node
+  that some reduction of the kernel reads, or a reduction: var_mean's own `x - mean` and square
+  cannot be the graph's later `sub` and `mul_2`; a reduction's inner step that is not its last
+  `/ N` must feed a reduction;
+- the op lines of a node together read all its inputs (where every operand line is marked);
+- a store's node is the stored value's, or a clone / view of it;
+- a cast (`tmp5 = tmp4.to(tl.float32)`) that is no convert node is a promotion inside the node
+  every line reading it is marked with, and only where the fragment converts nothing it carries.
 
 Marks of a node whose op the table below does not know are counted as unchecked, as are lines
 of kernels without a fragment (C++ kernels without `comment_origin`).

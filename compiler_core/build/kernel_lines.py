@@ -23,23 +23,36 @@ stores. Where its code allows, we follow that shape (Triton `tmpN = tl.load(in_p
    `bufB = bufA; del bufA  # reuse` (or a `reinterpret_tensor` of it) holds bufA's value only
    until the next write. A buffer that may hold several values is read as the one the reading
    kernel consumes (through `getitem`).
-3. A load line links to the node that produced the buffer it reads.
+   `buf10 = buf9[0]` is a part of buf9's tuple op (the reader picks its getitem).
+3. A load line links to the node that produced the buffer it reads; `in_ptr0 + load_seed_offset`
+   is the fragment's `inductor_lookup_seed`.
 4. An op line `tmpN = <expr>` links to the unused fused node whose ATen op the expr spells
-   (`aten.add` → ` + `, `aten.relu` → `maximum`, `aten.le` → ` <= `...) and that reads the most
-   nodes the expr's `tmp`s carry (data flow, when known); an expr without `tmp`s (a constant,
-   index arithmetic such as `r0_1 + 512*x0`) only matches a constant-making node (`full`). A
-   reduction step (`tl.sum`, `max2`, welford, a looped reduction's `_tmpN` accumulator) links
-   to the reduction its operand already carries (the accumulator; a split reduction's partials
-   loaded back) or the next fused reduction reading its operand. A line that computes nothing
+   (`aten.add` → ` + `, `aten.relu` → `maximum`, `aten.le` → ` <= `, `div(x, 512)` → `x *
+   0.001953125`...), proven by data flow and by the kernel's `# Graph fragment:` where there is
+   one: every operand carries a node the candidate reads (through views and identities such as
+   `pow(x, 1.0)`), every literal operand is one of its scalar arguments, and a line whose value
+   is reduced (it reaches a `tl.sum`) only takes a node some reduction of the kernel reads: so
+   var_mean's own `x - mean` and its square before the second sum are var_mean's, and the
+   graph's later `sub` and `mul` take the lines after it. A line no fresh node fits, inside a node
+   its operand already carries, is that node's inner step (var_mean's `/ N`, a pow's repeated
+   product); a node is computed again only from other loads (a cat's other branch). An operand
+   no line marked leaves the line unmarked. A cast no convert node of the fragment makes is a
+   promotion inside the node that reads it (`mul(gt, x)` of a bool mask). Literals, index
+   arithmetic, and values that reach no store or reduction (addresses, masks) compute no node.
+   A constant line is the constant node holding its value and dtype; `x0` an iota. A reduction
+   step (`tl.sum`, `max2`, welford, a looped reduction's `_tmpN` accumulator) links to the
+   reduction its operand already carries (the accumulator; a split reduction's partials loaded
+   back) or the next fused reduction reading its operand. A line that computes nothing
    (`tl.broadcast_to`, a reduction's mask `tl.where(xmask, ...)`, a copy) carries its operand's
-   node on; an op line no node matches stays unmarked (it is another op's inner step, not its
-   operand's node). The use pointer restarts with each loop body (a load after a store), since
-   C++ repeats the body for its vectorised and scalar tails. `kernel_line_check` holds these
-   marks to Inductor's `Graph fragment` comments (bench/kernel_line_marks.py).
-5. A store line links to the node whose op made the `tmp` it stores (a `tmp` no op matched
-   inherits the latest such node among the `tmp`s it reads; a loaded `tmp` its buffer's node;
-   an indirect load, whose index holds a `tmp`, is the kernel's gather node, e.g. `embedding`),
-   else to the kernel's one node whose op no line spells (a copy), else to nothing.
+   node on. The use pointer restarts with each loop body (a load after a store, a `for`), since
+   C++ repeats the body for its vectorised and scalar tails and a looped reduction's second loop
+   recomputes. A kernel whose fragment computes one node (a max pool with its offsets) has it
+   on every line that makes a stored value. `kernel_line_check` holds these marks to the same
+   fragments, with rules of its own (bench/kernel_line_marks.py).
+5. A store line links to the node whose op made the `tmp` it stores when the fragment returns
+   it, else to the clone a returned view chain materialises from it (`clone(permute(mul_4))`),
+   else to the returned node it is a part or identity of; a loaded `tmp` stored is a copy: the
+   clone of it, else the kernel's one node whose op no line spells; else to nothing.
 6. As before, any line naming a fused node as a whole word (not as a call: `tl.where(` does not
    name a node called `where`) links to it.
 Anything unmatched stays unlinked rather than guessed.
@@ -191,6 +204,13 @@ def kernel_line_nodes(kernel: Kernel, post: Graph | None, args: dict[str, list[s
             used = set()
         hits = _name_hits(line, fused)
         m = _ASSIGN.match(line)
+        # what the assigned tmp held before (C++ reuses names across loop bodies): dropped below
+        # unless this line gives it a value of its own
+        before = (made.get(m.group(1)), loaded.get(m.group(1))) if m else (None, None)
+        if m and not re.search(rf"\b{m.group(1)}\b", m.group(2)):  # (`tmp3 = tmp3[:, None]` reads it)
+            literal.discard(m.group(1))
+            fills.discard(m.group(1))
+            values.pop(m.group(1), None)
         if _STORE.search(line):
             stored = True
             value = [t for t in _TMP.findall(stored_value(line)) if t in made or t in loaded]
@@ -259,11 +279,13 @@ def kernel_line_nodes(kernel: Kernel, post: Graph | None, args: dict[str, list[s
                 node = k.constant(expr, i, used)
                 if node is None or ops.get(node) != "iota":
                     literal.add(tmp)  # a constant node's value is any op's scalar operand too
-            elif all(t in literal for t in operand_tmps) or i not in k.valued:
+            elif all(t in literal for t in operand_tmps) or (k.strict and i not in k.valued):
                 literal.add(tmp)  # computed from literals / index variables alone, or an address
             else:
                 sets = [set(made.get(t) or loaded.get(t, [])) for t in operand_tmps if t not in literal]
                 lits = [values[t] for t in operand_tmps if t in literal and t in values]
+                if not k.strict:  # no fragment to hold the line to: what its known operands say
+                    sets = [x for x in sets if x]
                 if all(sets):
                     node = k.op(expr, i, used, sets, lits)
                     if node is None and _PURE_CAST.match(expr):  # no convert node: a promotion
@@ -281,6 +303,10 @@ def kernel_line_nodes(kernel: Kernel, post: Graph | None, args: dict[str, list[s
                 used.add(node)
                 hits.append(node)
                 made[tmp] = [node]
+        if m and before[0] is not None and made.get(m.group(1)) is before[0]:
+            del made[m.group(1)]
+        if m and before[1] is not None and loaded.get(m.group(1)) is before[1]:
+            del loaded[m.group(1)]
         if hits:
             out[str(i)] = list(dict.fromkeys(hits))
     k.promote(promotions, out)
@@ -315,6 +341,10 @@ class _KernelFlow:
                 self.upstream.add(n)
                 todo.extend(self.reads(n))
         self.scalars = frag.scalars if frag is not None else {}
+        # Without a fragment (C++ kernels logged without `comment_origin`) nothing checks the
+        # marks, and the C++ reductions' `tmp_acc0_vec` accumulators are no `tmp` def-use chain:
+        # an op line takes the node that reads one of its known operands, as before the fragment.
+        self.strict = frag is not None
         self.computed_from: dict[str, set[str]] = {}  # node -> the tmps its line read
 
     def reads(self, node: str) -> set[str]:
@@ -354,6 +384,9 @@ class _KernelFlow:
         something a reduction of the kernel reads. The most operands read wins, then the earliest."""
         best: str | None = None
         score = 0.0
+        if not sets:  # operands no line made known: only the kernel's one node spelled so
+            spelled = [n for n in self.fused if n not in used and self._spelled(n, expr, lits)]
+            return spelled[0] if len(spelled) == 1 else None
         for name in self.fused:
             if not self._spelled(name, expr, lits):
                 continue
@@ -362,7 +395,9 @@ class _KernelFlow:
             if name in used and best is not None:
                 continue
             reads = self.reads(name)
-            if any(not s & reads for s in sets) or not self._literals_fit(name, lits):
+            if not self._literals_fit(name, lits):
+                continue
+            if any(not s & reads for s in sets) if self.strict else sets and not any(s & reads for s in sets):
                 continue
             if line in self.into_reduction and name not in self.upstream:
                 continue
