@@ -160,6 +160,8 @@ class Flow:
         flow = cls()
         latest: dict[str, int] = {}
         for i, line in enumerate(statements(source), start=1):
+            if "tmp" not in line:
+                continue
             if STORE.search(line):
                 flow.value[i] = [latest[t] for t in _NAME.findall(stored_value(line)) if t in latest]
                 for j in flow.value[i]:
@@ -212,6 +214,9 @@ def statements(source: list[str]) -> list[str]:
     out = list(source)
     i = 0
     while i < len(out):
+        if not out[i].endswith(("(", ",")):  # (a statement that goes on ends its line so)
+            i += 1
+            continue
         depth = out[i].count("(") - out[i].count(")")
         j = i
         while depth > 0 and j + 1 < len(out):

@@ -207,7 +207,7 @@ def kernel_line_nodes(kernel: Kernel, post: Graph | None, args: dict[str, list[s
         # what the assigned tmp held before (C++ reuses names across loop bodies): dropped below
         # unless this line gives it a value of its own
         before = (made.get(m.group(1)), loaded.get(m.group(1))) if m else (None, None)
-        if m and not re.search(rf"\b{m.group(1)}\b", m.group(2)):  # (`tmp3 = tmp3[:, None]` reads it)
+        if m and m.group(1) not in _TMP.findall(m.group(2)):  # (`tmp3 = tmp3[:, None]` reads it)
             literal.discard(m.group(1))
             fills.discard(m.group(1))
             values.pop(m.group(1), None)
@@ -326,20 +326,23 @@ class _KernelFlow:
         reductions = {
             i
             for i, line in enumerate(self.source, start=1)
-            if not _STORE.search(line)
+            if "tmp" in line
+            and not _STORE.search(line)
             and not _LOAD.search(line)
             and (m := _ASSIGN.match(line) or _MULTI.match(line))
             and _REDUCTION_LINE.search(m.group(2))
         }
         self.into_reduction = self.flow.into_reduction(reductions)
+        self._reads: dict[str, set[str]] = {}
         red_nodes = {n for n in fused if ops.get(n) in _REDUCTION_OPS}
+        inside = set(fused)
         self.upstream: set[str] = set()
         todo = list(red_nodes)
-        while todo:  # what a value that is reduced may be: a reduction or something it reads
+        while todo:  # what a value that is reduced may be: a reduction or a fused node it reads
             n = todo.pop()
             if n not in self.upstream:
                 self.upstream.add(n)
-                todo.extend(self.reads(n))
+                todo.extend(x for x in self.reads(n) if x in inside)
         self.scalars = frag.scalars if frag is not None else {}
         # Without a fragment (C++ kernels logged without `comment_origin`) nothing checks the
         # marks, and the C++ reductions' `tmp_acc0_vec` accumulators are no `tmp` def-use chain:
@@ -349,10 +352,11 @@ class _KernelFlow:
 
     def reads(self, node: str) -> set[str]:
         """What `node` reads, through views and identities (`pow(x, 1.0)` is `x`)."""
-        out = set(self.node_inputs.get(node, ()))
-        if self.frag is not None:
-            for x in list(out):
-                if self.frag.identity(x):
+        out = self._reads.get(node)
+        if out is None:
+            out = self._reads[node] = set(self.node_inputs.get(node, ()))
+            if self.frag is not None:
+                for x in [x for x in out if x in self.frag.nodes and self.frag.identity(x)]:
                     out |= self.node_inputs.get(x, set())
         return out
 
