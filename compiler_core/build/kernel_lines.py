@@ -93,8 +93,9 @@ _CARRY = re.compile(
     r"at::vec::Vectorized<\w+>\(tmp\d+\)$)"
 )
 _TMP = re.compile(r"\b_?tmp\d+\b")  # `_tmpN`: a looped reduction's accumulator
-# A welford step's several results, and the accumulators they are named after (`tmp2_mean`).
-_MULTI = re.compile(r"^\s*(_?tmp\w+(?:,\s*_?tmp\w+)+)\s*=\s*(triton_helpers\.\w*welford\w*\(.*)$")
+# A welford or online-softmax step's several results, and the accumulators they are named after
+# (`tmp2_mean`, `_tmp3_max`).
+_MULTI = re.compile(r"^\s*(_?tmp\w+(?:,\s*_?tmp\w+)+)\s*=\s*(triton_helpers\.\w*(?:welford|online_softmax)\w*\(.*)$")
 _ACC = re.compile(r"\b_?tmp\d+_\w+")
 # Inductor's masked(): a masked load's fill (`tl.full(tmp13.shape, 0.0, tmp13.dtype)`) and the
 # `tl.where(mask, value, fill)` that keeps `value` where the mask holds (a cat's halves).
