@@ -116,6 +116,7 @@ _CARRY = re.compile(
     r"^(?:tl\.broadcast_to\(|tl\.where\((?!tmp)|\(?_?tmp\d+\)?(?:\[[:, None]*\])?$|"
     r"at::vec::Vectorized<\w+>\(tmp\d+\)$)"
 )
+_INDIRECT = re.compile(r"_ptr\d+ \+ \(?[^,]*\btmp\d+")  # a load whose address holds a tmp
 _PURE_CAST = re.compile(r"^\(?tmp\d+\)?\.to\([\w.]+\)$")
 _CONSTANT_OPS = {"full", "scalar_tensor", "iota", "arange", "zeros", "ones", "empty"}
 _MULTI = re.compile(r"^\s*(_?tmp\w+(?:,\s*_?tmp\w+)+)\s*=\s*(.*)$")
@@ -244,6 +245,12 @@ def check_kernel(kernel: Kernel, frag: Fragment, post: Graph | None = None) -> L
             carried[i] = set(marks)
         # a literal or constant-node operand is any op's scalar (Inductor shares one `tl.full`)
         operands = [carried.get(j, set()) for j in uses if j not in literal_lines and kinds[j] != "constant"]
+        if kind == "load" and len(marks) > 1 and _INDIRECT.search(line):
+            # an indirect load of what a gather's input is computed from, marked with the gather
+            # too: Inductor applies the gather's index here, so downstream its value is its input's
+            for g in marks:
+                if frag.nodes.get(g, ("",))[0] in _GATHERS:
+                    ops[g] = "alias"
         lits = [literals[t] for t in _TMP.findall(m.group(2)) if t in literals] if m else []
         for node in marks:
             rule = _rule(kind, node, m, frag, reductions, readable, operands, lits, inputs, ops)

@@ -95,7 +95,9 @@ _CARRY = re.compile(
 _TMP = re.compile(r"\b_?tmp\d+\b")  # `_tmpN`: a looped reduction's accumulator
 # A welford or online-softmax step's several results, and the accumulators they are named after
 # (`tmp2_mean`, `_tmp3_max`).
-_MULTI = re.compile(r"^\s*(_?tmp\w+(?:,\s*_?tmp\w+)+)\s*=\s*(triton_helpers\.\w*(?:welford|online_softmax)\w*\(.*)$")
+_MULTI = re.compile(
+    r"^\s*(_?tmp\w+(?:,\s*_?tmp\w+)+)\s*=\s*(triton_helpers\.\w*(?:welford|online_softmax)\w*\(.*)$"
+)
 _ACC = re.compile(r"\b_?tmp\d+_\w+")
 # Inductor's masked(): a masked load's fill (`tl.full(tmp13.shape, 0.0, tmp13.dtype)`) and the
 # `tl.where(mask, value, fill)` that keeps `value` where the mask holds (a cat's halves).
@@ -226,7 +228,15 @@ def kernel_line_nodes(kernel: Kernel, post: Graph | None, args: dict[str, list[s
                 gather = next(
                     (n for n in fused if n not in used and ops.get(n) == "inductor_lookup_seed"), None
                 )
-            if gather is not None:  # the load computes the gathered value (embedding lookup)
+            if gather is not None and read and not set(read) & k.reads(gather):
+                # the gather's input is computed here (nll_loss gathers `sub_1` of the logits):
+                # Inductor moved its index into this load of what the input is computed from
+                used.add(gather)
+                k.realize(gather)
+                if m:
+                    loaded[m.group(1)] = read
+                read = [*read, gather]
+            elif gather is not None:  # the load computes the gathered value (embedding lookup)
                 used.add(gather)
                 read = [gather]
                 if m:
@@ -335,6 +345,7 @@ class _KernelFlow:
         }
         self.into_reduction = self.flow.into_reduction(reductions)
         self._reads: dict[str, set[str]] = {}
+        self.realized: set[str] = set()
         red_nodes = {n for n in fused if ops.get(n) in _REDUCTION_OPS}
         inside = set(fused)
         self.upstream: set[str] = set()
@@ -351,6 +362,11 @@ class _KernelFlow:
         self.strict = frag is not None
         self.computed_from: dict[str, set[str]] = {}  # node -> the tmps its line read
 
+    def realize(self, gather: str) -> None:
+        """A gather whose index an indirect load applies: its value is its input's, as a view's."""
+        self.realized.add(gather)
+        self._reads.clear()
+
     def reads(self, node: str) -> set[str]:
         """What `node` reads, through views and identities (`pow(x, 1.0)` is `x`)."""
         out = self._reads.get(node)
@@ -359,6 +375,8 @@ class _KernelFlow:
             if self.frag is not None:
                 for x in [x for x in out if x in self.frag.nodes and self.frag.identity(x)]:
                     out |= self.node_inputs.get(x, set())
+            for x in [x for x in out if x in self.realized]:
+                out |= self.node_inputs.get(x, set())
         return out
 
     def _spelled(self, name: str, expr: str, lits: list[float]) -> bool:
