@@ -117,6 +117,8 @@ _CARRY = re.compile(
     r"at::vec::Vectorized<\w+>\(tmp\d+\)$)"
 )
 _INDIRECT = re.compile(r"_ptr\d+ \+ \(?[^,]*\btmp\d+")  # a load whose address holds a tmp
+# Ops whose value a store makes from a loaded input, with no line of their own.
+_COPIES = {"constant_pad_nd", "clone", "_to_copy", "copy", "slice_scatter", "select_scatter"}
 _PURE_CAST = re.compile(r"^\(?tmp\d+\)?\.to\([\w.]+\)$")
 _CONSTANT_OPS = {"full", "scalar_tensor", "iota", "arange", "zeros", "ones", "empty"}
 _MULTI = re.compile(r"^\s*(_?tmp\w+(?:,\s*_?tmp\w+)+)\s*=\s*(.*)$")
@@ -323,6 +325,8 @@ def _stored(node: str, value: list[set[str]], frag: Fragment, inputs: dict[str, 
     marks = set().union(*value) if value else set()
     if not marks or node in marks or _copy_sources(node, inputs, ops) & marks:
         return ""
+    if frag.nodes.get(node, ("",))[0] in _COPIES and marks & set(inputs.get(node, ())):
+        return ""  # a copy-like op the store completes from its input (`constant_pad_nd` of a load)
     return "store: the stored value is not the node's, nor one it copies"
 
 

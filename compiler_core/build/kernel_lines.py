@@ -140,7 +140,8 @@ _INDEX_EXPR = re.compile(r"^[\sxyzr0-9_+\-*/%()]*\b[xyzr]\w*\b[\sxyzr0-9_+\-*/%(
 # Ops whose value a load computes: an indirect load (its index holds a `tmp`) is the gather.
 _GATHER_OPS = ("embedding", "index", "gather", "take")
 _VIEW_OPS = {"view", "reshape", "_unsafe_view", "permute", "expand", "unsqueeze", "squeeze", "slice",
-             "select", "t", "transpose", "as_strided", "alias", "_reshape_alias"}  # fmt: skip
+             "select", "t", "transpose", "as_strided", "alias", "_reshape_alias", "split",
+             "split_with_sizes", "unbind", "chunk"}  # fmt: skip
 # A node reads what is behind these too: a view is no code, a getitem picks a tuple op's output.
 # A `clone` inside a fused kernel is a layout copy: rotary's `cos` reads `view_3 = view(clone(...))`.
 _SEE_THROUGH = _VIEW_OPS | {"getitem", "clone"}
@@ -201,6 +202,7 @@ def kernel_line_nodes(kernel: Kernel, post: Graph | None, args: dict[str, list[s
     literal: set[str] = set()  # tmps holding a literal or index arithmetic: no node's value
     values: dict[str, float] = {}  # tmp -> a literal's value
     promotions: dict[int, list[str]] = {}  # a cast no convert node makes: line -> operand's nodes
+    written: dict[str, list[str]] = {}  # in_out_ptr -> what this kernel stored into it
     op_matched = {n for n in fused if _op_has_line(n, ops, kernel.source)}
     for i, line in enumerate(k.source, start=1):
         if line.lstrip().startswith("for "):  # a loop body recomputes what it needs afresh
@@ -220,9 +222,12 @@ def kernel_line_nodes(kernel: Kernel, post: Graph | None, args: dict[str, list[s
             held = [n for t in value[-1:] for n in made.get(t, [])]
             copied = [n for t in value[-1:] for n in loaded.get(t, [])]
             hits += k.store_node(held, copied, fused, op_matched)
+            for p in _PTR.findall(line.split(",", 1)[0]):  # a later load of it reads this value
+                if p.startswith("in_out_") and hits:
+                    written[p] = list(hits)
         elif _LOAD.search(line):
             used, stored = (set(), False) if stored else (used, stored)
-            read = [n for p in _PTR.findall(line) for n in args.get(p, ())]
+            read = [n for p in _PTR.findall(line) for n in written.get(p, args.get(p, ()))]
             gather = _gather_node(line, fused, ops, used)
             if "load_seed_offset" in line:  # Inductor's seed lookup is this load
                 gather = next(
@@ -345,6 +350,9 @@ class _KernelFlow:
         }
         self.into_reduction = self.flow.into_reduction(reductions)
         self._reads: dict[str, set[str]] = {}
+        # output parameters the kernel stores into (`out_ptr0`, `in_out_ptr1`)
+        self.outputs = len({p for line in self.source if _STORE.search(line) for p in _PTR.findall(line)
+                            if p.startswith(("out_", "in_out_"))})  # fmt: skip
         self.realized: set[str] = set()
         red_nodes = {n for n in fused if ops.get(n) in _REDUCTION_OPS}
         inside = set(fused)
@@ -536,6 +544,9 @@ class _KernelFlow:
                 copies = [c for c in chain if self.ops.get(c) == "clone" and c in frag.nodes
                           and (c == r or v in self.node_inputs.get(c, ()))]  # fmt: skip
                 return copies[:1] or ([v] if v in held else [])
+        named = [r for r in frag.returns if r in self.node_inputs or r in frag.nodes]
+        if not held and len(frag.returns) == 1 and named and self.outputs == 1:
+            return named  # the kernel's one output buffer holds the one value it returns
         return []
 
 

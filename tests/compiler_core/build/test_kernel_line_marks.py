@@ -91,11 +91,11 @@ def test_extern_matmul_buffers_follow_their_comment_not_graph_order() -> None:
 
 
 # Measured unmarked share of computing lines (bench/kernel_line_marks.py, issue 17.4 third pass:
-# 2.0 / 1.2 / 2.0 / 2.5 %) plus 2 points: the second pass left 11-20 % unmarked, the first 26-35 %.
+# 1.4 / 1.2 / 1.3 / 2.2 %) plus 2 points: the second pass left 11-20 % unmarked, the first 26-35 %.
 UNMARKED_AT_MOST = {
-    "hf_llama_train": 0.04,
+    "hf_llama_train": 0.035,
     "hf_bert_train": 0.035,
-    "hf_gpt2_train": 0.04,
+    "hf_gpt2_train": 0.035,
     "tv_resnet_breaks": 0.045,
 }
 
@@ -106,7 +106,7 @@ def test_few_computing_lines_stay_unmarked(name: str) -> None:
     for c in bench_session(name).compiles:
         for out in c.inductor:
             total.add(check_kernels(out.output_code, out.kernels, out.post_grad))
-    assert total.share >= 0.985, total.failures[:10]
+    assert total.share >= 0.995, total.failures[:10]  # 100 % on all four logs
     assert total.lines > 400
     assert 1 - total.marked / total.lines <= UNMARKED_AT_MOST[name], total.unmarked[:20]
 
