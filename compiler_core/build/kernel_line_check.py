@@ -110,6 +110,7 @@ _INNER_TOKENS = {
     "var_mean": (" - ", " * ", " / "), "var": (" - ", " * ", " / "),
     "std": (" - ", " * ", " / ", "sqrt"), "mean": (" / ",),
     "prepare_softmax_online": (" - ", "exp", " / ", " * "), "logsumexp": (" - ", "exp", "log"),
+    "any": (" != ", ".to("), "sum": (".to(",),
 }  # fmt: skip
 # A line that moves a value without an op: a broadcast, a reduction's mask, a plain copy.
 _CARRY = re.compile(

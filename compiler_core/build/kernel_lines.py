@@ -299,12 +299,17 @@ def kernel_line_nodes(kernel: Kernel, post: Graph | None, args: dict[str, list[s
                 literal.add(tmp)  # computed from literals / index variables alone, or an address
             else:
                 sets = [set(made.get(t) or loaded.get(t, [])) for t in operand_tmps if t not in literal]
-                lits = [values[t] for t in operand_tmps if t in literal and t in values]
+                # a literal operand (not a constant node's value, which the node reads) is a scalar
+                lits = [values[t] for t in operand_tmps if t in literal and t in values and t not in made]
                 if not k.strict:  # no fragment to hold the line to: what its known operands say
                     sets = [x for x in sets if x]
                 if all(sets):
                     node = k.op(expr, i, used, sets, lits)
-                    if node is None and _PURE_CAST.match(expr):  # no convert node: a promotion
+                    step = None if node is not None else k.pre_reduction(expr, i, used, sets)
+                    if step is not None:  # the reduction's own first steps (`any` of a bool: != 0)
+                        made[tmp] = [step]
+                        hits.append(step)
+                    elif node is None and _PURE_CAST.match(expr):  # no convert node: a promotion
                         promotions[i] = sorted(set().union(*sets))
                         if any(t in made for t in operand_tmps):
                             made[tmp] = [n for t in operand_tmps for n in made.get(t, [])]
@@ -460,6 +465,21 @@ class _KernelFlow:
             if line in self.into_reduction and name not in self.upstream:
                 continue
             return name
+        return None
+
+    def pre_reduction(self, expr: str, line: int, used: set[str], sets: list[set[str]]) -> str | None:
+        """A line whose value only reaches a reduction, which no node of the kernel spells (a
+        cast of a bool to int64 before `sum` counts it, `x != 0` before `any`): the reduction's
+        own lowering, when every operand is the reduction's input or its own earlier step."""
+        if not self.strict or line not in self.into_reduction:
+            return None
+        if not _PURE_CAST.match(expr) and any(self._spelled(n, expr, []) for n in self.fused):
+            return None
+        for name in self.fused:
+            if self.ops.get(name) in _REDUCTION_OPS and name not in used:
+                reads = self.reads(name) | {name}
+                if sets and all(s & reads for s in sets):
+                    return name
         return None
 
     def constant(self, expr: str, line: int, used: set[str]) -> str | None:
