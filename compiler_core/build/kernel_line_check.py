@@ -462,6 +462,8 @@ def _rule(kind: str, node: str, m: re.Match[str] | None, frag: Fragment, reducti
         if tokens is None:
             return None
         inner = any(node in s for s in operands)
+        if inner and op == "pow" and lits:
+            return "op: a pow's inner product multiplies by its base, not by a literal"
         spelled = any(t in expr for t in tokens)
         spelled |= inner and any(t in expr for t in _INNER_TOKENS.get(op, ()))
         # `div(x, 512)` is emitted as `x * 0.001953125`

@@ -323,7 +323,9 @@ def kernel_line_nodes(kernel: Kernel, post: Graph | None, args: dict[str, list[s
             if node is not None:
                 used.add(node)
                 hits.append(node)
-                made[tmp] = [node]
+                made[tmp] = [node, *k.squares(node, expr, used)]
+                hits += made[tmp][1:]
+                used.update(made[tmp])
         if m and before[0] is not None and made.get(m.group(1)) is before[0]:
             del made[m.group(1)]
         if m and before[1] is not None and loaded.get(m.group(1)) is before[1]:
@@ -449,14 +451,17 @@ class _KernelFlow:
         before the second sum, a pow's repeated product, a reduction's last `/ N`. The other
         operands carry what the node reads; a reduction's inner steps other than its `/ N` feed
         its reduction."""
-        for name in dict.fromkeys(n for s in sets for n in s):
-            if name not in self.fused:
+        carried = set().union(*sets)
+        for name in self.fused:  # in graph order: the same answer whatever the set order
+            if name not in carried:
                 continue
             op = self.ops.get(name, "")
             steps = _INNER_SPELLINGS.get(op, ())
             step = any(t in expr for t in steps)
             if not step and not (op not in _REDUCTION_OPS and self._spelled(name, expr, lits)):
                 continue
+            if op == "pow" and (lits or not self.scalars.get(name, set()) - {0.0, 1.0, 2.0}):
+                continue  # a pow's inner product multiplies by its base; `x * x` is all of pow 2
             reads = self.reads(name) | {name}
             if any(not s & reads for s in sets):
                 continue
@@ -466,6 +471,16 @@ class _KernelFlow:
                 continue
             return name
         return None
+
+    def squares(self, node: str, expr: str, used: set[str]) -> list[str]:
+        """`x * x` that is the first product of `pow(x, 3)` is also the kernel's `pow(x, 2)`
+        (Inductor lowers an integer pow to products and shares the common one)."""
+        operands = _TMP.findall(expr)
+        if self.ops.get(node) != "pow" or len(operands) != 2 or operands[0] != operands[1]:
+            return []
+        base = self.node_inputs.get(node, set())
+        return [n for n in self.fused if n != node and n not in used and self.ops.get(n) == "pow"
+                and self.scalars.get(n) == {2.0} and self.node_inputs.get(n, set()) == base]  # fmt: skip
 
     def pre_reduction(self, expr: str, line: int, used: set[str], sets: list[set[str]]) -> str | None:
         """A line whose value only reaches a reduction, which no node of the kernel spells (a
