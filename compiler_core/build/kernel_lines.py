@@ -323,7 +323,8 @@ def kernel_line_nodes(kernel: Kernel, post: Graph | None, args: dict[str, list[s
             if node is not None:
                 used.add(node)
                 hits.append(node)
-                made[tmp] = [node, *k.squares(node, expr, used)]
+                # twins (same op on the same values: sum_15 and sum_17 of one where_6) share a line
+                made[tmp] = [node, *k.squares(node, expr, used), *k.twins(node, set())]
                 hits += made[tmp][1:]
                 used.update(made[tmp])
         if m and before[0] is not None and made.get(m.group(1)) is before[0]:
@@ -361,6 +362,7 @@ class _KernelFlow:
         self.outputs = len({p for line in self.source if _STORE.search(line) for p in _PTR.findall(line)
                             if p.startswith(("out_", "in_out_"))})  # fmt: skip
         self.realized: set[str] = set()
+        self._twin_key: dict[str, tuple[object, ...]] | None = None
         red_nodes = {n for n in fused if ops.get(n) in _REDUCTION_OPS}
         inside = set(fused)
         self.upstream: set[str] = set()
@@ -471,6 +473,25 @@ class _KernelFlow:
                 continue
             return name
         return None
+
+    def twins(self, node: str, used: set[str]) -> list[str]:
+        """Unused nodes of the fragment with the node's op, arguments and scalars: the same value,
+        which Inductor's CSE computes on this one line (`sum_15 * 0.0078125` twice in ResNet's
+        batch-norm backward)."""
+        if self.frag is None or node not in self.frag.nodes:
+            return []
+        if self._twin_key is None:  # op, arguments up to twins, scalars, dtype; in fragment order
+            self._twin_key = {}
+            rep: dict[tuple[object, ...], str] = {}
+            for n, (op, args) in self.frag.nodes.items():
+                key = (op, tuple(rep.get(self._twin_key.get(a, ()), a) for a in args),
+                       tuple(sorted(self.scalars.get(n, ()))), self.frag.dtypes.get(n))  # fmt: skip
+                self._twin_key[n] = key
+                rep.setdefault(key, n)
+        mine = self._twin_key.get(node)
+        return [
+            n for n in self.fused if n != node and n not in used and mine and self._twin_key.get(n) == mine
+        ]
 
     def squares(self, node: str, expr: str, used: set[str]) -> list[str]:
         """`x * x` that is the first product of `pow(x, 3)` is also the kernel's `pow(x, 2)`
