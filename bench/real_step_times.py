@@ -14,7 +14,9 @@ launch-bound; bench/models/hf_llama_train.py: 32-layer bf16 training step) and e
   after every app block pair, a plain block of the same compiled function and a plain eager
   block, each 10 steps between `torch.cuda.synchronize()` + `perf_counter` (no events, no watch),
   so the whole run alternates mode and eager blocks as the issue's reference timing does;
-  median block per step of each, speedup = their ratio;
+  median block per step of each, speedup = their ratio. Each plain loop runs at its own fastest
+  Python stack depth (`PlainLoop`: CPython <= 3.12 runs a launch-bound step up to 2x slower at
+  some depths), and again at this file's natural depth, reported beside it;
 - timing overhead: the app's timed mode block (its events and compile watch inside) against the
   plain block of the same function, median of each.
 
@@ -54,6 +56,45 @@ def plain_block(timer: Any, fn: Any, mark: Any, inputs: Any, n: int) -> float:
     return (time.perf_counter() - t0) * 1000.0 / n
 
 
+DEPTHS = tuple(range(0, 160, 20))  # extra frames of `_deeper`, as far apart as the app's
+
+
+def _deeper(n: int, then: Any) -> Any:
+    return then() if n <= 0 else _deeper(n - 1, then)
+
+
+class PlainLoop:
+    """The independent measurement at its own fastest Python stack depth.
+
+    On CPython <= 3.12 the same launch-bound step runs up to 2x slower at some stack depths
+    (a data-stack chunk mmapped and freed per call, CPython gh-142183; bench/host_time_diag.py
+    measured 8.4-16.3 ms for one compiled HF Llama step). This loop's code is its own (not the
+    app's `BlockTimer`): it probes `DEPTHS` with one-step plain blocks, keeps the fastest, and
+    times every later block there. The probes run in `block`'s own frame, so they stand exactly
+    where the blocks will. `natural` blocks run without the padding, at the depth this file
+    happens to give them, to show how far the depth moved this run's figures.
+    """
+
+    def __init__(self, timer: Any, fn: Any, mark: Any, inputs: Any) -> None:
+        self.timer, self.fn, self.mark, self.inputs = timer, fn, mark, inputs
+        self.depth: int | None = None
+        self.probes: list[float] = []
+
+    def block(self, n: int, rounds: int = 4) -> float:
+        """ms per step of `n` plain steps; the first call chooses the depth."""
+        if self.depth is None:
+            best = [float("inf")] * len(DEPTHS)
+            one = lambda: plain_block(self.timer, self.fn, self.mark, self.inputs, 1)  # noqa: E731
+            for r in range(rounds):
+                for k in (range(len(DEPTHS)) if r % 2 == 0 else reversed(range(len(DEPTHS)))):
+                    best[k] = min(best[k], _deeper(DEPTHS[k], one))
+            self.depth, self.probes = DEPTHS[best.index(min(best))], best
+        return float(_deeper(self.depth, lambda: plain_block(self.timer, self.fn, self.mark, self.inputs, n)))
+
+    def natural(self, n: int) -> float:
+        return plain_block(self.timer, self.fn, self.mark, self.inputs, n)
+
+
 def measure_mode(spec: Any, mode: str, args: argparse.Namespace) -> dict[str, Any]:
     from compiler_core.timeline.run_phase import ModeRun, step_function
     from compiler_core.timeline.stats import mode_speedup
@@ -65,9 +106,12 @@ def measure_mode(spec: Any, mode: str, args: argparse.Namespace) -> dict[str, An
     run.prepare()
     eager_fn = step_function(spec, spec.model)
     inputs = run.inputs(0)
-    indep: dict[str, list[float]] = {"eager": [], "mode": []}
+    indep: dict[str, list[float]] = {"eager": [], "mode": [], "eager_natural": [], "mode_natural": []}
+    plain_mode = PlainLoop(run.timer, run._step_fn, run._mark_step, inputs)
+    plain_eager = PlainLoop(run.timer, eager_fn, lambda: None, inputs)
     app_block: list[float] = []
-    blocks: list[list[float]] = []  # per round: app mode, app paired eager, plain mode, plain eager
+    # per round: app mode, app paired eager, plain mode, plain eager, both plain at natural depth
+    blocks: list[list[float]] = []
     walls = []
     for r in range(args.rounds):
         run.block(range(r * BLOCK, (r + 1) * BLOCK))
@@ -80,12 +124,15 @@ def measure_mode(spec: Any, mode: str, args: argparse.Namespace) -> dict[str, An
         # mode, then eager: with the app's mode + paired-eager blocks the whole run alternates
         # mode and eager blocks, as the issue's independent timing does (eager after eager ran
         # 7 % slower than eager after the mode on the training step: a position effect)
-        indep["mode"].append(plain_block(run.timer, run._step_fn, run._mark_step, inputs, BLOCK))
-        indep["eager"].append(plain_block(run.timer, eager_fn, lambda: None, inputs, BLOCK))
+        indep["mode"].append(plain_mode.block(BLOCK))
+        indep["eager"].append(plain_eager.block(BLOCK))
+        indep["mode_natural"].append(plain_mode.natural(BLOCK))
+        indep["eager_natural"].append(plain_eager.natural(BLOCK))
         paired = [s.ms for s in run.samples if s.baseline_for and s.step >= r * BLOCK]
         blocks.append([round(x, 3) for x in (app_block[-1] if app_block else 0.0,
                                              sum(paired) / max(len(paired), 1),
-                                             indep["mode"][-1], indep["eager"][-1])])
+                                             indep["mode"][-1], indep["eager"][-1],
+                                             indep["mode_natural"][-1], indep["eager_natural"][-1])])
     _, _, stats = run.finish()
     eager_ms, mode_ms = statistics.median(indep["eager"]), statistics.median(indep["mode"])
     prof = stats.runtime
@@ -105,6 +152,10 @@ def measure_mode(spec: Any, mode: str, args: argparse.Namespace) -> dict[str, An
         "named_kernel_share": _named_share(prof),
         "us_by_kind": _by_kind(prof), "graph_calls": len(prof.graph_calls) if prof else None,
         "peak_mem_bytes": stats.peak_mem_bytes, "blocks": blocks,
+        "indep_natural_median": statistics.median(indep["mode_natural"]),
+        "indep_natural_eager": statistics.median(indep["eager_natural"]),
+        "depth_probes": {"app": stats.depth_probe_ms, "app_paired_eager": stats.baseline_depth_probe_ms,
+                         "plain": plain_mode.probes, "plain_eager": plain_eager.probes},
     }
 
 
@@ -179,8 +230,10 @@ def main(argv: list[str] | None = None) -> int:
                        if r["cudagraph_us"] is not None and r["busy_us"] else None,
                        "fraction"),
                 figure(f"{k}: kernels per step", r["kernels"], "kernels"),
+                figure(f"{k}: independent median at this file's own depth", r["indep_natural_median"], "ms"),
+                figure(f"{k}: independent eager at this file's own depth", r["indep_natural_eager"], "ms"),
             ]
-            print(json.dumps(figures[-10:]), file=sys.stderr, flush=True)
+            print(json.dumps(figures[-12:]), file=sys.stderr, flush=True)
     if args.json:
         print(json.dumps({"device": device_name, "torch": torch.__version__, "figures": figures}))
     return 0 if all(f["ok"] is not False for f in figures) else 1
