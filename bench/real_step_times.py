@@ -14,9 +14,10 @@ launch-bound; bench/models/hf_llama_train.py: 32-layer bf16 training step) and e
   after every app block pair, a plain block of the same compiled function and a plain eager
   block, each 10 steps between `torch.cuda.synchronize()` + `perf_counter` (no events, no watch),
   so the whole run alternates mode and eager blocks as the issue's reference timing does;
-  median block per step of each, speedup = their ratio. Each plain loop runs at its own fastest
-  Python stack depth (`PlainLoop`: CPython <= 3.12 runs a launch-bound step up to 2x slower at
-  some depths), and again at this file's natural depth, reported beside it;
+  median block per step of each, speedup = their ratio. The plain loops vary their Python
+  stack depth (`PlainLoop`: CPython <= 3.12 runs a launch-bound step up to 2x slower at
+  some depths): like the app's, its blocks rotate through eight depths; it also runs at this
+  file's natural depth, reported beside it;
 - timing overhead: what the app's block loop adds per step (a CUDA event, the compile watch's
   step store), measured alone around a step that does nothing (`_bookkeeping_us`), over the
   mode's median; the app's block median against the plain one is printed beside it, but host
@@ -66,32 +67,26 @@ def _deeper(n: int, then: Any) -> Any:
 
 
 class PlainLoop:
-    """The independent measurement at its own fastest Python stack depth.
+    """The independent measurement, its blocks rotating through Python stack depths.
 
     On CPython <= 3.12 the same launch-bound step runs up to 2x slower at some stack depths
     (a data-stack chunk mmapped and freed per call, CPython gh-142183; bench/host_time_diag.py
-    measured 8.4-16.3 ms for one compiled HF Llama step). This loop's code is its own (not the
-    app's `BlockTimer`): it probes `DEPTHS` with one-step plain blocks, keeps the fastest, and
-    times every later block there. The probes run in `block`'s own frame, so they stand exactly
-    where the blocks will. `natural` blocks run without the padding, at the depth this file
-    happens to give them, to show how far the depth moved this run's figures.
+    measured 7.3-21 ms for one compiled HF Llama step over 40 depths). This loop's code is its
+    own (not the app's `BlockTimer`); block k runs `DEPTHS[k % 8]` frames deeper, so its median
+    over blocks is a typical depth's, as the app's is. `natural` blocks run without the
+    padding, at the depth this file happens to give them, to show how far the depth moved
+    this run's figures.
     """
 
     def __init__(self, timer: Any, fn: Any, mark: Any, inputs: Any) -> None:
         self.timer, self.fn, self.mark, self.inputs = timer, fn, mark, inputs
-        self.depth: int | None = None
-        self.probes: list[float] = []
+        self.turn = 0
 
-    def block(self, n: int, rounds: int = 4) -> float:
-        """ms per step of `n` plain steps; the first call chooses the depth."""
-        if self.depth is None:
-            best = [float("inf")] * len(DEPTHS)
-            one = lambda: plain_block(self.timer, self.fn, self.mark, self.inputs, 1)  # noqa: E731
-            for r in range(rounds):
-                for k in (range(len(DEPTHS)) if r % 2 == 0 else reversed(range(len(DEPTHS)))):
-                    best[k] = min(best[k], _deeper(DEPTHS[k], one))
-            self.depth, self.probes = DEPTHS[best.index(min(best))], best
-        return float(_deeper(self.depth, lambda: plain_block(self.timer, self.fn, self.mark, self.inputs, n)))
+    def block(self, n: int) -> float:
+        """ms per step of `n` plain steps, at the next depth."""
+        depth = DEPTHS[self.turn % len(DEPTHS)]
+        self.turn += 1
+        return float(_deeper(depth, lambda: plain_block(self.timer, self.fn, self.mark, self.inputs, n)))
 
     def natural(self, n: int) -> float:
         return plain_block(self.timer, self.fn, self.mark, self.inputs, n)
@@ -157,8 +152,7 @@ def measure_mode(spec: Any, mode: str, args: argparse.Namespace) -> dict[str, An
         "peak_mem_bytes": stats.peak_mem_bytes, "blocks": blocks, "bookkeeping_us": bookkeeping_us,
         "indep_natural_median": statistics.median(indep["mode_natural"]),
         "indep_natural_eager": statistics.median(indep["eager_natural"]),
-        "depth_probes": {"app": stats.depth_probe_ms, "app_paired_eager": stats.baseline_depth_probe_ms,
-                         "plain": plain_mode.probes, "plain_eager": plain_eager.probes},
+        "ms_by_depth": {"app": stats.ms_by_depth, "app_paired_eager": stats.baseline_ms_by_depth},
     }
 
 
