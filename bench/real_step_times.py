@@ -16,7 +16,7 @@ launch-bound; bench/models/hf_llama_train.py: 32-layer bf16 training step) and e
   so the whole run alternates mode and eager blocks as the issue's reference timing does;
   median block per step of each, speedup = their ratio. The plain loops vary their Python
   stack depth (`PlainLoop`: CPython <= 3.12 runs a launch-bound step up to 2x slower at
-  some depths): like the app's, its blocks rotate through eight depths; it also runs at this
+  some depths): like the app's, its blocks rotate through 17 depths; it also runs at this
   file's natural depth, reported beside it;
 - timing overhead: what the app's block loop adds per step (a CUDA event, the compile watch's
   step store), measured alone around a step that does nothing (`_bookkeeping_us`), over the
@@ -59,7 +59,7 @@ def plain_block(timer: Any, fn: Any, mark: Any, inputs: Any, n: int) -> float:
     return (time.perf_counter() - t0) * 1000.0 / n
 
 
-DEPTHS = tuple(range(0, 160, 20))  # extra frames of `_deeper`, as far apart as the app's
+DEPTHS = tuple(range(0, 136, 8))  # extra frames of `_deeper` (15 slots): one 2048-slot chunk
 
 
 def _deeper(n: int, then: Any) -> Any:
@@ -72,7 +72,7 @@ class PlainLoop:
     On CPython <= 3.12 the same launch-bound step runs up to 2x slower at some stack depths
     (a data-stack chunk mmapped and freed per call, CPython gh-142183; bench/host_time_diag.py
     measured 7.3-21 ms for one compiled HF Llama step over 40 depths). This loop's code is its
-    own (not the app's `BlockTimer`); block k runs `DEPTHS[k % 8]` frames deeper, so its median
+    own (not the app's `BlockTimer`); block k runs `DEPTHS[k % 17]` frames deeper, so its median
     over blocks is a typical depth's, as the app's is. `natural` blocks run without the
     padding, at the depth this file happens to give them, to show how far the depth moved
     this run's figures.

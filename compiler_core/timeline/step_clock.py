@@ -16,8 +16,8 @@ stand out), the wall clock says what the block cost a user's loop, synchronisati
 This is the same figure an independent "10 steps between two `torch.cuda.synchronize()`"
 measurement gives, which is what users check the app against.
 
-Where on the Python stack a block runs varies too: block k runs `DEPTHS[k % 8]` frames further
-down. CPython up to 3.12 keeps frames in 16 KiB data-stack chunks and frees a chunk as soon as
+Where on the Python stack a block runs varies too: block k runs `DEPTHS[k % 17]` frames
+further down. CPython up to 3.12 keeps frames in 16 KiB data-stack chunks and frees a chunk as soon as
 the frame that opened it returns (CPython gh-142183, fixed in 3.13/3.14 point releases by
 caching one chunk): a loop whose hot calls straddle a chunk boundary mmaps and munmaps a chunk
 per call. Measured on an H200, Python 3.12.3 (bench/host_time_diag.py), the same launch-bound
@@ -27,8 +27,8 @@ which is why a plain loop in one file and the app's loop in another disagreed by
 A user's loop sits at whatever depth their script gives it; the model's cost does not depend on
 that. Choosing the fastest depth by short probes failed on the H200 (probes did not predict the
 blocks), but the median over depths held: over 40 outer depths the plain loop's, the app's and an
-independent depth-varying loop's medians agreed within 0.7 %. So blocks rotate through eight
-depths spanning more than one chunk, the median over blocks is the figure, and each depth's
+independent depth-varying loop's medians agreed within 0.7 %. So blocks rotate through 17
+depths tiling one chunk, the median over blocks is the figure, and each depth's
 median is kept (`ModeStats.ms_by_depth`) so the spread is shown, not hidden.
 """
 
@@ -42,9 +42,11 @@ from dataclasses import dataclass
 from typing import Any
 
 BLOCK = 10
-# Extra frames of `_descend` (about 15 slots each) under the timing loop: 8 depths 20 frames
-# apart span more than one 2048-slot chunk, so most of them lie clear of any boundary.
-DEPTHS = tuple(range(0, 160, 20))
+# Extra frames of `_descend` under the timing loop. Its frame is 15 slots (measured on 3.11;
+# 15-16 on 3.12), so 17 depths 8 frames apart tile one 2048-slot chunk evenly: whatever depth
+# the caller starts from, the blocks sample the chunk's whole cycle, and their median is the
+# same (a coarser tiling left the app and an independent loop a few % apart on the H200).
+DEPTHS = tuple(range(0, 136, 8))
 
 
 @dataclass
