@@ -347,19 +347,13 @@ class _KernelFlow:
         self.fused, self.ops, self.node_inputs, self.frag = fused, ops, node_inputs, frag
         self.flow = Flow.of(self.source)
         self.valued = self.flow.valued()
-        reductions = {
-            i
-            for i, line in enumerate(self.source, start=1)
-            if "tmp" in line
-            and not _STORE.search(line)
-            and not _LOAD.search(line)
-            and (m := _ASSIGN.match(line) or _MULTI.match(line))
-            and _REDUCTION_LINE.search(m.group(2))
+        reductions = {  # assignment lines (the def-use pass found them) that reduce
+            i for i in self.flow.uses if _REDUCTION_LINE.search(self.source[i - 1].split("=", 1)[-1])
         }
         self.into_reduction = self.flow.into_reduction(reductions)
         self._reads: dict[str, set[str]] = {}
         # output parameters the kernel stores into (`out_ptr0`, `in_out_ptr1`)
-        self.outputs = len({p for line in self.source if _STORE.search(line) for p in _PTR.findall(line)
+        self.outputs = len({p for i in self.flow.value for p in _PTR.findall(self.source[i - 1])
                             if p.startswith(("out_", "in_out_"))})  # fmt: skip
         self.realized: set[str] = set()
         self._twin_key: dict[str, tuple[object, ...]] | None = None
