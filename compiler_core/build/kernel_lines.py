@@ -305,8 +305,13 @@ def kernel_line_nodes(kernel: Kernel, post: Graph | None, args: dict[str, list[s
                     sets = [x for x in sets if x]
                 if all(sets):
                     node = k.op(expr, i, used, sets, lits)
-                    step = None if node is not None else k.pre_reduction(expr, i, used, sets)
-                    if step is not None:  # the reduction's own first steps (`any` of a bool: != 0)
+                    # else an inner step of a node its operand already carries, else a
+                    # reduction's own first steps (`any` of a bool: `!= 0`)
+                    step = None if node is not None else k.inner(expr, i, sets, lits)
+                    step = (
+                        step if step is not None or node is not None else k.pre_reduction(expr, i, used, sets)
+                    )
+                    if step is not None:
                         made[tmp] = [step]
                         hits.append(step)
                     elif node is None and _PURE_CAST.match(expr):  # no convert node: a promotion
@@ -315,11 +320,6 @@ def kernel_line_nodes(kernel: Kernel, post: Graph | None, args: dict[str, list[s
                             made[tmp] = [n for t in operand_tmps for n in made.get(t, [])]
                         else:
                             loaded[tmp] = [n for t in operand_tmps for n in loaded.get(t, [])]
-                    elif node is None:  # an inner step of a node its operand already carries
-                        inner = k.inner(expr, i, sets, lits)
-                        if inner is not None:
-                            made[tmp] = [inner]
-                            hits.append(inner)
             if node is not None:
                 used.add(node)
                 hits.append(node)
