@@ -867,27 +867,6 @@ def aten_op(target: str) -> str:
     return parts[1] if len(parts) >= 2 and parts[0] in ("aten", "prims") else parts[-1]
 
 
-def _op_match(expr: str, fused: list[str], ops: dict[str, str], used: set[str], operands: set[str],
-              node_inputs: dict[str, set[str]]) -> str | None:  # fmt: skip
-    """The unused fused node whose op `expr` spells and which reads the most nodes the expr's
-    `tmp`s carry (at least one, when they carry any; the earliest among equals): `tmp2 = tmp0 +
-    tmp1` on an index is not the `add` of a later variance + eps, and `tmp14 * tmp16` is the `mul`
-    of both its operands, not an earlier `mul` of one of them."""
-    best, score = None, 0
-    for name in fused:
-        if name in used:
-            continue
-        overlap = len(operands & node_inputs.get(name, set()))
-        if (operands and overlap <= score) or (not operands and best is not None):
-            continue
-        op = ops.get(name, "").rstrip("_")
-        if op and (
-            (op in expr and _word_re(op).search(expr)) or any(s in expr for s in _SPELLINGS.get(op, ()))
-        ):
-            best, score = name, overlap
-    return best
-
-
 @cache
 def _word_re(word: str) -> re.Pattern[str]:
     """Whole-word pattern, compiled once per name (re's own cache holds 512 and a 9k-node graph
