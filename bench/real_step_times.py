@@ -227,6 +227,11 @@ def main(argv: list[str] | None = None) -> int:
             med_err = abs(r["app_median"] / r["indep_median"] - 1) * 100
             sp_err = abs(r["app_speedup"] / r["indep_speedup"] - 1) * 100
             block_diff = (r["app_block"] / r["indep_median"] - 1) * 100 if r["app_block"] else None
+            # paired by round (neighbours in time): robust to the host drifting between rounds
+            rows = [b for b in r["blocks"] if b[0] and b[2] and b[3]]
+            paired_med = abs(statistics.median(b[0] / b[2] for b in rows) - 1) * 100 if rows else None
+            paired_sp = abs(statistics.median((b[1] / b[0]) / (b[3] / b[2]) for b in rows) - 1) * 100 \
+                if rows else None
             over = r["bookkeeping_us"] / (r["app_median"] * 1000.0) * 100
             k = f"{name} {mode}"
             figures += [
@@ -236,6 +241,8 @@ def main(argv: list[str] | None = None) -> int:
                 figure(f"{k}: app speedup", r["app_speedup"], "x"),
                 figure(f"{k}: independent speedup", r["indep_speedup"], "x"),
                 figure(f"{k}: speedup disagreement", sp_err, "%", "<= 5", sp_err <= 5),
+                figure(f"{k}: median disagreement, paired by round (median of ratios)", paired_med, "%"),
+                figure(f"{k}: speedup disagreement, paired by round", paired_sp, "%"),
                 figure(f"{k}: timing overhead (bookkeeping per step / median)", over, "%", "<= 1", over <= 1),
                 figure(f"{k}: app block vs plain block (host noise ~3 %)", block_diff, "%"),
                 figure(f"{k}: GPU idle per step", r["idle_us"], "us"),
@@ -247,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
                 figure(f"{k}: independent median at this file's own depth", r["indep_natural_median"], "ms"),
                 figure(f"{k}: independent eager at this file's own depth", r["indep_natural_eager"], "ms"),
             ]
-            print(json.dumps(figures[-13:]), file=sys.stderr, flush=True)
+            print(json.dumps(figures[-15:]), file=sys.stderr, flush=True)
     if args.json:
         print(json.dumps({"device": device_name, "torch": torch.__version__, "figures": figures}))
     return 0 if all(f["ok"] is not False for f in figures) else 1
