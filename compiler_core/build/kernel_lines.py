@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from functools import cache
+from functools import cache, lru_cache
 
 from compiler_core.session.model import Graph, Kernel
 from compiler_core.trace.output_code import split_extern_name
@@ -449,8 +449,10 @@ def _extern_nodes(kernel: Kernel, by_op: dict[str, list[str]]) -> list[str]:
     return same_op[nth - 1 : nth] or list(kernel.fused_nodes[:1])
 
 
+@lru_cache(maxsize=8192)
 def aten_op(target: str) -> str:
-    """`aten.add.Tensor` / `torch.ops.aten.add.Tensor` → `add`."""
+    """`aten.add.Tensor` / `torch.ops.aten.add.Tensor` → `add`. Cached: a few hundred targets
+    over the 9k nodes of a deep post-grad graph."""
     parts = target.replace("torch.ops.", "").split(".")
     return parts[1] if len(parts) >= 2 and parts[0] in ("aten", "prims") else parts[-1]
 
@@ -530,11 +532,14 @@ def _name_re(word: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![.\w]){re.escape(word)}\b(?!\s*\()")
 
 
-def _params(source: str) -> list[str]:
+@lru_cache(maxsize=4096)
+def _params(source: str) -> tuple[str, ...]:
+    """A kernel's parameter names. Cached: a deep model calls each kernel once per layer, and
+    finding the signature searches the whole source (~60 µs a call)."""
     m = _PARAMS.search(source)
     if not m:
-        return []
-    return [_param_name(p) for p in m.group(1).split(",") if p.strip()]
+        return ()
+    return tuple(_param_name(p) for p in m.group(1).split(",") if p.strip())
 
 
 def _param_name(decl: str) -> str:
@@ -548,7 +553,16 @@ def _param_name(decl: str) -> str:
 
 def _split_args(text: str) -> list[str]:
     """Top-level comma-separated arguments (nested calls such as `reinterpret_tensor(...)` kept)."""
-    out: list[str] = []
+    if "(" not in text and "[" not in text and "{" not in text and ")" not in text and "]" not in text \
+            and "}" not in text:  # fmt: skip
+        # no nesting (most calls): every comma splits, as the loop below would
+        *parts, last = text.split(",")
+        out = [x.strip() for x in parts]
+        last = last.strip()
+        if last:
+            out.append(last)
+        return out
+    out = []
     cur: list[str] = []
     depth = 0
     for ch in text:
