@@ -69,8 +69,8 @@ def link_compile(lb: LinkBuilder, c: Compile, pre_to_post: dict[str, list[str]],
             for fused in k.fused_nodes:
                 add(post_p + graph_key(out.graph, fused), kref)
             line_head = f"{line_p}{out.graph}:{k.name}:"
-            for i in range(1, k.source.count("\n") + 2 if k.source else 1):
-                add(kref, f"{line_head}{i}")
+            lines = k.source.count("\n") + 1 if k.source else 0
+            lb.add_star(kref, [f"{line_head}{i}" for i in range(1, lines + 1)])
             for line, nodes in k.line_nodes.items():
                 lref = line_head + line
                 for name in nodes:

@@ -81,3 +81,25 @@ def test_devices_in_real_output_code() -> None:
     text = lzma.decompress((DATA / "hf_llama_train.log.xz").read_bytes()).decode()
     found = _devices_in(text)
     assert found == set(_ALLOC_DEVICE.findall(text)) and "cuda" in found
+
+
+def test_fx_ascii_patterns_parse_real_graphs_as_the_unicode_ones() -> None:
+    """`parse_graph` takes ASCII-only regexes for an ASCII text: a trailing non-ASCII comment
+    line sends the same graph through the Unicode patterns, and the nodes must not change."""
+    import tempfile
+
+    from compiler_core.build.compile_records import PAYLOAD_KINDS
+    from compiler_core.trace.fx_text import parse_graph
+    from compiler_core.trace.records import RecordReader
+
+    with tempfile.TemporaryDirectory() as tmp:
+        log = Path(tmp) / "bert.log"
+        log.write_bytes(lzma.decompress((DATA / "hf_bert_train.log.xz").read_bytes()))
+        records = RecordReader(str(log), PAYLOAD_KINDS)
+        texts = [r.payload for r in records if "def forward(" in r.payload[:5000]]
+    assert len(texts) >= 4 and all(t.isascii() for t in texts)
+    for text in texts:
+        fast = parse_graph(text, "dynamo")
+        unicode = parse_graph(text + "\n# \u00e9", "dynamo")
+        assert len(fast.nodes) > 100
+        assert fast.nodes == unicode.nodes
