@@ -29,7 +29,7 @@ from __future__ import annotations
 import dataclasses
 from collections import defaultdict
 from collections.abc import Mapping
-from functools import cache
+from functools import cache, lru_cache
 from typing import NamedTuple
 
 from compiler_core.session.model import Compile, Decomposition, DecompositionInfo, Graph, Node, Session
@@ -57,6 +57,7 @@ class DecompNode(NamedTuple):
 
 
 @cache
+@lru_cache(maxsize=8192)  # a few hundred targets over ~10k nodes per compile
 def op_name(target: str) -> str:
     """`aten.amax.default` → `amax`, `prims.convert_element_type.default` → `prims.convert_element_type`,
     `torch._VariableFunctionsClass.softmax` → `softmax`, `_operator.add` → `add`."""
