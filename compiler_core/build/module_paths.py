@@ -307,19 +307,18 @@ def _by_line(nodes: Sequence[Node], path: list[str], owner: list[str],
 
 
 def _neighbours(path: list[str], nodes: Sequence[Node]) -> tuple[list[int], list[int]]:
-    """Per node, the nearest placed call node before and after it (-1: none)."""
     n = len(path)
-    placed = [i for i, (p, nd) in enumerate(zip(path, nodes, strict=True)) if p and nd.op in _CALL_OPS]
     prev, nxt = [-1] * n, [-1] * n
     last = -1
-    for i in placed:  # fill the stretches between placed nodes, not every node one by one
-        prev[last + 1 : i + 1] = [last] * (i - last)
-        last = i
-    prev[last + 1 :] = [last] * (n - 1 - last)
+    for i in range(n):
+        prev[i] = last
+        if path[i] and nodes[i].op in _CALL_OPS:
+            last = i
     last = -1
-    for i in placed:
-        nxt[last if last >= 0 else 0 : i] = [i] * (i - (last if last >= 0 else 0))
-        last = i
+    for i in range(n - 1, -1, -1):
+        nxt[i] = last
+        if path[i] and nodes[i].op in _CALL_OPS:
+            last = i
     return prev, nxt
 
 

@@ -15,9 +15,7 @@ from hypothesis import strategies as st
 
 from compiler_core.build.compile_builder import guard_location
 from compiler_core.build.kernel_lines import _split_args
-from compiler_core.build.module_paths import _CALL_OPS, _neighbours
 from compiler_core.build.session_builder import _devices_in
-from compiler_core.session.model import Node
 
 DATA = Path(__file__).resolve().parents[3] / "bench" / "data"
 # the pattern `guard_location` replaces (compile_builder.py before the third pass)
@@ -106,28 +104,3 @@ def test_fx_ascii_patterns_parse_real_graphs_as_the_unicode_ones() -> None:
         assert len(fast.nodes) > 100
         assert fast.nodes == unicode.nodes
 
-
-def _reference_neighbours(path: list[str], ops: list[str]) -> tuple[list[int], list[int]]:
-    n = len(path)
-    prev, nxt = [-1] * n, [-1] * n
-    last = -1
-    for i in range(n):
-        prev[i] = last
-        if path[i] and ops[i] in _CALL_OPS:
-            last = i
-    last = -1
-    for i in range(n - 1, -1, -1):
-        nxt[i] = last
-        if path[i] and ops[i] in _CALL_OPS:
-            last = i
-    return prev, nxt
-
-
-@given(st.lists(st.tuples(st.sampled_from(["", "a", "a/b"]),
-                          st.sampled_from(["placeholder", "call_function", "call_module", "output"])),
-                max_size=16))  # fmt: skip
-def test_neighbours_match_the_node_by_node_walk(rows: list[tuple[str, str]]) -> None:
-    path = [p for p, _ in rows]
-    ops = [op for _, op in rows]
-    nodes = [Node(f"n{i}", op) for i, op in enumerate(ops)]
-    assert _neighbours(path, nodes) == _reference_neighbours(path, ops)
