@@ -61,15 +61,15 @@ def encode_links(links: Mapping[str, tuple[str, ...]]) -> list[Any]:
             pa, ka = split[a]
             by_prefix = groups[pa]
             current: str | None = None
-            keys: list[str] = []
+            run: list[str] = []
             # targets are sorted, so those of one prefix are a run: one group lookup per run
             for b in targets[bisect.bisect_right(targets, a) :]:
                 pb, kb = split[b]
                 if pb is not current:
                     current = pb
-                    keys = by_prefix.get(pb) or by_prefix.setdefault(pb, [])
-                keys.append(ka)
-                keys.append(kb)
+                    run = by_prefix.setdefault(pb, [])
+                run.append(ka)
+                run.append(kb)
         return [[pa, pb, groups[pa][pb]] for pa in sorted(groups) for pb in sorted(groups[pa])]
     sets: dict[str, frozenset[str]] = {}  # a hub's targets as a set: `in` on its tuple is linear
     for a, targets in links.items():
