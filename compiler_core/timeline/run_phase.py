@@ -142,7 +142,8 @@ class ModeRun:
         self._mark_step: Callable[[], None] = lambda: None
         self._failed = False
         self.samples: list[StepSample] = []  # own and paired samples, in run order
-        self.baseline = PairedEager(spec, mode, self.timer, self._add) if paired else None
+        self.baseline = PairedEager(spec, mode, BlockTimer(device), self._add) if paired else None
+        self.depth_probes: list[float] = []
         self.profile: RuntimeProfile | None = None
 
     def run(self) -> tuple[list[StepSample], list[TimelineEvent], ModeStats]:
@@ -178,8 +179,10 @@ class ModeRun:
             mark()
             fn(inputs[i])
 
+        probe = self._probe_ms()
         self.memory.reset()
-        timed = self.timer.time_block(step, indices)
+        timed = self.timer.time_block(step, indices, probe_ms=probe)
+        self.depth_probes = timed.probes or self.depth_probes
         peak = self.memory.peak()
         marks = self.watch.take()
         for e in marks:
@@ -194,6 +197,12 @@ class ModeRun:
             raise timed.error
         if self.baseline is not None:
             self.baseline.run_block(indices, inputs, warm)
+
+    def _probe_ms(self) -> float | None:
+        """A step's ms for the timer to choose its stack depth by, once per mode: at the second
+        block (the first has the compile), from the first block's last step."""
+        own = [s for s in self.samples if not s.baseline_for]
+        return own[-1].ms if len(own) == BLOCK and not self.depth_probes else None
 
     def fail(self, exc: BaseException) -> None:
         done = sum(1 for s in self.samples if not s.baseline_for)
@@ -216,6 +225,9 @@ class ModeRun:
                            kernels=kernels, cudagraph_graphs=cudagraphs)
         if self.profile is not None:
             stats = dataclasses.replace(stats, runtime=_with_idle(self.profile, stats.median_ms))
+        stats = dataclasses.replace(
+            stats, depth_probe_ms=tuple(self.depth_probes),
+            baseline_depth_probe_ms=tuple(self.baseline.depth_probes) if self.baseline else ())
         self.emit(to_record(stats))
         self._step_fn = lambda inputs: None  # drop the compiled model before the next mode
         _release_memory(self.device)
@@ -260,10 +272,19 @@ class PairedEager:
                  add: Callable[[StepSample], None]) -> None:
         self.mode, self.timer, self._add = mode, timer, add
         self._step_fn = step_function(spec, spec.model)
+        self.depth_probes: list[float] = []
+        self._blocks = 0
+        self._last_ms: float | None = None
 
     def run_block(self, indices: range, inputs: dict[int, tuple[Any, ...]], warm: list[bool]) -> None:
+        """One block; the second also chooses this timer's stack depth (its own: eager's call
+        path differs from the mode's)."""
         fn = self._step_fn
-        timed = self.timer.time_block(lambda i: fn(inputs[i]), indices)
+        self._blocks += 1
+        probe = self._last_ms if self._blocks == 2 else None
+        timed = self.timer.time_block(lambda i: fn(inputs[i]), indices, probe_ms=probe)
+        self.depth_probes = timed.probes or self.depth_probes
+        self._last_ms = timed.ms[-1] if timed.ms else None
         for i, ms, w in zip(indices, timed.ms, warm, strict=False):
             self._add(StepSample(EAGER, i, ms, w, baseline_for=self.mode))
         if timed.error is not None:

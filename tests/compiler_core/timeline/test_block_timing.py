@@ -4,6 +4,7 @@ that ran."""
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ import pytest
 
 from compiler_core.modelfile import load_model_file
 from compiler_core.timeline import run_phase
-from compiler_core.timeline.step_clock import BLOCK, BlockTimer, split
+from compiler_core.timeline.step_clock import BLOCK, DEPTHS, BlockTimer, split
 
 COUNTING_MODEL = """\
 import torch
@@ -60,6 +61,39 @@ def test_a_failing_step_keeps_the_times_of_the_steps_before_it() -> None:
     assert all(ms >= 1.0 for ms in timed.ms)
 
 
+def _stack_depth() -> int:
+    frame, n = sys._getframe(1), 0
+    while frame is not None:
+        frame, n = frame.f_back, n + 1
+    return n
+
+
+def test_blocks_run_at_the_fastest_probed_stack_depth() -> None:
+    """A step that is slow unless it runs deep enough (as a CPython <= 3.12 step straddling a
+    data-stack chunk is slow at some depths): the probes find the fast depths, the block runs
+    at one of them, and every probe's time is kept."""
+    base = _stack_depth()
+    fast_from = base + DEPTHS[-2]  # only the two deepest probe depths are fast
+
+    def step(i: int) -> None:
+        time.sleep(0.03 if _stack_depth() < fast_from else 0.0)
+
+    timer = BlockTimer("cpu")
+    timed = timer.time_block(step, range(BLOCK), probe_ms=5.0)
+    assert timed.error is None and len(timed.probes) == len(DEPTHS)
+    assert timer.depth in DEPTHS[-2:]
+    assert all(p >= 30.0 for p in timed.probes[:-2])
+    assert timed.wall_ms < BLOCK * 30.0  # no step of the block slept
+    again = timer.time_block(step, range(2))  # later blocks keep the depth, without probes
+    assert again.probes == [] and again.wall_ms < 2 * 30.0
+
+
+def test_steps_too_slow_for_the_probe_budget_are_not_probed() -> None:
+    timer = BlockTimer("cpu")
+    timed = timer.time_block(lambda i: None, range(3), probe_ms=10_000.0)
+    assert timed.probes == [] and timer.depth == 0
+
+
 @pytest.mark.slow
 def test_records_are_emitted_between_blocks_never_between_two_steps(tmp_path: Path) -> None:
     path = tmp_path / "counting.py"
@@ -83,3 +117,6 @@ def test_records_are_emitted_between_blocks_never_between_two_steps(tmp_path: Pa
     assert [s.step for s in own] == list(range(steps))
     assert [s.step for s in own if s.warmup] == list(range(BLOCK))  # compile block
     assert stats[1].median_ms is not None and stats[1].baseline_ms is not None
+    # every loop chose its stack depth once: the mode's, its paired eager's and eager's own
+    for probes in (stats[0].depth_probe_ms, stats[1].depth_probe_ms, stats[1].baseline_depth_probe_ms):
+        assert len(probes) == len(DEPTHS) and all(p > 0 for p in probes)
