@@ -34,7 +34,7 @@ from compiler_core.session.model import (
 )
 from compiler_core.session.vocab import CompileStatus, GraphKind
 from compiler_core.session.vocab import Partition as PartitionName
-from compiler_core.trace.fx_text import parse_graph
+from compiler_core.trace.fx_text import comment_tail_start, parse_graph, parse_graph_closed
 from compiler_core.trace.output_code import ParsedKernel, extern_name, parse_output_code
 
 _WORD = re.compile(r"\w+")
@@ -93,7 +93,26 @@ def _graph(acc: CompileRecords, memo: ParseMemo, stage: str, kind: str, name: st
 
 
 def _parsed(memo: ParseMemo, text: str, kind: str, name: str) -> Graph:
-    return memo.get((text, kind, name), lambda: parse_graph(text, kind, name))
+    return memo.get((text, kind, name), lambda: _parsed_shared(memo, text, kind, name))
+
+
+def _parsed_shared(memo: ParseMemo, text: str, kind: str, name: str) -> Graph:
+    """Texts that differ only in trailing blank or comment lines share one parse: Inductor logs
+    the pre-grad graph as the Dynamo graph's text plus `# graph id: N` (2.4k statements of a
+    deep model parsed twice). The shared part is parsed once; when that parse is closed
+    (fx_text.parse_graph_closed) the tail cannot change the nodes, else `text` is parsed whole."""
+    cut = comment_tail_start(text)
+    if cut == len(text):
+        graph, _ = memo.get(("fx nodes", text), lambda: parse_graph_closed(text, kind, name))
+        return Graph(kind=GraphKind(kind), nodes=graph.nodes, text=text, name=name)
+    core = text[:cut]
+    try:
+        graph, closed = memo.get(("fx nodes", core), lambda: parse_graph_closed(core, kind, name))
+    except Exception:  # the part alone is malformed (a header closed only in the tail): the whole
+        closed = False  # text is parsed as before, and raises as before if it is malformed too
+    if not closed:
+        return parse_graph(text, kind, name)
+    return Graph(kind=GraphKind(kind), nodes=graph.nodes, text=text, name=name)
 
 
 def _from_enriched(g: Graph, kind: str, name: str, text: str) -> Graph:

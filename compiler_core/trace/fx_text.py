@@ -93,11 +93,21 @@ _IDENT_ASCII = re.compile(_IDENT.pattern, re.ASCII)
 
 def parse_graph(text: str, kind: str, name: str = "") -> Graph:
     """Parse readable FX text; unparseable lines are skipped, never fatal."""
+    return parse_graph_closed(text, kind, name)[0]
+
+
+def parse_graph_closed(text: str, kind: str, name: str = "") -> tuple[Graph, bool]:
+    """`parse_graph`, and whether the parse is *closed*: blank or comment lines appended after
+    a line break would leave its nodes as they are (the header closed within `text`, and the
+    body ended or no statement was left open at its end). compile_builder.py shares one parse
+    between texts that differ only in such a tail (the pre-grad graph is the Dynamo graph's
+    text plus `# graph id: N`)."""
     lines = text.splitlines()
     start = next((i for i, ln in enumerate(lines) if ln.lstrip().startswith("def forward(")), None)
     if start is None:
-        return Graph(kind=GraphKind(kind), text=text, name=name)
+        return Graph(kind=GraphKind(kind), text=text, name=name), True
     params, body_at = _read_params(lines, start)
+    closed = body_at <= len(lines)  # else the header's `):` search ran into any appended line
     st = _State()
     for pname, annot, comment in params:
         _add_placeholder(st, pname, annot, comment)
@@ -118,7 +128,7 @@ def parse_graph(text: str, kind: str, name: str = "") -> Graph:
                     if body_indent is None:
                         body_indent = at
                     if at < body_indent:
-                        break  # a nested class or the end of forward()
+                        break  # a nested class or the end of forward(): later lines are not read
                     if at == body_indent:
                         _fast_statement(st, lhs, annot, fn, args)
                     continue
@@ -147,12 +157,30 @@ def parse_graph(text: str, kind: str, name: str = "") -> Graph:
             _statement(st, stmt)
     else:
         if buf:
+            closed = False  # appended lines would have joined this statement
             stmt = " ".join(buf)
             if body_indent is None:
                 body_indent = indent
             if indent == body_indent:
                 _statement(st, stmt)
-    return Graph(kind=GraphKind(kind), nodes=tuple(st.nodes), text=text, name=name)
+    return Graph(kind=GraphKind(kind), nodes=tuple(st.nodes), text=text, name=name), closed
+
+
+def comment_tail_start(text: str) -> int:
+    """Where the run of blank and `#` comment lines that ends `text` begins: the index of the
+    line break before it (`len(text)` when the last line is code). The first line is never
+    part of it. A comment line holding another line separator (form feed, U+2028...) ends the
+    run: `splitlines` would read code after it."""
+    end = len(text)
+    while True:
+        cut = text.rfind("\n", 0, end)
+        if cut < 0:
+            return end
+        line = text[cut + 1 : end]
+        stripped = line.strip()
+        if stripped and (not stripped.startswith("#") or len(line.splitlines()) > 1):
+            return end
+        end = cut
 
 
 def _plain_balanced(args: str) -> bool:

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import lzma
 import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -104,3 +106,73 @@ def test_fx_ascii_patterns_parse_real_graphs_as_the_unicode_ones() -> None:
         assert len(fast.nodes) > 100
         assert fast.nodes == unicode.nodes
 
+
+
+_FX_LINES = [
+    "class GraphModule(torch.nn.Module):",
+    '    def forward(self, L_x_: "f32[4, 8][8, 1]cpu", L_w_: "f32[8][1]cpu"):',
+    "    def forward(self, a,",
+    "            b):",
+    "        l_x_ = L_x_",
+    '        add: "f32[4, 8][8, 1]cpu" = torch.add(l_x_, L_w_);  l_x_ = None',
+    '        mul: "f32[4, 8][8, 1]cpu" = add * 2',
+    "        view = add.view(-1)",
+    "        cat = torch.cat([add,",
+    "            mul], 1)",
+    "        return (mul,)",
+    "         # File: /m.py:3 in forward, code: x + w",
+    "    # a comment (x):",
+    "  # graph id: 123",
+    "",
+    "   ",
+    "    class GraphModule(torch.nn.Module):",
+    "# form\x0cfeed = torch.relu(add)",
+]
+
+
+@given(st.lists(st.sampled_from(_FX_LINES), max_size=14), st.lists(st.sampled_from(_FX_LINES), max_size=4))
+def test_a_shared_parse_is_the_whole_texts_parse(body: list[str], tail: list[str]) -> None:
+    """`_parsed_shared` (one parse for texts that differ in trailing comment lines) gives the
+    nodes parsing the whole text gives, for any mix of headers, open statements and tails."""
+    from compiler_core.build.compile_builder import _parsed_shared
+    from compiler_core.build.parse_memo import ParseMemo
+    from compiler_core.trace.fx_text import parse_graph
+
+    def outcome(parse: Callable[[str], Any], text: str) -> Any:
+        try:
+            graph = parse(text)
+        except Exception as exc:  # a malformed header raises in both, or in neither
+            return type(exc)
+        assert graph.text == text
+        return graph.nodes
+
+    memo = ParseMemo()
+    base = "\n".join(body)
+    for text in (base, base + "\n" + "\n".join(tail), base + "\n"):
+        shared = outcome(lambda t: _parsed_shared(memo, t, "dynamo", ""), text)
+        assert shared == outcome(lambda t: parse_graph(t, "dynamo"), text)
+
+
+def test_pre_grad_graph_shares_the_dynamo_parse() -> None:
+    """The real case: Inductor's pre-grad text is the Dynamo text plus `# graph id: N`."""
+    import tempfile
+
+    from compiler_core.build.compile_builder import _parsed_shared
+    from compiler_core.build.compile_records import PAYLOAD_KINDS
+    from compiler_core.build.parse_memo import ParseMemo
+    from compiler_core.trace.fx_text import parse_graph
+    from compiler_core.trace.records import RecordReader
+
+    with tempfile.TemporaryDirectory() as tmp:
+        log = Path(tmp) / "gpt2.log"
+        log.write_bytes(lzma.decompress((DATA / "hf_gpt2_train.log.xz").read_bytes()))
+        records = list(RecordReader(str(log), PAYLOAD_KINDS))
+    dynamo = next(r.payload for r in records if r.kind == "dynamo_output_graph")
+    pre = next(r.payload for r in records if "pre_grad" in f"{r.kind} {r.value}" and r.payload)
+    assert pre != dynamo and pre.startswith(dynamo)
+    memo = ParseMemo()
+    dyn_graph = _parsed_shared(memo, dynamo, "dynamo", "")
+    pre_graph = _parsed_shared(memo, pre, "pre_grad", "forward")
+    assert pre_graph.nodes is dyn_graph.nodes  # one parse
+    assert pre_graph.nodes == parse_graph(pre, "pre_grad", "forward").nodes
+    assert pre_graph.text == pre and pre_graph.kind == "pre_grad" and pre_graph.name == "forward"
