@@ -16,10 +16,10 @@ Variants, interleaved round by round, all calling the same `step` with the same 
   copy_mod  the same loop, defined in bench/block_order_diag.py (an imported module)
   plain     bench/real_step_times.plain_block (the independent measurement)
 
-Phase `fix` checks the remedy: under each of 40 outer paddings (as if a user's script called
-its loop from 40 different depths) it times the plain loop where it stands, the app's
-`BlockTimer` after it chose its own depth, and bench/real_step_times.PlainLoop after it chose its
-own: the first swings with the padding, the other two should not.
+Phase `fix` checks the remedy: under each of 20 outer paddings (as if a user's script called
+its loop from 20 different depths) it times 17 blocks of the plain loop where it stands, of
+the app's `BlockTimer` and of bench/real_step_times.PlainLoop (both rotating their blocks through
+17 depths): the first swings with the padding, the medians of the other two should not.
 
     python bench/host_time_diag.py [MODEL] [MODE] [ROUNDS] [OUTDIR] [PHASES]
     (PHASES: comma-separated from variants,sweep,fix,pyspy; default all)
@@ -201,35 +201,35 @@ def _sweep(timer: Any, step: Any) -> None:
 
 
 def _fix_check(name: str, mode: str, step: Any, fn: Any, mark: Any, inputs: Any) -> None:
-    """Under each outer padding: the plain loop where it stands, then the app's timer and the
-    bench's PlainLoop, each after choosing its own depth (fresh objects per padding)."""
+    """Under each outer padding (as a user's script may call its loop from any depth): the
+    plain loop where it stands, the app's timer and the bench's PlainLoop, each rotating its
+    blocks through its 17 depths; median block of each (fresh objects per padding)."""
     from real_step_times import PlainLoop
 
-    from compiler_core.timeline.step_clock import BLOCK, BlockTimer
+    from compiler_core.timeline.step_clock import BLOCK, DEPTHS, BlockTimer
 
     def at_this_depth() -> tuple[float, float, float]:
-        # every call below is made from this one frame (no generator expressions): a timer
-        # chooses its depth relative to the frame it is called from
         timer = BlockTimer("cuda")
-        natural = copy_main(timer, step, range(BLOCK))
-        natural = min(natural, copy_main(timer, step, range(BLOCK)))
-        timer.time_block(step, range(1), probe_ms=natural)  # chooses the depth
-        app = timer.time_block(step, range(BLOCK)).wall_ms / BLOCK
-        app = min(app, timer.time_block(step, range(BLOCK)).wall_ms / BLOCK)
         plain = PlainLoop(timer, fn, mark, inputs)
-        plain.block(1)  # chooses its depth
-        indep = plain.block(BLOCK)
-        indep = min(indep, plain.block(BLOCK))
-        return natural, app, indep
+        natural, app, indep = [], [], []
+        for _ in DEPTHS:
+            natural.append(copy_main(timer, step, range(BLOCK)))
+            app.append(timer.time_block(step, range(BLOCK)).wall_ms / BLOCK)
+            indep.append(plain.block(BLOCK))
+        return statistics.median(natural), statistics.median(app), statistics.median(indep)
 
     rows = []
-    for pad in range(0, 40):
+    for pad in range(0, 20):
         rows.append(_padded(pad, at_this_depth))
         print(f"fix pad={pad:2d} natural={rows[-1][0]:.3f} app={rows[-1][1]:.3f} plain={rows[-1][2]:.3f}")
     for k, label in enumerate(("natural", "app", "plain")):
         xs = [r[k] for r in rows]
         print(f"{name} {mode} fix {label}: min {min(xs):.3f} median {statistics.median(xs):.3f} "
-              f"max {max(xs):.3f} ms/step over 40 outer depths")
+              f"max {max(xs):.3f} ms/step over 20 outer depths")
+    gaps = [abs(r[1] / r[2] - 1) * 100 for r in rows]
+    natural_gap = max(abs(r[0] / r[2] - 1) * 100 for r in rows)
+    print(f"{name} {mode} fix app vs plain per outer depth: median {statistics.median(gaps):.2f} % "
+          f"max {max(gaps):.2f} %; natural vs plain max {natural_gap:.2f} %")
 
 
 def _pyspy_phase(variants: dict[str, Any], out: Path) -> None:

@@ -14,9 +14,10 @@ launch-bound; bench/models/hf_llama_train.py: 32-layer bf16 training step) and e
   after every app block pair, a plain block of the same compiled function and a plain eager
   block, each 10 steps between `torch.cuda.synchronize()` + `perf_counter` (no events, no watch),
   so the whole run alternates mode and eager blocks as the issue's reference timing does;
-  median block per step of each, speedup = their ratio. Each plain loop runs at its own fastest
-  Python stack depth (`PlainLoop`: CPython <= 3.12 runs a launch-bound step up to 2x slower at
-  some depths), and again at this file's natural depth, reported beside it;
+  median block per step of each, speedup = their ratio. The plain loops vary their Python
+  stack depth (`PlainLoop`: CPython <= 3.12 runs a launch-bound step up to 2x slower at
+  some depths): like the app's, its blocks rotate through 17 depths; it also runs at this
+  file's natural depth, reported beside it;
 - timing overhead: what the app's block loop adds per step (a CUDA event, the compile watch's
   step store), measured alone around a step that does nothing (`_bookkeeping_us`), over the
   mode's median; the app's block median against the plain one is printed beside it, but host
@@ -58,7 +59,7 @@ def plain_block(timer: Any, fn: Any, mark: Any, inputs: Any, n: int) -> float:
     return (time.perf_counter() - t0) * 1000.0 / n
 
 
-DEPTHS = tuple(range(0, 160, 20))  # extra frames of `_deeper`, as far apart as the app's
+DEPTHS = tuple(range(0, 136, 8))  # extra frames of `_deeper` (15 slots): one 2048-slot chunk
 
 
 def _deeper(n: int, then: Any) -> Any:
@@ -66,32 +67,26 @@ def _deeper(n: int, then: Any) -> Any:
 
 
 class PlainLoop:
-    """The independent measurement at its own fastest Python stack depth.
+    """The independent measurement, its blocks rotating through Python stack depths.
 
     On CPython <= 3.12 the same launch-bound step runs up to 2x slower at some stack depths
     (a data-stack chunk mmapped and freed per call, CPython gh-142183; bench/host_time_diag.py
-    measured 8.4-16.3 ms for one compiled HF Llama step). This loop's code is its own (not the
-    app's `BlockTimer`): it probes `DEPTHS` with one-step plain blocks, keeps the fastest, and
-    times every later block there. The probes run in `block`'s own frame, so they stand exactly
-    where the blocks will. `natural` blocks run without the padding, at the depth this file
-    happens to give them, to show how far the depth moved this run's figures.
+    measured 7.3-21 ms for one compiled HF Llama step over 40 depths). This loop's code is its
+    own (not the app's `BlockTimer`); block k runs `DEPTHS[k % 17]` frames deeper, so its median
+    over blocks is a typical depth's, as the app's is. `natural` blocks run without the
+    padding, at the depth this file happens to give them, to show how far the depth moved
+    this run's figures.
     """
 
     def __init__(self, timer: Any, fn: Any, mark: Any, inputs: Any) -> None:
         self.timer, self.fn, self.mark, self.inputs = timer, fn, mark, inputs
-        self.depth: int | None = None
-        self.probes: list[float] = []
+        self.turn = 0
 
-    def block(self, n: int, rounds: int = 4) -> float:
-        """ms per step of `n` plain steps; the first call chooses the depth."""
-        if self.depth is None:
-            best = [float("inf")] * len(DEPTHS)
-            one = lambda: plain_block(self.timer, self.fn, self.mark, self.inputs, 1)  # noqa: E731
-            for r in range(rounds):
-                for k in (range(len(DEPTHS)) if r % 2 == 0 else reversed(range(len(DEPTHS)))):
-                    best[k] = min(best[k], _deeper(DEPTHS[k], one))
-            self.depth, self.probes = DEPTHS[best.index(min(best))], best
-        return float(_deeper(self.depth, lambda: plain_block(self.timer, self.fn, self.mark, self.inputs, n)))
+    def block(self, n: int) -> float:
+        """ms per step of `n` plain steps, at the next depth."""
+        depth = DEPTHS[self.turn % len(DEPTHS)]
+        self.turn += 1
+        return float(_deeper(depth, lambda: plain_block(self.timer, self.fn, self.mark, self.inputs, n)))
 
     def natural(self, n: int) -> float:
         return plain_block(self.timer, self.fn, self.mark, self.inputs, n)
@@ -157,8 +152,7 @@ def measure_mode(spec: Any, mode: str, args: argparse.Namespace) -> dict[str, An
         "peak_mem_bytes": stats.peak_mem_bytes, "blocks": blocks, "bookkeeping_us": bookkeeping_us,
         "indep_natural_median": statistics.median(indep["mode_natural"]),
         "indep_natural_eager": statistics.median(indep["eager_natural"]),
-        "depth_probes": {"app": stats.depth_probe_ms, "app_paired_eager": stats.baseline_depth_probe_ms,
-                         "plain": plain_mode.probes, "plain_eager": plain_eager.probes},
+        "ms_by_depth": {"app": stats.ms_by_depth, "app_paired_eager": stats.baseline_ms_by_depth},
     }
 
 
@@ -233,6 +227,11 @@ def main(argv: list[str] | None = None) -> int:
             med_err = abs(r["app_median"] / r["indep_median"] - 1) * 100
             sp_err = abs(r["app_speedup"] / r["indep_speedup"] - 1) * 100
             block_diff = (r["app_block"] / r["indep_median"] - 1) * 100 if r["app_block"] else None
+            # paired by round (neighbours in time): robust to the host drifting between rounds
+            rows = [b for b in r["blocks"] if b[0] and b[2] and b[3]]
+            paired_med = abs(statistics.median(b[0] / b[2] for b in rows) - 1) * 100 if rows else None
+            paired_sp = abs(statistics.median((b[1] / b[0]) / (b[3] / b[2]) for b in rows) - 1) * 100 \
+                if rows else None
             over = r["bookkeeping_us"] / (r["app_median"] * 1000.0) * 100
             k = f"{name} {mode}"
             figures += [
@@ -242,6 +241,8 @@ def main(argv: list[str] | None = None) -> int:
                 figure(f"{k}: app speedup", r["app_speedup"], "x"),
                 figure(f"{k}: independent speedup", r["indep_speedup"], "x"),
                 figure(f"{k}: speedup disagreement", sp_err, "%", "<= 5", sp_err <= 5),
+                figure(f"{k}: median disagreement, paired by round (median of ratios)", paired_med, "%"),
+                figure(f"{k}: speedup disagreement, paired by round", paired_sp, "%"),
                 figure(f"{k}: timing overhead (bookkeeping per step / median)", over, "%", "<= 1", over <= 1),
                 figure(f"{k}: app block vs plain block (host noise ~3 %)", block_diff, "%"),
                 figure(f"{k}: GPU idle per step", r["idle_us"], "us"),
@@ -253,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
                 figure(f"{k}: independent median at this file's own depth", r["indep_natural_median"], "ms"),
                 figure(f"{k}: independent eager at this file's own depth", r["indep_natural_eager"], "ms"),
             ]
-            print(json.dumps(figures[-13:]), file=sys.stderr, flush=True)
+            print(json.dumps(figures[-15:]), file=sys.stderr, flush=True)
     if args.json:
         print(json.dumps({"device": device_name, "torch": torch.__version__, "figures": figures}))
     return 0 if all(f["ok"] is not False for f in figures) else 1

@@ -41,7 +41,7 @@ from compiler_core.timeline.kernel_profile import CPU_KERNEL_PROFILE, profile_st
 from compiler_core.timeline.probes import MemoryProbe
 from compiler_core.timeline.records import MODE_START, to_record
 from compiler_core.timeline.stats import EAGER, mode_stats
-from compiler_core.timeline.step_clock import BLOCK, BlockTimer
+from compiler_core.timeline.step_clock import BLOCK, BlockTimer, DepthTally
 from compiler_core.timeline.step_inputs import StepInputs
 
 PAIR_BLOCK = BLOCK  # a mode block and its paired eager block have the same steps
@@ -142,8 +142,9 @@ class ModeRun:
         self._mark_step: Callable[[], None] = lambda: None
         self._failed = False
         self.samples: list[StepSample] = []  # own and paired samples, in run order
+        # its own timer: the paired blocks rotate through the stack depths as the mode's do
         self.baseline = PairedEager(spec, mode, BlockTimer(device), self._add) if paired else None
-        self.depth_probes: list[float] = []
+        self.by_depth = DepthTally()
         self.profile: RuntimeProfile | None = None
 
     def run(self) -> tuple[list[StepSample], list[TimelineEvent], ModeStats]:
@@ -179,10 +180,8 @@ class ModeRun:
             mark()
             fn(inputs[i])
 
-        probe = self._probe_ms()
         self.memory.reset()
-        timed = self.timer.time_block(step, indices, probe_ms=probe)
-        self.depth_probes = timed.probes or self.depth_probes
+        timed = self.timer.time_block(step, indices)
         peak = self.memory.peak()
         marks = self.watch.take()
         for e in marks:
@@ -191,18 +190,13 @@ class ModeRun:
         if indices.start == 0:
             warm_from = 0  # every mode's first block: eager warms up too
         warm = [warm_from is not None and i >= warm_from for i in indices[:len(timed.ms)]]
+        self.by_depth.add(timed, warm)
         for i, ms, w in zip(indices, timed.ms, warm, strict=False):
             self._add(StepSample(self.mode, i, ms, w, peak))
         if timed.error is not None:
             raise timed.error
         if self.baseline is not None:
             self.baseline.run_block(indices, inputs, warm)
-
-    def _probe_ms(self) -> float | None:
-        """A step's ms for the timer to choose its stack depth by, once per mode: at the second
-        block (the first has the compile), from the first block's last step."""
-        own = [s for s in self.samples if not s.baseline_for]
-        return own[-1].ms if len(own) == BLOCK and not self.depth_probes else None
 
     def fail(self, exc: BaseException) -> None:
         done = sum(1 for s in self.samples if not s.baseline_for)
@@ -226,8 +220,8 @@ class ModeRun:
         if self.profile is not None:
             stats = dataclasses.replace(stats, runtime=_with_idle(self.profile, stats.median_ms))
         stats = dataclasses.replace(
-            stats, depth_probe_ms=tuple(self.depth_probes),
-            baseline_depth_probe_ms=tuple(self.baseline.depth_probes) if self.baseline else ())
+            stats, ms_by_depth=self.by_depth.medians(),
+            baseline_ms_by_depth=self.baseline.by_depth.medians() if self.baseline else ())
         self.emit(to_record(stats))
         self._step_fn = lambda inputs: None  # drop the compiled model before the next mode
         _release_memory(self.device)
@@ -272,19 +266,12 @@ class PairedEager:
                  add: Callable[[StepSample], None]) -> None:
         self.mode, self.timer, self._add = mode, timer, add
         self._step_fn = step_function(spec, spec.model)
-        self.depth_probes: list[float] = []
-        self._blocks = 0
-        self._last_ms: float | None = None
+        self.by_depth = DepthTally()
 
     def run_block(self, indices: range, inputs: dict[int, tuple[Any, ...]], warm: list[bool]) -> None:
-        """One block; the second also chooses this timer's stack depth (its own: eager's call
-        path differs from the mode's)."""
         fn = self._step_fn
-        self._blocks += 1
-        probe = self._last_ms if self._blocks == 2 else None
-        timed = self.timer.time_block(lambda i: fn(inputs[i]), indices, probe_ms=probe)
-        self.depth_probes = timed.probes or self.depth_probes
-        self._last_ms = timed.ms[-1] if timed.ms else None
+        timed = self.timer.time_block(lambda i: fn(inputs[i]), indices)
+        self.by_depth.add(timed, warm)
         for i, ms, w in zip(indices, timed.ms, warm, strict=False):
             self._add(StepSample(EAGER, i, ms, w, baseline_for=self.mode))
         if timed.error is not None:

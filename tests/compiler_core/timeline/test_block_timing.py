@@ -13,7 +13,7 @@ import pytest
 
 from compiler_core.modelfile import load_model_file
 from compiler_core.timeline import run_phase
-from compiler_core.timeline.step_clock import BLOCK, DEPTHS, BlockTimer, split
+from compiler_core.timeline.step_clock import BLOCK, DEPTHS, BlockTimer, DepthTally, split
 
 COUNTING_MODEL = """\
 import torch
@@ -68,30 +68,28 @@ def _stack_depth() -> int:
     return n
 
 
-def test_blocks_run_at_the_fastest_probed_stack_depth() -> None:
-    """A step that is slow unless it runs deep enough (as a CPython <= 3.12 step straddling a
-    data-stack chunk is slow at some depths): the probes find the fast depths, the block runs
-    at one of them, and every probe's time is kept."""
+def test_blocks_rotate_through_stack_depths_so_one_bad_depth_cannot_move_the_median() -> None:
+    """A step that is slow at one stack depth only (as a CPython <= 3.12 step straddling a
+    data-stack chunk is): consecutive blocks run at each of DEPTHS in turn, so exactly one
+    block in eight is slow, and the per-depth medians show which."""
     base = _stack_depth()
-    fast_from = base + DEPTHS[-2]  # only the two deepest probe depths are fast
+    depths: list[int] = []
 
     def step(i: int) -> None:
-        time.sleep(0.03 if _stack_depth() < fast_from else 0.0)
+        depths.append(_stack_depth() - base)
+        time.sleep(0.03 if depths[-1] == depths[0] + DEPTHS[3] else 0.0)
 
     timer = BlockTimer("cpu")
-    timed = timer.time_block(step, range(BLOCK), probe_ms=5.0)
-    assert timed.error is None and len(timed.probes) == len(DEPTHS)
-    assert timer.depth in DEPTHS[-2:]
-    assert all(p >= 30.0 for p in timed.probes[:-2])
-    assert timed.wall_ms < BLOCK * 30.0  # no step of the block slept
-    again = timer.time_block(step, range(2))  # later blocks keep the depth, without probes
-    assert again.probes == [] and again.wall_ms < 2 * 30.0
-
-
-def test_steps_too_slow_for_the_probe_budget_are_not_probed() -> None:
-    timer = BlockTimer("cpu")
-    timed = timer.time_block(lambda i: None, range(3), probe_ms=10_000.0)
-    assert timed.probes == [] and timer.depth == 0
+    blocks = [timer.time_block(step, range(2)) for _ in range(len(DEPTHS))]
+    assert [b.depth for b in blocks] == list(DEPTHS)
+    assert sorted(set(depths)) == [depths[0] + d for d in DEPTHS]  # the step really ran deeper
+    slow = [b.depth for b in blocks if b.wall_ms >= 2 * 30.0]
+    assert slow == [DEPTHS[3]]
+    tally = DepthTally()
+    for b in blocks:
+        tally.add(b, [False, False])
+    medians = tally.medians()
+    assert len(medians) == len(DEPTHS) and max(medians) == medians[3] >= 30.0
 
 
 @pytest.mark.slow
@@ -117,6 +115,6 @@ def test_records_are_emitted_between_blocks_never_between_two_steps(tmp_path: Pa
     assert [s.step for s in own] == list(range(steps))
     assert [s.step for s in own if s.warmup] == list(range(BLOCK))  # compile block
     assert stats[1].median_ms is not None and stats[1].baseline_ms is not None
-    # every loop chose its stack depth once: the mode's, its paired eager's and eager's own
-    for probes in (stats[0].depth_probe_ms, stats[1].depth_probe_ms, stats[1].baseline_depth_probe_ms):
-        assert len(probes) == len(DEPTHS) and all(p > 0 for p in probes)
+    # each loop's steady blocks ran at two depths (blocks 1 and 2; block 0 is warm-up)
+    for by_depth in (stats[0].ms_by_depth, stats[1].ms_by_depth, stats[1].baseline_ms_by_depth):
+        assert len(by_depth) == 2 and all(ms > 0 for ms in by_depth)
