@@ -258,6 +258,7 @@ def kernel_marks(output_code: str, kernels: Iterable[Kernel], post: Graph,
     matched: dict[str, _Matched] = {}
     first: dict[str, dict[str, list[str]]] = {}  # kernel -> reads of its first call
     pending: list[str] | None = None  # names of the Source Nodes comment above the next call
+    params_of: dict[str, tuple[str, ...]] = {}  # kernel -> its parameter names
     for line in output_code.split("\n"):
         comment = _SOURCE_NODES.match(line)
         if comment:
@@ -290,7 +291,10 @@ def kernel_marks(output_code: str, kernels: Iterable[Kernel], post: Graph,
             for buf in [assigned.group(1)] if assigned else _OUT_ARG.findall(line):
                 current[buf] = nodes
             continue
-        pairs = list(zip(_params(kernel.source), _split_args(call.group(2)), strict=False))
+        params = params_of.get(kernel.name)
+        if params is None:
+            params = params_of[kernel.name] = _params(kernel.source)
+        pairs = list(zip(params, _split_args(call.group(2)), strict=False))
         reads = {p: [v] if v in order else [n for n in current.get(v, []) if n in order] for p, v in pairs}
         exact = _call_nodes(names, order, pre_to_post, post.name == "backward")
         ref = matched.get(kernel.name)
@@ -532,10 +536,9 @@ def _name_re(word: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![.\w]){re.escape(word)}\b(?!\s*\()")
 
 
-@lru_cache(maxsize=4096)
 def _params(source: str) -> tuple[str, ...]:
-    """A kernel's parameter names. Cached: a deep model calls each kernel once per layer, and
-    finding the signature searches the whole source (~60 µs a call)."""
+    """A kernel's parameter names (`kernel_marks` keeps them per kernel: a deep model calls each
+    kernel once per layer, and finding the signature searches the whole source, ~60 µs)."""
     m = _PARAMS.search(source)
     if not m:
         return ()
