@@ -34,13 +34,14 @@ from compiler_core.session.model import (
 )
 from compiler_core.session.vocab import CompileStatus, GraphKind
 from compiler_core.session.vocab import Partition as PartitionName
-from compiler_core.trace.fx_text import parse_graph
+from compiler_core.trace.fx_text import comment_tail_start, parse_graph, parse_graph_closed
 from compiler_core.trace.output_code import ParsedKernel, extern_name, parse_output_code
 
 _WORD = re.compile(r"\w+")
 _AOT_ID = re.compile(r"# AOT ID: \['[^']*_(forward|backward|inference)'\]")
 _GUARD_KIND = re.compile(r"^\|?[\s|]*\+- ([A-Z_]+): (.*)$")
 _GUARD_LOC = re.compile(r"#\s*(.*?)\s*#\s*([^\s#]+\.py):(\d+) in (\w+)\s*$")
+_GUARD_TAIL = re.compile(r"#\s*([^\s#]+\.py):(\d+) in (\w+)\s*$")
 
 
 def build_compile(acc: CompileRecords, memo: ParseMemo | None = None) -> Compile:
@@ -92,7 +93,26 @@ def _graph(acc: CompileRecords, memo: ParseMemo, stage: str, kind: str, name: st
 
 
 def _parsed(memo: ParseMemo, text: str, kind: str, name: str) -> Graph:
-    return memo.get((text, kind, name), lambda: parse_graph(text, kind, name))
+    return memo.get((text, kind, name), lambda: _parsed_shared(memo, text, kind, name))
+
+
+def _parsed_shared(memo: ParseMemo, text: str, kind: str, name: str) -> Graph:
+    """Texts that differ only in trailing blank or comment lines share one parse: Inductor logs
+    the pre-grad graph as the Dynamo graph's text plus `# graph id: N` (2.4k statements of a
+    deep model parsed twice). The shared part is parsed once; when that parse is closed
+    (fx_text.parse_graph_closed) the tail cannot change the nodes, else `text` is parsed whole."""
+    cut = comment_tail_start(text)
+    if cut == len(text):
+        graph, _ = memo.get(("fx nodes", text), lambda: parse_graph_closed(text, kind, name))
+        return Graph(kind=GraphKind(kind), nodes=graph.nodes, text=text, name=name)
+    core = text[:cut]
+    try:
+        graph, closed = memo.get(("fx nodes", core), lambda: parse_graph_closed(core, kind, name))
+    except Exception:  # the part alone is malformed (a header closed only in the tail): the whole
+        closed = False  # text is parsed as before, and raises as before if it is malformed too
+    if not closed:
+        return parse_graph(text, kind, name)
+    return Graph(kind=GraphKind(kind), nodes=graph.nodes, text=text, name=name)
 
 
 def _from_enriched(g: Graph, kind: str, name: str, text: str) -> Graph:
@@ -332,13 +352,30 @@ def _guards(acc: CompileRecords) -> tuple[Guard, ...]:
             if not m or m.group(1) in ("RootGuardManager",):
                 continue
             code, source = m.group(2), None
-            loc = _GUARD_LOC.search(code)
-            if loc:
-                source = SourceLoc(loc.group(2), int(loc.group(3)), loc.group(4), loc.group(1))
-                code = code[: loc.start()].rstrip()
+            loc = guard_location(code)
+            if loc is not None:
+                start, text, path, line_no, fn = loc
+                source = SourceLoc(path, int(line_no), fn, text)
+                code = code[:start].rstrip()
             out.append(Guard(code=code.split("  #")[0].rstrip(), kind=m.group(1), source=source))
         return tuple(out)
     return tuple(
         Guard(code=str(g.get("code", "")), kind=str(g.get("guard_type") or g.get("type") or ""))
         for g in acc.guards_json if isinstance(g, dict)
     )  # fmt: skip
+
+
+def guard_location(code: str) -> tuple[int, str, str, str, str] | None:
+    """What `_GUARD_LOC.search(code)` finds, as (start, code text, path, line, function), without
+    its lazy scan from every `#` (20 ms over a deep model's 2.7k guard lines). The location
+    holds no `#`, so its `#` is the line's last; the match starts at the first `#` before it,
+    and the text between is stripped as the pattern's `\\s*` around `(.*?)` strip it."""
+    last = code.rfind("#")
+    first = code.find("#")
+    if first < 0 or first == last:
+        return None
+    tail = _GUARD_TAIL.match(code, last)
+    if tail is None:
+        return None
+    return first, code[first + 1 : last].strip(), tail.group(1), tail.group(2), tail.group(3)
+

@@ -29,7 +29,7 @@ from __future__ import annotations
 import dataclasses
 from collections import defaultdict
 from collections.abc import Mapping
-from functools import cache
+from functools import cache, lru_cache
 from typing import NamedTuple
 
 from compiler_core.session.model import Compile, Decomposition, DecompositionInfo, Graph, Node, Session
@@ -57,6 +57,7 @@ class DecompNode(NamedTuple):
 
 
 @cache
+@lru_cache(maxsize=8192)  # a few hundred targets over ~10k nodes per compile
 def op_name(target: str) -> str:
     """`aten.amax.default` → `amax`, `prims.convert_element_type.default` → `prims.convert_element_type`,
     `torch._VariableFunctionsClass.softmax` → `softmax`, `_operator.add` → `add`."""
@@ -194,6 +195,11 @@ class _Owners:
         # AOTAutograd's primals are the Dynamo graph's inputs, in order (parameters included)
         placeholders = [n.name for n in dynamo.nodes if n.op == "placeholder"]
         self.primal = {f"primals_{i}": name for i, name in enumerate(placeholders, start=1)}
+        # Per Dynamo node, once: half the AOT nodes of a deep model ask about the same few dozen
+        # candidates of a layer line (4k `_closest` calls on a 32-layer Llama).
+        self._only_inputs: dict[str, bool] = {}
+        self._dyn_inputs: dict[str, set[str]] = {}
+        self._op: dict[str, str] = {}
 
     def _direct(self, n: DecompNode) -> str:
         for name in n.from_node:
@@ -223,16 +229,24 @@ class _Owners:
         the line's link alone cannot tell the linear from the view after it."""
         inputs = self._aot_inputs(n.name, 3)
         if inputs:
-            same = [d for d in candidates if inputs & self._dynamo_inputs(d, 2)]
+            same = [d for d in candidates if inputs & self._dynamo_inputs_of(d)]
             if same:
                 return same
         else:  # `n` reads activations only: not the op that reads only inputs (bn's buffer `add_`)
-            on_activations = [d for d in candidates if not self._reads_only_inputs(d)]
+            only = self._only_inputs
+            on_activations = [d for d in candidates if not (only[d] if d in only else
+                                                            only.setdefault(d, self._reads_only_inputs(d)))]
             candidates = on_activations or candidates
-        op = _last(op_name(n.target))
+        op = self._short_op(n.target)
         same_op = [d for d in candidates if d in self.dynamo_nodes
-                   and _last(op_name(self.dynamo_nodes[d].target)) == op]
+                   and self._short_op(self.dynamo_nodes[d].target) == op]
         return same_op or candidates
+
+    def _short_op(self, target: str) -> str:
+        found = self._op.get(target)
+        if found is None:
+            found = self._op[target] = _last(op_name(target))
+        return found
 
     def _aot_inputs(self, name: str, depth: int) -> set[str]:
         """The Dynamo graph inputs `name` reads, directly or through views and casts."""
@@ -251,6 +265,13 @@ class _Owners:
         names = node.inputs if node is not None else ()
         read = [self.dynamo_nodes[i] for i in names if i in self.dynamo_nodes]
         return bool(read) and all(src.op == "placeholder" for src in read)
+
+    def _dynamo_inputs_of(self, name: str) -> set[str]:
+        """`_dynamo_inputs(name, 2)`, once per node (callers only read the set)."""
+        found = self._dyn_inputs.get(name)
+        if found is None:
+            found = self._dyn_inputs[name] = self._dynamo_inputs(name, 2)
+        return found
 
     def _dynamo_inputs(self, name: str, depth: int) -> set[str]:
         out: set[str] = set()

@@ -62,7 +62,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from functools import cache
+from functools import cache, lru_cache
 
 from compiler_core.build.kernel_fragment import (
     Flow,
@@ -628,6 +628,7 @@ def kernel_marks(output_code: str, kernels: Iterable[Kernel], post: Graph,
     pending: list[str] | None = None  # names of the Source Nodes comment above the next call
     block: list[str] = []  # the comment lines above the current line
     frag_text: dict[str, list[str]] = {}  # kernel -> the comment block above its definition
+    params_of: dict[str, tuple[str, ...]] = {}  # kernel -> its parameter names
     for line in output_code.split("\n"):
         if line.startswith("#"):
             block.append(line)
@@ -672,7 +673,10 @@ def kernel_marks(output_code: str, kernels: Iterable[Kernel], post: Graph,
             for buf in [assigned.group(1)] if assigned else _OUT_ARG.findall(line):
                 current[buf] = nodes
             continue
-        pairs = list(zip(_params(kernel.source), _split_args(call.group(2)), strict=False))
+        params = params_of.get(kernel.name)
+        if params is None:
+            params = params_of[kernel.name] = _params(kernel.source)
+        pairs = list(zip(params, _split_args(call.group(2)), strict=False))
         reads = {p: [v] if v in order else [n for n in current.get(v, []) if n in order] for p, v in pairs}
         exact = _call_nodes(names, order, pre_to_post, post.name == "backward")
         ref = matched.get(kernel.name)
@@ -861,8 +865,10 @@ def _extern_nodes(kernel: Kernel, by_op: dict[str, list[str]]) -> list[str]:
     return same_op[nth - 1 : nth] or list(kernel.fused_nodes[:1])
 
 
+@lru_cache(maxsize=8192)
 def aten_op(target: str) -> str:
-    """`aten.add.Tensor` / `torch.ops.aten.add.Tensor` → `add`."""
+    """`aten.add.Tensor` / `torch.ops.aten.add.Tensor` → `add`. Cached: a few hundred targets
+    over the 9k nodes of a deep post-grad graph."""
     parts = target.replace("torch.ops.", "").split(".")
     return parts[1] if len(parts) >= 2 and parts[0] in ("aten", "prims") else parts[-1]
 
@@ -921,11 +927,13 @@ def _name_re(word: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![.\w]){re.escape(word)}\b(?!\s*\()")
 
 
-def _params(source: str) -> list[str]:
+def _params(source: str) -> tuple[str, ...]:
+    """A kernel's parameter names (`kernel_marks` keeps them per kernel: a deep model calls each
+    kernel once per layer, and finding the signature searches the whole source, ~60 µs)."""
     m = _PARAMS.search(source)
     if not m:
-        return []
-    return [_param_name(p) for p in m.group(1).split(",") if p.strip()]
+        return ()
+    return tuple(_param_name(p) for p in m.group(1).split(",") if p.strip())
 
 
 def _param_name(decl: str) -> str:
@@ -939,7 +947,16 @@ def _param_name(decl: str) -> str:
 
 def _split_args(text: str) -> list[str]:
     """Top-level comma-separated arguments (nested calls such as `reinterpret_tensor(...)` kept)."""
-    out: list[str] = []
+    if "(" not in text and "[" not in text and "{" not in text and ")" not in text and "]" not in text \
+            and "}" not in text:  # fmt: skip
+        # no nesting (most calls): every comma splits, as the loop below would
+        *parts, last = text.split(",")
+        out = [x.strip() for x in parts]
+        last = last.strip()
+        if last:
+            out.append(last)
+        return out
+    out = []
     cur: list[str] = []
     depth = 0
     for ch in text:

@@ -79,7 +79,7 @@ class LinkMemo:
             joined = {k: tuple(sorted(set(links[k]).union(part[k]))) for k in shared}
             links.update(part)
             links.update(joined)
-        return dict(sorted(links.items()))
+        return {k: links[k] for k in sorted(links)}  # (sorting keys alone: no tuple compares)
 
 
 def _prefix_map(compile_id: str, old: int | None, new: int | None) -> dict[str, str]:

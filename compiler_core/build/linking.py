@@ -69,8 +69,8 @@ def link_compile(lb: LinkBuilder, c: Compile, pre_to_post: dict[str, list[str]],
             for fused in k.fused_nodes:
                 add(post_p + graph_key(out.graph, fused), kref)
             line_head = f"{line_p}{out.graph}:{k.name}:"
-            for i in range(1, k.source.count("\n") + 2 if k.source else 1):
-                add(kref, f"{line_head}{i}")
+            lines = k.source.count("\n") + 1 if k.source else 0
+            lb.add_star(kref, [f"{line_head}{i}" for i in range(1, lines + 1)])
             for line, nodes in k.line_nodes.items():
                 lref = line_head + line
                 for name in nodes:
@@ -105,6 +105,9 @@ def _link_aot(lb: LinkBuilder, aot: AotInfo, dyn: Graph | None, pre_to_post: dic
     add = lb.add_encoded
     aot_prefix, dyn_prefix = mk(RefKind.AOT_NODE, ""), mk(RefKind.DYNAMO_NODE, "")  # ~50k refs each
     words: dict[str, set[str]] = {}  # op target -> its words, once per distinct target
+    # (run, op target) -> the run's nodes of that op: the nodes of one run share one candidate
+    # list (`_aligned_runs`), as a joint node shares its partition twin's, so most repeat
+    narrowed: dict[tuple[int, str], list[str]] = {}
     partitions = [(other, og.node_index) for other, og in (("forward", aot.forward),
                   ("backward", aot.backward)) if og is not None]  # fmt: skip
     inputs = [d.name for d in dyn.nodes if d.op == "placeholder"] if dyn is not None else []
@@ -124,7 +127,7 @@ def _link_aot(lb: LinkBuilder, aot: AotInfo, dyn: Graph | None, pre_to_post: dic
                     add(dyn_prefix + inputs[k], a)
             if dyn is None or n.op in ("placeholder", "output"):
                 continue
-            for d in _dynamo_matches(n, dyn, post_to_pre, by_line.get((gname, n.name), ()), words):
+            for d in _dynamo_matches(n, dyn, post_to_pre, by_line.get((gname, n.name), ()), words, narrowed):
                 add(dyn_prefix + d, a)
     for st in aot.saved_tensors:
         s = mk(RefKind.SAVED_TENSOR, st.name)
@@ -158,11 +161,13 @@ def _from_node_names(n: Node) -> list[str]:
 
 
 def _dynamo_matches(n: Node, dyn: Graph, post_to_pre: dict[str, list[str]],
-                    cands: Sequence[Node],
-                    words: dict[str, set[str]] | None = None) -> list[str]:  # fmt: skip
+                    cands: Sequence[Node], words: dict[str, set[str]] | None = None,
+                    narrowed: dict[tuple[int, str], list[str]] | None = None) -> list[str]:  # fmt: skip
     """Dynamo nodes for AOT node `n`: exact provenance first, else the nodes of the one occurrence
     of `n`'s source line that `_aligned_runs` paired it with, narrowed by op name. `words` caches
-    each target's words across calls (a deep graph has a few hundred distinct targets)."""
+    each target's words across calls (a deep graph has a few hundred distinct targets);
+    `narrowed` caches the narrowing per candidate list (by identity: the caller keeps the lists
+    alive) and op target. Callers only read the returned list."""
     if "from_node" in n.attrs:
         exact = [d for d in _from_node_names(n) if dyn.node(d) is not None]
         if exact:
@@ -173,10 +178,17 @@ def _dynamo_matches(n: Node, dyn: Graph, post_to_pre: dict[str, list[str]],
             return via
     if len(cands) <= 1:
         return [d.name for d in cands]
+    key = (id(cands), n.target)
+    if narrowed is not None:
+        found = narrowed.get(key)
+        if found is not None:
+            return found
     cache: dict[str, set[str]] = {} if words is None else words
     own = _aot_words(n.target, cache)
-    narrowed = [d.name for d in cands if own & _dyn_words(d.target, cache)]
-    return narrowed or [d.name for d in cands]
+    names = [d.name for d in cands if own & _dyn_words(d.target, cache)] or [d.name for d in cands]
+    if narrowed is not None:
+        narrowed[key] = names
+    return names
 
 
 def _aot_words(target: str, cache: dict[str, set[str]]) -> set[str]:

@@ -119,7 +119,7 @@ def _function_starts(lines: list[str]) -> dict[str, list[int]]:
     """`DEF + name` -> 1-based lines where that function starts (its first decorator or def)."""
     out: dict[str, list[int]] = {}
     for i, ln in enumerate(lines, 1):
-        m = _DEF_LINE.match(ln)
+        m = _DEF_LINE.match(ln) if "def" in ln else None  # (the pattern needs `def`: skip the regex)
         if m:
             start = i
             while start > 1 and lines[start - 2].lstrip().startswith("@"):

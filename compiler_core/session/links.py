@@ -34,8 +34,19 @@ class LinkBuilder:
         for b in others:
             self.add(a, b)
 
+    def add_star(self, ea: str, others: Iterable[str]) -> None:
+        """`add_encoded(ea, eb)` for every `eb`, in one call (a kernel and its ~30 lines: a
+        third of a deep compile's links)."""
+        adj = self._adj
+        mine = adj[ea]
+        for eb in others:
+            if eb != ea:
+                mine.add(eb)
+                adj[eb].add(ea)
+
     def freeze(self) -> dict[str, tuple[str, ...]]:
-        return {k: tuple(sorted(v)) for k, v in sorted(self._adj.items())}
+        adj = self._adj  # keys sorted alone: comparing (key, set) pairs costs a fifth more
+        return {k: tuple(sorted(adj[k])) for k in sorted(adj)}
 
 
 class LinkIndex:

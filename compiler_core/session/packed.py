@@ -56,15 +56,20 @@ def encode_links(links: Mapping[str, tuple[str, ...]]) -> list[Any]:
     groups: dict[str, dict[str, list[str]]] = defaultdict(dict)
     split: dict[str, tuple[str, str]] = {}  # each ref is split once, not once per link (120k)
     if _BUILT and _BUILT[0] is links:  # both directions listed, targets sorted: no checks needed
+        split = _split_sorted(links)
         for a, targets in links.items():
-            pa, ka = split.get(a) or split.setdefault(a, _split_ref(a))
+            pa, ka = split[a]
             by_prefix = groups[pa]
+            current: str | None = None
+            run: list[str] = []
+            # targets are sorted, so those of one prefix are a run: one group lookup per run
             for b in targets[bisect.bisect_right(targets, a) :]:
-                pb, kb = split.get(b) or split.setdefault(b, _split_ref(b))
-                keys = by_prefix.get(pb)
-                if keys is None:
-                    keys = by_prefix[pb] = []
-                keys += (ka, kb)
+                pb, kb = split[b]
+                if pb is not current:
+                    current = pb
+                    run = by_prefix.setdefault(pb, [])
+                run.append(ka)
+                run.append(kb)
         return [[pa, pb, groups[pa][pb]] for pa in sorted(groups) for pb in sorted(groups[pa])]
     sets: dict[str, frozenset[str]] = {}  # a hub's targets as a set: `in` on its tuple is linear
     for a, targets in links.items():
@@ -108,6 +113,26 @@ def decode_links(data: Any) -> dict[str, tuple[str, ...]]:
                 adj[a].append(b)
                 adj[b].append(a)
     return {k: tuple(sorted(set(v))) for k, v in sorted(adj.items())}
+
+
+def _split_sorted(links: Mapping[str, tuple[str, ...]]) -> dict[str, tuple[str, str]]:
+    """`_split_ref` of every key of a built link map, whose keys are sorted: refs of one prefix
+    are a run, so a ref that starts with the run's prefix has that prefix (a prefix is exactly
+    three `|`-ended fields) and only the first ref of a run is split. Every ref of one run
+    shares one prefix string (`encode_links` compares them by identity)."""
+    out: dict[str, tuple[str, str]] = {}
+    prefix = None
+    cut = 0
+    for ref in links:
+        if prefix is None or not ref.startswith(prefix):
+            prefix, _ = _split_ref(ref)
+            cut = len(prefix)
+            if not prefix:  # not an encoded ref: kept whole, never a run
+                out[ref] = ("", ref)
+                prefix = None
+                continue
+        out[ref] = (prefix, ref[cut:])
+    return out
 
 
 def _split_ref(encoded: str) -> tuple[str, str]:

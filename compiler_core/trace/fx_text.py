@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -74,6 +75,7 @@ class _State:
     params: dict[str, list[int]] = field(default_factory=dict)  # placeholder name -> its positions
     source: SourceLoc | None = None
     sources: dict[str, SourceLoc | None] = field(default_factory=dict)  # `# File:` text -> its loc
+    idents: Callable[[str], list[str]] = _IDENT.findall  # `_IDENT.findall`, or its ASCII twin's
 
 
 # The statement nearly every line of a deep graph is: `name: "annot" = fn(args);  a = b = None`
@@ -82,20 +84,37 @@ class _State:
 # which gives the same node for these lines (tests/compiler_core/trace/test_fx_fast_path.py).
 _FAST = re.compile(r'( *)([A-Za-z_]\w*)(?:: "([^"]*)")? = ([A-Za-z_][\w.]*)\(([^#;"]*)\)'
                    r"(?:;  [\w =]*= None)?")
+# The same two patterns for an all-ASCII text (every real log so far): on ASCII input `\w`, `\b`
+# and `\s` match exactly what the Unicode forms match, without the Unicode category calls per
+# character (a fifth of the time of these two, which run on every statement).
+_FAST_ASCII = re.compile(_FAST.pattern, re.ASCII)
+_IDENT_ASCII = re.compile(_IDENT.pattern, re.ASCII)
 
 
 def parse_graph(text: str, kind: str, name: str = "") -> Graph:
     """Parse readable FX text; unparseable lines are skipped, never fatal."""
+    return parse_graph_closed(text, kind, name)[0]
+
+
+def parse_graph_closed(text: str, kind: str, name: str = "") -> tuple[Graph, bool]:
+    """`parse_graph`, and whether the parse is *closed*: blank or comment lines appended after
+    a line break would leave its nodes as they are (the header closed within `text`, and the
+    body ended or no statement was left open at its end). compile_builder.py shares one parse
+    between texts that differ only in such a tail (the pre-grad graph is the Dynamo graph's
+    text plus `# graph id: N`)."""
     lines = text.splitlines()
     start = next((i for i, ln in enumerate(lines) if ln.lstrip().startswith("def forward(")), None)
     if start is None:
-        return Graph(kind=GraphKind(kind), text=text, name=name)
+        return Graph(kind=GraphKind(kind), text=text, name=name), True
     params, body_at = _read_params(lines, start)
+    closed = body_at <= len(lines)  # else the header's `):` search ran into any appended line
     st = _State()
     for pname, annot, comment in params:
         _add_placeholder(st, pname, annot, comment)
     body_indent: int | None = None
-    fast = _FAST.fullmatch
+    ascii_text = text.isascii()
+    fast = (_FAST_ASCII if ascii_text else _FAST).fullmatch
+    st.idents = (_IDENT_ASCII if ascii_text else _IDENT).findall
     buf: list[str] = []  # the lines of a statement spanning several (a long `return (...)`)
     depth = 0
     indent = 0
@@ -109,7 +128,7 @@ def parse_graph(text: str, kind: str, name: str = "") -> Graph:
                     if body_indent is None:
                         body_indent = at
                     if at < body_indent:
-                        break  # a nested class or the end of forward()
+                        break  # a nested class or the end of forward(): later lines are not read
                     if at == body_indent:
                         _fast_statement(st, lhs, annot, fn, args)
                     continue
@@ -138,12 +157,30 @@ def parse_graph(text: str, kind: str, name: str = "") -> Graph:
             _statement(st, stmt)
     else:
         if buf:
+            closed = False  # appended lines would have joined this statement
             stmt = " ".join(buf)
             if body_indent is None:
                 body_indent = indent
             if indent == body_indent:
                 _statement(st, stmt)
-    return Graph(kind=GraphKind(kind), nodes=tuple(st.nodes), text=text, name=name)
+    return Graph(kind=GraphKind(kind), nodes=tuple(st.nodes), text=text, name=name), closed
+
+
+def comment_tail_start(text: str) -> int:
+    """Where the run of blank and `#` comment lines that ends `text` begins: the index of the
+    line break before it (`len(text)` when the last line is code). The first line is never
+    part of it. A comment line holding another line separator (form feed, U+2028...) ends the
+    run: `splitlines` would read code after it."""
+    end = len(text)
+    while True:
+        cut = text.rfind("\n", 0, end)
+        if cut < 0:
+            return end
+        line = text[cut + 1 : end]
+        stripped = line.strip()
+        if stripped and (not stripped.startswith("#") or len(line.splitlines()) > 1):
+            return end
+        end = cut
 
 
 def _plain_balanced(args: str) -> bool:
@@ -170,7 +207,7 @@ def _fast_statement(st: _State, name: str, annot: str | None, fn: str, args: str
         attrs["annotation"] = annot
     head, _, rest = fn.partition(".")
     names = st.names
-    idents: list[str] = _IDENT.findall(args)
+    idents: list[str] = st.idents(args)
     if st.aliases:
         aliases = st.aliases
         idents = [aliases.get(i, i) for i in idents]
