@@ -31,6 +31,8 @@ from PySide6.QtWidgets import (
 from compiler_core.session.model import ModeStats, Session, StepSample, TimelineEvent
 from compiler_core.timeline.exporters import write_chrome_trace, write_csv
 from compiler_core.timeline.records import from_record
+from compiler_core.timeline.stats import depth_spread
+from compiler_core.timeline.step_clock import BLOCK
 from explorer.panes.base import Pane
 from explorer.panes.number_text import human_bytes
 from explorer.panes.timeline_controls import TimelineControls
@@ -44,6 +46,7 @@ TABLE_INTERVAL_MS = 200
 COLUMNS = ["Mode", "Steps", "Median ms", "p99 ms", "Total s", "Speedup", "Compile s", "Recomp.",
            "Peak mem", "Saved act.", "Launch/step", "Kernels/step", "GPU idle/step", "In CUDA graphs"]
 SPEEDUP_COLUMN = COLUMNS.index("Speedup")
+MEDIAN_COLUMN = COLUMNS.index("Median ms")
 
 
 class TimelinePane(Pane):
@@ -172,6 +175,14 @@ class TimelinePane(Pane):
         for r, (stats, speed) in enumerate(rows):
             for c, text in enumerate(_row_texts(stats, speed)):
                 item = self._cell(stats.mode, c, text)
+                spread = depth_spread(stats.ms_by_depth)
+                if c == MEDIAN_COLUMN and spread is not None:
+                    item.setToolTip(tip(
+                        f"Median over blocks of {BLOCK} steps, run at {len(stats.ms_by_depth)} Python "
+                        f"stack depths in turn; each depth's median: {spread[0]:.3f} to {spread[1]:.3f} ms. "
+                        "CPython 3.12 and older can run the same step slower at some depths (a data-stack "
+                        "chunk allocated and freed per call, CPython issue 142183), so a loop of yours "
+                        "may read anywhere in that range."))
                 if c == SPEEDUP_COLUMN and stats.baseline_ms is not None:
                     item.setToolTip(tip(f"vs {stats.baseline_ms:.3f} ms: the median of the eager steps run "
                                         f"alternately with {stats.mode}'s, under the same host conditions"))

@@ -80,6 +80,7 @@ class ModeSeries:
             kernel_launches_per_step=m.kernel_launches_per_step, kernels=m.kernels,
             cudagraph_graphs=m.cudagraph_graphs, baseline_ms=live.baseline_ms,
             runtime=m.runtime, time_by_ref=m.time_by_ref, saved_bytes=m.saved_bytes,
+            ms_by_depth=m.ms_by_depth, baseline_ms_by_depth=m.baseline_ms_by_depth,
         )
 
 
