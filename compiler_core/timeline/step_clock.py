@@ -25,9 +25,10 @@ compiled HF Llama step read 7.3 to 21 ms depending only on how many frames lay b
 loop (about 200 page faults per step at the worst depths; slower stretches without faults too),
 which is why a plain loop in one file and the app's loop in another disagreed by up to 30 %.
 A user's loop sits at whatever depth their script gives it; the model's cost does not depend on
-that. Choosing the fastest depth by short probes failed on the H200 (probes did not predict the
-blocks), but the median over depths held: over 40 outer depths the plain loop's, the app's and an
-independent depth-varying loop's medians agreed within 0.7 %. So blocks rotate through 17
+that. Choosing the fastest depth by short probes failed on the H200 (probes did not predict
+the blocks); rotating blocks through depths that tile one chunk held: under 20 different outer
+depths, the app's median and an independent rotating loop's agreed within a median 1.4 %, while
+a plain loop where it stood was up to 62 % off. So blocks rotate through 17
 depths tiling one chunk, the median over blocks is the figure, and each depth's
 median is kept (`ModeStats.ms_by_depth`) so the spread is shown, not hidden.
 """
