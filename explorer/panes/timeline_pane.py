@@ -179,9 +179,10 @@ class TimelinePane(Pane):
                 if c == MEDIAN_COLUMN and spread is not None:
                     item.setToolTip(tip(
                         f"Median over blocks of {BLOCK} steps, run at {len(stats.ms_by_depth)} Python "
-                        f"stack depths in turn; each depth's median: {spread[0]:.3f} to {spread[1]:.3f} ms. "
-                        "CPython 3.12 and older can run the same step slower at some depths (a data-stack "
-                        "chunk allocated and freed per call, CPython issue 142183), so a loop of yours "
+                        "stack depths in turn;\n"
+                        f"each depth's median: {spread[0]:.3f} to {spread[1]:.3f} ms.\n"
+                        "CPython 3.12 and older can run the same step slower at some depths\n(a data-stack "
+                        "chunk allocated and freed per call, CPython issue 142183),\nso a loop of yours "
                         "may read anywhere in that range."))
                 if c == SPEEDUP_COLUMN and stats.baseline_ms is not None:
                     item.setToolTip(tip(f"vs {stats.baseline_ms:.3f} ms: the median of the eager steps run "
