@@ -17,8 +17,8 @@ This is the same figure an independent "10 steps between two `torch.cuda.synchro
 measurement gives, which is what users check the app against.
 
 Where on the Python stack a block runs varies too: block k runs `DEPTHS[k % 17]` frames
-further down. CPython up to 3.12 keeps frames in 16 KiB data-stack chunks and frees a chunk as soon as
-the frame that opened it returns (CPython gh-142183, fixed in 3.13/3.14 point releases by
+further down. CPython up to 3.12 keeps frames in 16 KiB data-stack chunks and frees a chunk as
+soon as the frame that opened it returns (CPython gh-142183, fixed in 3.13/3.14 point releases by
 caching one chunk): a loop whose hot calls straddle a chunk boundary mmaps and munmaps a chunk
 per call. Measured on an H200, Python 3.12.3 (bench/host_time_diag.py), the same launch-bound
 compiled HF Llama step read 7.3 to 21 ms depending only on how many frames lay below the timing
@@ -43,8 +43,8 @@ from dataclasses import dataclass
 from typing import Any
 
 BLOCK = 10
-# Extra frames of `_descend` under the timing loop. Its frame is 15 slots (measured on 3.11;
-# 15-16 on 3.12), so 17 depths 8 frames apart tile one 2048-slot chunk evenly: whatever depth
+# Extra frames of `_descend` under the timing loop. Its frame is 15 slots (120 bytes, measured
+# on 3.11 and on the H200's 3.12), so 17 depths 8 frames apart tile one 2048-slot chunk: whatever depth
 # the caller starts from, the blocks sample the chunk's whole cycle, and their median is the
 # same (a coarser tiling left the app and an independent loop a few % apart on the H200).
 DEPTHS = tuple(range(0, 136, 8))
