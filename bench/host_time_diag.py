@@ -18,8 +18,8 @@ Variants, interleaved round by round, all calling the same `step` with the same 
 
 Phase `fix` checks the remedy: under each of 20 outer paddings (as if a user's script called
 its loop from 20 different depths) it times 17 blocks of the plain loop where it stands, of
-the app's `BlockTimer` and of bench/real_step_times.PlainLoop (both rotating their blocks through
-17 depths): the first swings with the padding, the medians of the other two should not.
+the app's `BlockTimer` and of bench/real_step_times.PlainLoop (both starting each block on a
+fresh data-stack chunk): the first swings with the padding, the other two should not.
 
     python bench/host_time_diag.py [MODEL] [MODE] [ROUNDS] [OUTDIR] [PHASES]
     (PHASES: comma-separated from variants,sweep,fix,pyspy; default all)
@@ -202,26 +202,32 @@ def _sweep(timer: Any, step: Any) -> None:
 
 def _fix_check(name: str, mode: str, step: Any, fn: Any, mark: Any, inputs: Any) -> None:
     """Under each outer padding (as a user's script may call its loop from any depth): the
-    plain loop where it stands, the app's timer and the bench's PlainLoop, each rotating its
-    blocks through its 17 depths; median block of each (fresh objects per padding)."""
+    plain loop where it stands, the app's timer (each block on a fresh data-stack chunk) and
+    the bench's PlainLoop (the same, its own code); 17 blocks each, median block of each, with
+    the worst depth's minor page faults per step."""
     from real_step_times import PlainLoop
 
-    from compiler_core.timeline.step_clock import BLOCK, DEPTHS, BlockTimer
+    from compiler_core.timeline.step_clock import BLOCK, BlockTimer
 
-    def at_this_depth() -> tuple[float, float, float]:
+    def at_this_depth() -> tuple[float, float, float, float, float]:
         timer = BlockTimer("cuda")
         plain = PlainLoop(timer, fn, mark, inputs)
-        natural, app, indep = [], [], []
-        for _ in DEPTHS:
-            natural.append(copy_main(timer, step, range(BLOCK)))
-            app.append(timer.time_block(step, range(BLOCK)).wall_ms / BLOCK)
+        natural, app, indep, flt_nat, flt_app = [], [], [], [], []
+        for _ in range(17):
+            m = _measure(lambda: natural.append(copy_main(timer, step, range(BLOCK))))
+            flt_nat.append(m["minflt"] / BLOCK)
+            m = _measure(lambda: app.append(timer.time_block(step, range(BLOCK)).wall_ms / BLOCK))
+            flt_app.append(m["minflt"] / BLOCK)
             indep.append(plain.block(BLOCK))
-        return statistics.median(natural), statistics.median(app), statistics.median(indep)
+        return (statistics.median(natural), statistics.median(app), statistics.median(indep),
+                statistics.median(flt_nat), statistics.median(flt_app))
 
     rows = []
     for pad in range(0, 20):
         rows.append(_padded(pad, at_this_depth))
-        print(f"fix pad={pad:2d} natural={rows[-1][0]:.3f} app={rows[-1][1]:.3f} plain={rows[-1][2]:.3f}")
+        r = rows[-1]
+        print(f"fix pad={pad:2d} natural={r[0]:.3f} app={r[1]:.3f} plain={r[2]:.3f} "
+              f"minflt/step natural={r[3]:.0f} app={r[4]:.0f}")
     for k, label in enumerate(("natural", "app", "plain")):
         xs = [r[k] for r in rows]
         print(f"{name} {mode} fix {label}: min {min(xs):.3f} median {statistics.median(xs):.3f} "

@@ -13,11 +13,14 @@ launch-bound; bench/models/hf_llama_train.py: 32-layer bf16 training step) and e
 - the independent measurement, interleaved with the app's blocks so both see the same host:
   after every app block pair, a plain block of the same compiled function and a plain eager
   block, each 10 steps between `torch.cuda.synchronize()` + `perf_counter` (no events, no watch),
-  so the whole run alternates mode and eager blocks as the issue's reference timing does;
-  median block per step of each, speedup = their ratio. The plain loops vary their Python
-  stack depth (`PlainLoop`: CPython <= 3.12 runs a launch-bound step up to 2x slower at
-  some depths): like the app's, its blocks rotate through 17 depths; it also runs at this
-  file's natural depth, reported beside it;
+  so the whole run alternates mode and eager blocks as the issue's reference timing does (odd
+  rounds time the plain pair first, so neither timing always follows the other);
+  median block per step of each, speedup = their ratio. `--seconds` bounds each mode's rounds
+  by time (as many as fit, at least `--min-rounds`): the host drifts, so more rounds is what
+  narrows the two medians' disagreement. The plain loops start each block on a fresh Python
+  data-stack chunk, as the app's timer does, with this file's own code (`PlainLoop`: CPython
+  <= 3.12 runs a launch-bound step up to 2x slower at some stack depths); with `--natural`
+  they also run where this file's loop stands, reported beside it;
 - timing overhead: what the app's block loop adds per step (a CUDA event, the compile watch's
   step store), measured alone around a step that does nothing (`_bookkeeping_us`), over the
   mode's median; the app's block median against the plain one is printed beside it, but host
@@ -59,34 +62,31 @@ def plain_block(timer: Any, fn: Any, mark: Any, inputs: Any, n: int) -> float:
     return (time.perf_counter() - t0) * 1000.0 / n
 
 
-DEPTHS = tuple(range(0, 136, 8))  # extra frames of `_deeper` (15 slots): one 2048-slot chunk
-
-
-def _deeper(n: int, then: Any) -> Any:
-    return then() if n <= 0 else _deeper(n - 1, then)
+# A frame of 4,300 slots: too big for any 16 or 32 KiB chunk, so CPython opens a 64 KiB one
+# for it and the loop called from it starts at the same place of a fresh chunk at every call.
+# (This file's own code for it, not the app's compiler_core/timeline/stack_chunk.py.)
+_SLOTS = " = ".join(f"_q{i}" for i in range(4300))
+exec(f"def _own_chunk(fn):\n    if fn is None:\n        {_SLOTS} = None\n    return fn()\n")
 
 
 class PlainLoop:
-    """The independent measurement, its blocks rotating through Python stack depths.
+    """The independent measurement, its blocks run from a fresh Python data-stack chunk.
 
     On CPython <= 3.12 the same launch-bound step runs up to 2x slower at some stack depths
     (a data-stack chunk mmapped and freed per call, CPython gh-142183; bench/host_time_diag.py
-    measured 7.3-21 ms for one compiled HF Llama step over 40 depths). This loop's code is its
-    own (not the app's `BlockTimer`); block k runs `DEPTHS[k % 17]` frames deeper, so its median
-    over blocks is a typical depth's, as the app's is. `natural` blocks run without the
-    padding, at the depth this file happens to give them, to show how far the depth moved
-    this run's figures.
+    measured 7.3-21 ms for one compiled HF Llama step over 40 depths). The app's timer runs
+    each block at the start of a fresh chunk; this loop does the same with its own code, so
+    both time the step without that artefact. `natural` blocks run where this file's loop
+    happens to stand, to show how far the depth moved this run's figures.
     """
 
     def __init__(self, timer: Any, fn: Any, mark: Any, inputs: Any) -> None:
         self.timer, self.fn, self.mark, self.inputs = timer, fn, mark, inputs
-        self.turn = 0
 
     def block(self, n: int) -> float:
-        """ms per step of `n` plain steps, at the next depth."""
-        depth = DEPTHS[self.turn % len(DEPTHS)]
-        self.turn += 1
-        return float(_deeper(depth, lambda: plain_block(self.timer, self.fn, self.mark, self.inputs, n)))
+        """ms per step of `n` plain steps, from a fresh chunk."""
+        return float(_own_chunk(  # type: ignore[name-defined]  # noqa: F821
+            lambda: plain_block(self.timer, self.fn, self.mark, self.inputs, n)))
 
     def natural(self, n: int) -> float:
         return plain_block(self.timer, self.fn, self.mark, self.inputs, n)
@@ -107,29 +107,44 @@ def measure_mode(spec: Any, mode: str, args: argparse.Namespace) -> dict[str, An
     plain_mode = PlainLoop(run.timer, run._step_fn, run._mark_step, inputs)
     plain_eager = PlainLoop(run.timer, eager_fn, lambda: None, inputs)
     app_block: list[float] = []
-    # per round: app mode, app paired eager, plain mode, plain eager, both plain at natural depth
+    # per round: app mode, app paired eager, plain mode, plain eager (with --natural: both again
+    # at this file's own depth); odd rounds put the plain blocks first
     blocks: list[list[float]] = []
     walls = []
+    loop_start = 0.0
+
+    def plain_round() -> None:
+        # mode, then eager: with the app's mode + paired-eager blocks the whole run alternates
+        # mode and eager blocks, as the issue's independent timing does (eager after eager ran
+        # 7 % slower than eager after the mode on the training step: a position effect)
+        indep["mode"].append(plain_mode.block(BLOCK))
+        indep["eager"].append(plain_eager.block(BLOCK))
+        if args.natural:
+            indep["mode_natural"].append(plain_mode.natural(BLOCK))
+            indep["eager_natural"].append(plain_eager.natural(BLOCK))
+
     for r in range(args.rounds):
+        # odd rounds time the plain blocks first: neither timing always follows the other, so a
+        # host that drifts within a round (it does, up to 2x in seconds) favours neither
+        plain_first = r > 0 and r % 2 == 1
+        if plain_first:
+            plain_round()
         run.block(range(r * BLOCK, (r + 1) * BLOCK))
         own = [s for s in run.samples if not s.baseline_for and s.step >= r * BLOCK]
         if own and not own[0].warmup:
             app_block.append(sum(s.ms for s in own) / len(own))
         if r == 0:
             walls.append(time.perf_counter() - t0)
+            loop_start = time.perf_counter()
             continue  # the compile block: no independent figure
-        # mode, then eager: with the app's mode + paired-eager blocks the whole run alternates
-        # mode and eager blocks, as the issue's independent timing does (eager after eager ran
-        # 7 % slower than eager after the mode on the training step: a position effect)
-        indep["mode"].append(plain_mode.block(BLOCK))
-        indep["eager"].append(plain_eager.block(BLOCK))
-        indep["mode_natural"].append(plain_mode.natural(BLOCK))
-        indep["eager_natural"].append(plain_eager.natural(BLOCK))
+        if not plain_first:
+            plain_round()
         paired = [s.ms for s in run.samples if s.baseline_for and s.step >= r * BLOCK]
         blocks.append([round(x, 3) for x in (app_block[-1] if app_block else 0.0,
                                              sum(paired) / max(len(paired), 1),
-                                             indep["mode"][-1], indep["eager"][-1],
-                                             indep["mode_natural"][-1], indep["eager_natural"][-1])])
+                                             indep["mode"][-1], indep["eager"][-1])])
+        if r >= args.min_rounds and args.seconds and time.perf_counter() - loop_start > args.seconds:
+            break
     bookkeeping_us = _bookkeeping_us(run.timer, run.watch)
     _, _, stats = run.finish()
     eager_ms, mode_ms = statistics.median(indep["eager"]), statistics.median(indep["mode"])
@@ -150,9 +165,9 @@ def measure_mode(spec: Any, mode: str, args: argparse.Namespace) -> dict[str, An
         "named_kernel_share": _named_share(prof),
         "us_by_kind": _by_kind(prof), "graph_calls": len(prof.graph_calls) if prof else None,
         "peak_mem_bytes": stats.peak_mem_bytes, "blocks": blocks, "bookkeeping_us": bookkeeping_us,
-        "indep_natural_median": statistics.median(indep["mode_natural"]),
-        "indep_natural_eager": statistics.median(indep["eager_natural"]),
-        "ms_by_depth": {"app": stats.ms_by_depth, "app_paired_eager": stats.baseline_ms_by_depth},
+        "indep_natural_median": statistics.median(indep["mode_natural"]) if args.natural else None,
+        "indep_natural_eager": statistics.median(indep["eager_natural"]) if args.natural else None,
+        "rounds": len(blocks),
     }
 
 
@@ -204,7 +219,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--device", default="cuda")
     p.add_argument("--models", default=",".join(MODELS))
     p.add_argument("--modes", default="default,reduce-overhead")
-    p.add_argument("--rounds", type=int, default=16, help="app blocks per mode (the first compiles)")
+    p.add_argument("--rounds", type=int, default=16, help="app blocks per mode, at most (the first compiles)")
+    p.add_argument("--seconds", type=float, default=0.0,
+                   help="stop a mode's rounds once this many seconds of them ran (0: all --rounds)")
+    p.add_argument("--min-rounds", type=int, default=8, help="rounds a mode runs whatever --seconds says")
+    p.add_argument("--natural", action="store_true",
+                   help="also time plain blocks at this file's own stack depth (diagnostic)")
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)
     import torch
@@ -251,10 +271,16 @@ def main(argv: list[str] | None = None) -> int:
                        if r["cudagraph_us"] is not None and r["busy_us"] else None,
                        "fraction"),
                 figure(f"{k}: kernels per step", r["kernels"], "kernels"),
-                figure(f"{k}: independent median at this file's own depth", r["indep_natural_median"], "ms"),
-                figure(f"{k}: independent eager at this file's own depth", r["indep_natural_eager"], "ms"),
+                figure(f"{k}: rounds timed", r["rounds"], "rounds"),
             ]
-            print(json.dumps(figures[-15:]), file=sys.stderr, flush=True)
+            if args.natural:
+                figures += [
+                    figure(f"{k}: independent median at this file's own depth",
+                           r["indep_natural_median"], "ms"),
+                    figure(f"{k}: independent eager at this file's own depth",
+                           r["indep_natural_eager"], "ms"),
+                ]
+            print(json.dumps(figures[-16:]), file=sys.stderr, flush=True)
     if args.json:
         print(json.dumps({"device": device_name, "torch": torch.__version__, "figures": figures}))
     return 0 if all(f["ok"] is not False for f in figures) else 1

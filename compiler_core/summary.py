@@ -16,7 +16,7 @@ from compiler_core.break_ranking import distinct_breaks
 from compiler_core.recompile_explain import distinct_recompiles
 from compiler_core.session.model import Compile, Diagnostic, ModeStats, Session
 from compiler_core.session.refs import Ref, RefKind
-from compiler_core.timeline.stats import depth_spread, speedups
+from compiler_core.timeline.stats import speedups
 
 FIRST_DIAGNOSTICS = 5
 
@@ -63,7 +63,6 @@ def summarize(session: Session) -> dict[str, Any]:
                 "peak_mem_bytes": m.peak_mem_bytes,
                 "speedup": speed.get(m.mode),
                 "baseline_ms": m.baseline_ms,
-                "median_ms_by_depth": depth_spread(m.ms_by_depth),  # (fastest, slowest) depth
                 **_runtime_summary(m),
             }
             for m in session.mode_stats

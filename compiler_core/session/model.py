@@ -383,10 +383,6 @@ class ModeStats:
     runtime: RuntimeProfile | None = None  # where the time went (a few profiled steps)
     time_by_ref: dict[str, float] = field(default_factory=dict)  # encoded Ref -> µs per step
     saved_bytes: int | None = None  # saved-activation bytes of the session's graphs (train only)
-    # median steady step ms at each of the Python stack depths the blocks rotate through
-    # (timeline/step_clock.py: CPython <= 3.12 runs the same step far slower at some depths)
-    ms_by_depth: tuple[float, ...] = ()
-    baseline_ms_by_depth: tuple[float, ...] = ()  # the same for the paired eager steps
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,7 @@ from compiler_core.timeline.kernel_profile import CPU_KERNEL_PROFILE, profile_st
 from compiler_core.timeline.probes import MemoryProbe
 from compiler_core.timeline.records import MODE_START, to_record
 from compiler_core.timeline.stats import EAGER, mode_stats
-from compiler_core.timeline.step_clock import BLOCK, BlockTimer, DepthTally
+from compiler_core.timeline.step_clock import BLOCK, BlockTimer
 from compiler_core.timeline.step_inputs import StepInputs
 
 PAIR_BLOCK = BLOCK  # a mode block and its paired eager block have the same steps
@@ -142,9 +142,7 @@ class ModeRun:
         self._mark_step: Callable[[], None] = lambda: None
         self._failed = False
         self.samples: list[StepSample] = []  # own and paired samples, in run order
-        # its own timer: the paired blocks rotate through the stack depths as the mode's do
         self.baseline = PairedEager(spec, mode, BlockTimer(device), self._add) if paired else None
-        self.by_depth = DepthTally()
         self.profile: RuntimeProfile | None = None
 
     def run(self) -> tuple[list[StepSample], list[TimelineEvent], ModeStats]:
@@ -190,7 +188,6 @@ class ModeRun:
         if indices.start == 0:
             warm_from = 0  # every mode's first block: eager warms up too
         warm = [warm_from is not None and i >= warm_from for i in indices[:len(timed.ms)]]
-        self.by_depth.add(timed, warm)
         for i, ms, w in zip(indices, timed.ms, warm, strict=False):
             self._add(StepSample(self.mode, i, ms, w, peak))
         if timed.error is not None:
@@ -219,9 +216,6 @@ class ModeRun:
                            kernels=kernels, cudagraph_graphs=cudagraphs)
         if self.profile is not None:
             stats = dataclasses.replace(stats, runtime=_with_idle(self.profile, stats.median_ms))
-        stats = dataclasses.replace(
-            stats, ms_by_depth=self.by_depth.medians(),
-            baseline_ms_by_depth=self.baseline.by_depth.medians() if self.baseline else ())
         self.emit(to_record(stats))
         self._step_fn = lambda inputs: None  # drop the compiled model before the next mode
         _release_memory(self.device)
@@ -266,12 +260,10 @@ class PairedEager:
                  add: Callable[[StepSample], None]) -> None:
         self.mode, self.timer, self._add = mode, timer, add
         self._step_fn = step_function(spec, spec.model)
-        self.by_depth = DepthTally()
 
     def run_block(self, indices: range, inputs: dict[int, tuple[Any, ...]], warm: list[bool]) -> None:
         fn = self._step_fn
         timed = self.timer.time_block(lambda i: fn(inputs[i]), indices)
-        self.by_depth.add(timed, warm)
         for i, ms, w in zip(indices, timed.ms, warm, strict=False):
             self._add(StepSample(EAGER, i, ms, w, baseline_for=self.mode))
         if timed.error is not None:

@@ -143,12 +143,6 @@ def all_mode_stats(samples: Sequence[StepSample], events: Sequence[TimelineEvent
     return [mode_stats(m, samples, events) for m in modes]
 
 
-def depth_spread(ms_by_depth: Sequence[float]) -> tuple[float, float] | None:
-    """Fastest and slowest per-depth median (step_clock.py rotates blocks through Python stack
-    depths); None with fewer than two depths measured."""
-    return (min(ms_by_depth), max(ms_by_depth)) if len(ms_by_depth) >= 2 else None
-
-
 def speedups(stats: Sequence[ModeStats]) -> dict[str, float | None]:
     """Speedup vs eager for every mode (eager itself is 1.0; None without any eager steps)."""
     eager = next((s for s in stats if s.mode == EAGER), None)

@@ -16,50 +16,41 @@ stand out), the wall clock says what the block cost a user's loop, synchronisati
 This is the same figure an independent "10 steps between two `torch.cuda.synchronize()`"
 measurement gives, which is what users check the app against.
 
-Where on the Python stack a block runs varies too: block k runs `DEPTHS[k % 17]` frames
-further down. CPython up to 3.12 keeps frames in 16 KiB data-stack chunks and frees a chunk as
-soon as the frame that opened it returns (CPython gh-142183, fixed in 3.13/3.14 point releases by
-caching one chunk): a loop whose hot calls straddle a chunk boundary mmaps and munmaps a chunk
-per call. Measured on an H200, Python 3.12.3 (bench/host_time_diag.py), the same launch-bound
-compiled HF Llama step read 7.3 to 21 ms depending only on how many frames lay below the timing
-loop (about 200 page faults per step at the worst depths; slower stretches without faults too),
-which is why a plain loop in one file and the app's loop in another disagreed by up to 30 %.
-A user's loop sits at whatever depth their script gives it; the model's cost does not depend on
-that. Choosing the fastest depth by short probes failed on the H200 (probes did not predict
-the blocks); rotating blocks through depths that tile one chunk held: under 20 different outer
-depths, the app's median and an independent rotating loop's agreed within a median 1.4 %, while
-a plain loop where it stood was up to 62 % off. So blocks rotate through 17
-depths tiling one chunk, the median over blocks is the figure, and each depth's
-median is kept (`ModeStats.ms_by_depth`) so the spread is shown, not hidden.
+Where on the Python stack a block runs must not matter either, and on CPython up to 3.12 it
+does: frames live in 16 KiB data-stack chunks and a chunk is freed as soon as the frame that
+opened it returns (CPython gh-142183), so a loop whose hot calls straddle a chunk boundary mmaps
+and munmaps a chunk per call. Measured on an H200, Python 3.12.3 (bench/host_time_diag.py), the
+same launch-bound compiled HF Llama step read 7.3 to 21 ms depending only on how many frames lay
+below the timing loop, which is why a plain loop in one file and the app's loop in another
+disagreed by up to 30 %. Probing for the fastest depth failed (probes did not predict blocks);
+rotating blocks through 17 depths that tile one chunk made the median independent of the
+caller, but left each block's time depending on its depth (the eager HF Llama training step read
+114 to 182 ms by depth), so medians of 40 blocks still moved by 5-8 %. Now every block runs at
+the start of a fresh chunk (`stack_chunk.on_fresh_chunk`), with ~31 KiB of room before the next
+boundary: no block's hot calls straddle one, whatever the caller's depth.
 """
 
 from __future__ import annotations
 
 import itertools
-import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from compiler_core.timeline.stack_chunk import on_fresh_chunk
+
 BLOCK = 10
-# Extra frames of `_descend` under the timing loop. Its frame is 15 slots (120 bytes, measured
-# on 3.11 and on the H200's 3.12), so 17 depths 8 frames apart tile one 2048-slot chunk: whatever depth
-# the caller starts from, the blocks sample the chunk's whole cycle, and their median is the
-# same (a coarser tiling left the app and an independent loop a few % apart on the H200).
-DEPTHS = tuple(range(0, 136, 8))
 
 
 @dataclass
 class TimedBlock:
     """Per-step milliseconds of the steps that completed (summing to `wall_ms` unless `error`,
-    the exception that stopped the block early: then the raw spans, and its step has no time);
-    `depth`: the extra frames it ran under."""
+    the exception that stopped the block early: then the raw spans, and its step has no time)."""
 
     ms: list[float]
     wall_ms: float
     error: BaseException | None = None
-    depth: int = 0
 
 
 class BlockTimer:
@@ -68,7 +59,6 @@ class BlockTimer:
     def __init__(self, device: str, block: int = BLOCK) -> None:
         self.cuda = device.startswith("cuda")
         self.device = device
-        self._turn = 0  # blocks timed so far: block k runs under DEPTHS[k % len(DEPTHS)]
         self._events: list[Any] = []
         if self.cuda:
             import torch
@@ -81,12 +71,9 @@ class BlockTimer:
             self._torch.cuda.synchronize(self.device)
 
     def time_block(self, step: Callable[[int], Any], indices: Sequence[int]) -> TimedBlock:
-        """Run `step(i)` for each index between two synchronisations, the next of `DEPTHS`
-        frames further down the stack; never raises (see error)."""
-        depth = DEPTHS[self._turn % len(DEPTHS)]
-        self._turn += 1
-        timed = _descend(depth, lambda: self._time_block(step, indices))
-        timed.depth = depth
+        """Run `step(i)` for each index between two synchronisations, at the start of a fresh
+        data-stack chunk; never raises (see error)."""
+        timed: TimedBlock = on_fresh_chunk(self._time_block, step, indices)
         return timed
 
     def _time_block(self, step: Callable[[int], Any], indices: Sequence[int]) -> TimedBlock:
@@ -122,27 +109,6 @@ class BlockTimer:
 
     def _span(self, a: Any, b: Any) -> float:
         return float(a.elapsed_time(b)) if self.cuda else (b - a) * 1000.0
-
-
-class DepthTally:
-    """Each stack depth's median steady step (blocks' mean steady step, median per depth), in
-    `DEPTHS` order, for the depths visited: how far the depth alone moved this loop."""
-
-    def __init__(self) -> None:
-        self._ms: dict[int, list[float]] = {}
-
-    def add(self, timed: TimedBlock, warm: Sequence[bool]) -> None:
-        steady = [ms for ms, w in zip(timed.ms, warm, strict=False) if not w]
-        if steady and timed.error is None:
-            self._ms.setdefault(timed.depth, []).append(sum(steady) / len(steady))
-
-    def medians(self) -> tuple[float, ...]:
-        return tuple(statistics.median(self._ms[d]) for d in DEPTHS if d in self._ms)
-
-
-def _descend(n: int, then: Callable[[], TimedBlock]) -> TimedBlock:
-    """`then()` called `n` frames deeper: moves the timing loop's place in the data stack."""
-    return then() if n <= 0 else _descend(n - 1, then)
 
 
 def _cpu_mark(k: int) -> float:

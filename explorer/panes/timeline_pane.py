@@ -31,7 +31,6 @@ from PySide6.QtWidgets import (
 from compiler_core.session.model import ModeStats, Session, StepSample, TimelineEvent
 from compiler_core.timeline.exporters import write_chrome_trace, write_csv
 from compiler_core.timeline.records import from_record
-from compiler_core.timeline.stats import depth_spread
 from compiler_core.timeline.step_clock import BLOCK
 from explorer.panes.base import Pane
 from explorer.panes.number_text import human_bytes
@@ -175,15 +174,13 @@ class TimelinePane(Pane):
         for r, (stats, speed) in enumerate(rows):
             for c, text in enumerate(_row_texts(stats, speed)):
                 item = self._cell(stats.mode, c, text)
-                spread = depth_spread(stats.ms_by_depth)
-                if c == MEDIAN_COLUMN and spread is not None:
+                if c == MEDIAN_COLUMN and stats.median_ms is not None:
                     item.setToolTip(tip(
-                        f"Median over blocks of {BLOCK} steps, run at {len(stats.ms_by_depth)} Python "
-                        "stack depths in turn;\n"
-                        f"each depth's median: {spread[0]:.3f} to {spread[1]:.3f} ms.\n"
-                        "CPython 3.12 and older can run the same step slower at some depths\n(a data-stack "
-                        "chunk allocated and freed per call, CPython issue 142183),\nso a loop of yours "
-                        "may read anywhere in that range."))
+                        f"Median over blocks of {BLOCK} steps (each timed between two synchronisations)\n"
+                        f"of the block's mean steady step; {stats.samples} steps timed, warm-up left out.\n"
+                        "Each block runs at the start of a fresh Python data-stack chunk: on CPython 3.12\n"
+                        "and older a loop of yours can read up to 2x slower at some stack depths\n"
+                        "(a chunk allocated and freed per call, CPython issue 142183)."))
                 if c == SPEEDUP_COLUMN and stats.baseline_ms is not None:
                     item.setToolTip(tip(f"vs {stats.baseline_ms:.3f} ms: the median of the eager steps run "
                                         f"alternately with {stats.mode}'s, under the same host conditions"))

@@ -72,6 +72,8 @@ class ModeSeries:
         if self.measured is None:
             return live
         m = self.measured
+        if not self.ms:  # a session saved without its steps (stage captures): the figures as stored
+            return m
         return ModeStats(
             mode=self.mode, samples=live.samples, median_ms=live.median_ms, p99_ms=live.p99_ms,
             total_ms=live.total_ms, recompiles=live.recompiles,
@@ -80,7 +82,6 @@ class ModeSeries:
             kernel_launches_per_step=m.kernel_launches_per_step, kernels=m.kernels,
             cudagraph_graphs=m.cudagraph_graphs, baseline_ms=live.baseline_ms,
             runtime=m.runtime, time_by_ref=m.time_by_ref, saved_bytes=m.saved_bytes,
-            ms_by_depth=m.ms_by_depth, baseline_ms_by_depth=m.baseline_ms_by_depth,
         )
 
 

@@ -81,14 +81,16 @@ def test_no_profile_means_empty_columns_not_zeros(qtbot) -> None:  # type: ignor
     assert items and all(it is not None and it.text(TIME_COLUMN) == "" for it in items)
 
 
-def test_median_cell_tells_the_spread_over_stack_depths(qtbot, session: Session) -> None:  # type: ignore[no-untyped-def]
-    stats = dataclasses.replace(session.mode_stats[0], ms_by_depth=(1.4, 1.5, 2.25))
+def test_median_cell_says_how_the_median_was_taken(qtbot) -> None:  # type: ignore[no-untyped-def]
+    timed = load(FIXTURES / "stages_cpu.json")  # a captured run: samples and per-mode figures
     pane = TimelinePane()
     qtbot.addWidget(pane)
-    pane.set_session(dataclasses.replace(session, mode_stats=(stats,)))
+    pane.set_session(timed)
     row = next(r for r in range(pane.table.rowCount()) if pane.table.item(r, 0).text() == "default")
-    text = pane.table.item(row, COLUMNS.index("Median ms")).toolTip()
-    assert "3 Python stack depths" in text and "1.400 to 2.250 ms" in text
-    pane.set_session(session)  # no depths measured (an older session): no such tooltip
-    row = next(r for r in range(pane.table.rowCount()) if pane.table.item(r, 0).text() == "default")
-    assert "stack depths" not in pane.table.item(row, COLUMNS.index("Median ms")).toolTip()
+    cell = pane.table.item(row, COLUMNS.index("Median ms"))
+    stats = next(m for m in timed.mode_stats if m.mode == "default")
+    # no steps stored (a stage capture): the stored figures, not blanks
+    assert not timed.timeline and stats.median_ms and cell.text() == f"{stats.median_ms:.3f}"
+    text = cell.toolTip()
+    assert f"{stats.samples} steps timed" in text and "blocks of 10 steps" in text
+    assert "fresh Python data-stack chunk" in text

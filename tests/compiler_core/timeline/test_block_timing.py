@@ -4,7 +4,6 @@ that ran."""
 
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,7 @@ import pytest
 
 from compiler_core.modelfile import load_model_file
 from compiler_core.timeline import run_phase
-from compiler_core.timeline.step_clock import BLOCK, DEPTHS, BlockTimer, DepthTally, split
+from compiler_core.timeline.step_clock import BLOCK, BlockTimer, split
 
 COUNTING_MODEL = """\
 import torch
@@ -61,37 +60,6 @@ def test_a_failing_step_keeps_the_times_of_the_steps_before_it() -> None:
     assert all(ms >= 1.0 for ms in timed.ms)
 
 
-def _stack_depth() -> int:
-    frame, n = sys._getframe(1), 0
-    while frame is not None:
-        frame, n = frame.f_back, n + 1
-    return n
-
-
-def test_blocks_rotate_through_stack_depths_so_one_bad_depth_cannot_move_the_median() -> None:
-    """A step that is slow at one stack depth only (as a CPython <= 3.12 step straddling a
-    data-stack chunk is): consecutive blocks run at each of DEPTHS in turn, so exactly one
-    block in eight is slow, and the per-depth medians show which."""
-    base = _stack_depth()
-    depths: list[int] = []
-
-    def step(i: int) -> None:
-        depths.append(_stack_depth() - base)
-        time.sleep(0.03 if depths[-1] == depths[0] + DEPTHS[3] else 0.0)
-
-    timer = BlockTimer("cpu")
-    blocks = [timer.time_block(step, range(2)) for _ in range(len(DEPTHS))]
-    assert [b.depth for b in blocks] == list(DEPTHS)
-    assert sorted(set(depths)) == [depths[0] + d for d in DEPTHS]  # the step really ran deeper
-    slow = [b.depth for b in blocks if b.wall_ms >= 2 * 30.0]
-    assert slow == [DEPTHS[3]]
-    tally = DepthTally()
-    for b in blocks:
-        tally.add(b, [False, False])
-    medians = tally.medians()
-    assert len(medians) == len(DEPTHS) and max(medians) == medians[3] >= 30.0
-
-
 @pytest.mark.slow
 def test_records_are_emitted_between_blocks_never_between_two_steps(tmp_path: Path) -> None:
     path = tmp_path / "counting.py"
@@ -115,6 +83,3 @@ def test_records_are_emitted_between_blocks_never_between_two_steps(tmp_path: Pa
     assert [s.step for s in own] == list(range(steps))
     assert [s.step for s in own if s.warmup] == list(range(BLOCK))  # compile block
     assert stats[1].median_ms is not None and stats[1].baseline_ms is not None
-    # each loop's steady blocks ran at two depths (blocks 1 and 2; block 0 is warm-up)
-    for by_depth in (stats[0].ms_by_depth, stats[1].ms_by_depth, stats[1].baseline_ms_by_depth):
-        assert len(by_depth) == 2 and all(ms > 0 for ms in by_depth)
