@@ -19,7 +19,9 @@ capture)
 timeline)
     timeout 560 python3 bench/timeline_accuracy.py --json 2>&1 | tail -30 ;;
 steps)  # issue 14: real HF Llama step times against an independent block timing, then the gpu test
-    timeout "${STEPS_TIMEOUT:-330}" python3 bench/real_step_times.py --json 2>&1 | grep -v "^USDT" | tail -40
+    # one model (MODEL, default hf_llama_infer) per call: as many rounds as fit in SECONDS per mode
+    timeout "${STEPS_TIMEOUT:-560}" python3 bench/real_step_times.py --models "${MODEL:-hf_llama_infer}" \
+        --rounds 1000 --seconds "${SECONDS_PER_MODE:-120}" --min-rounds 30 --json 2>&1 | grep -v "^USDT" | tail -40
     timeout 90 "${pytest_gpu[@]}" -m gpu tests/compiler_core/timeline/test_gpu_timeline.py 2>&1 | tail -15 ;;
 join)  # issue 14.4: share of each mode's GPU time joined to the session's kernels, through the CLI
     timeout 420 python3 bench/runtime_join.py --capture bench/models/hf_llama_infer.py --device cuda \
