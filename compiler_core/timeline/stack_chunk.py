@@ -40,7 +40,9 @@ def _make_pad(slots: int) -> Callable[..., Any]:
         "    return fn(*args)\n"
     )
     namespace: dict[str, Any] = {}
-    exec(compile(source, __file__, "exec"), namespace)  # generated once, from constants only
+    # generated once, from constants only; a pseudo-filename, so tracebacks do not point into
+    # this file's docstring
+    exec(compile(source, f"<{__name__}: a frame of {slots} slots>", "exec"), namespace)
     pad: Callable[..., Any] = namespace["on_fresh_chunk"]
     pad.__doc__ = "`fn(*args)`, called at the start of a fresh 64 KiB data-stack chunk."
     pad.__module__ = __name__
