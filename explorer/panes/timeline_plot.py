@@ -149,6 +149,8 @@ class StepTimeAxis(pg.AxisItem):
 
 
 EMPTY_TITLE = "No step times in this session: open a model file and press Run"
+# a stage capture stores each mode's figures (the table) but not its steps
+FIGURES_ONLY_TITLE = "This session stores each mode's figures, not its steps: press Run to plot them"
 
 
 class TimelinePlot(pg.PlotWidget):
@@ -183,8 +185,9 @@ class TimelinePlot(pg.PlotWidget):
                 self.item.legend.removeItem(layer.curve)
             for item in layer.items():
                 self.item.removeItem(item)
-        empty = not data.series
-        self.item.setTitle(EMPTY_TITLE if empty else None, size="9pt")
+        empty = not any(series.ms for series in data.series.values())
+        title = (EMPTY_TITLE if not data.series else FIGURES_ONLY_TITLE) if empty else None
+        self.item.setTitle(title, size="9pt")
         if empty:
             self.item.setRange(xRange=(0, 1), yRange=(0, 1), padding=0)  # not the last run's axes
             self.item.enableAutoRange()  # setRange turned it off: the next run's samples need it

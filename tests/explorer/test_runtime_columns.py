@@ -94,3 +94,5 @@ def test_median_cell_says_how_the_median_was_taken(qtbot) -> None:  # type: igno
     text = cell.toolTip()
     assert f"{stats.samples} steps timed" in text and "blocks of 10 steps" in text
     assert "fresh Python data-stack chunk" in text
+    # and the plot says why it is empty, instead of drawing axes over nothing
+    assert "figures, not its steps" in pane.plot.item.titleLabel.text
