@@ -142,7 +142,7 @@ class ModeRun:
         self._mark_step: Callable[[], None] = lambda: None
         self._failed = False
         self.samples: list[StepSample] = []  # own and paired samples, in run order
-        self.baseline = PairedEager(spec, mode, BlockTimer(device), self._add) if paired else None
+        self.baseline = PairedEager(spec, mode, self.timer, self._add) if paired else None
         self.profile: RuntimeProfile | None = None
 
     def run(self) -> tuple[list[StepSample], list[TimelineEvent], ModeStats]:
