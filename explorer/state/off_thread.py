@@ -29,6 +29,7 @@ class OffThread(QObject):
 
     def __init__(self, parent: QObject | None = None, name: str = "pane-work") -> None:
         super().__init__(parent)
+        self.name = name
         self._pool = ThreadPoolExecutor(1, thread_name_prefix=name)
         self.generation = 0
         self._apply: Callable[[Any], None] | None = None

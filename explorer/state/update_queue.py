@@ -12,6 +12,7 @@ at once (`MainWindow.set_session`).
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
 
@@ -20,6 +21,11 @@ from PySide6.QtCore import QCoreApplication, QEventLoop, QObject, QTimer
 from explorer.state.off_thread import OffThread
 
 TURN_BUDGET_S = 0.02  # leave most of the 100 ms a user tolerates to the last piece, painting and input
+# The longest `flush` waits for off-thread results. A real job takes well under a second (the
+# joint graph's refs of a 32-layer model: ~0.1 s); past this the wait is a bug (one test run,
+# never reproduced, sat 600 s in `flush` while a worker computed), and the window must not
+# freeze on it: the result is still applied when it arrives, as a queued piece.
+FLUSH_WAIT_S = 60.0
 
 
 class UpdateQueue(QObject):
@@ -56,13 +62,24 @@ class UpdateQueue(QObject):
     def pending(self) -> int:
         return len(self._pending) + sum(1 for w in self._workers if w.busy())
 
-    def flush(self) -> None:
-        """Run every queued piece now, and wait for tracked off-thread results to be applied."""
+    def flush(self, wait_s: float = FLUSH_WAIT_S) -> bool:
+        """Run every queued piece now, and wait (at most `wait_s`) for tracked off-thread
+        results to be applied. False when it stopped waiting, after saying on stderr which
+        workers were still busy and how often they were given new work meanwhile."""
+        deadline = time.monotonic() + wait_s
+        submitted = {id(w): w.generation for w in self._workers}
         while self.pending():
             if self._pending:
                 self._run_one()
+            elif time.monotonic() > deadline:
+                busy = [f"{w.name} ({w.generation - submitted.get(id(w), 0)} submissions meanwhile)"
+                        for w in self._workers if w.busy()]  # fmt: skip
+                print(f"compilescope: stopped waiting after {wait_s:.0f} s for {', '.join(busy)}",
+                      file=sys.stderr)
+                return False
             else:
                 QCoreApplication.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 20)
+        return True
 
     def _run_one(self) -> None:
         key = next(iter(self._pending))

@@ -125,3 +125,35 @@ def test_a_session_arriving_during_startup_waits_for_the_deferred_panes(
     assert window.panes["InductorPane"].has_content()  # type: ignore[attr-defined]
     assert window.windowTitle().endswith("stages.json")
     window.files.worker.cancel()
+
+
+def test_flush_stops_waiting_for_a_worker_that_never_settles(
+    qtbot: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A worker given new work on every delivery (the livelock one hung test run suggested) must
+    not freeze the window in `flush`: it gives up after its wait and names the worker. A worker
+    that settles is still waited for."""
+    from explorer.state.update_queue import UpdateQueue
+
+    queue = UpdateQueue()
+    queue.spread = True
+    worker = OffThread(name="restless")
+    queue.track(worker)
+    applied: list[int] = []
+
+    def again(result: int) -> None:
+        applied.append(result)
+        worker.submit(lambda: result + 1, again)
+
+    worker.submit(lambda: 0, again)
+    assert queue.flush(wait_s=0.5) is False
+    assert len(applied) > 1  # results kept being applied while it waited
+    assert "restless" in capsys.readouterr().err
+    worker.cancel()
+
+    settling = OffThread(name="settling")
+    queue.track(settling)
+    got: list[str] = []
+    settling.submit(lambda: "done", got.append)
+    assert queue.flush(wait_s=30) is True
+    assert got == ["done"]
