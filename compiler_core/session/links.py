@@ -69,6 +69,7 @@ class LinkIndex:
         self._names: list[str] = []
         self._adj: list[list[int]] = []
         self._stage: list[float] = []
+        self._whole: list[bool] = []  # kernels: reached, never walked through (see `_walk`)
         self._refs: list[Ref | None] = []
         self.memo: dict[object, object] = {}  # derived views (line facts...) keyed by their users
 
@@ -103,6 +104,8 @@ class LinkIndex:
                     stage_of[kind] = found
                 stage.append(found)
             self._names, self._adj, self._stage = names, adj, stage
+            kernel = STAGE_ORDER[RefKind.KERNEL]
+            self._whole = [at == kernel for at in stage]
             self._refs = [None] * len(names)
             self._ids = ids
         return self
@@ -146,8 +149,14 @@ class LinkIndex:
         return frozenset(out)
 
     def _walk(self, start: int, upstream: bool) -> set[int]:
-        """Ids reachable from `start` moving strictly away from its stage at every hop."""
-        adj, stage = self._adj, self._stage
+        """Ids reachable from `start` moving strictly away from its stage at every hop.
+
+        A kernel reached from elsewhere is a hit but the walk does not go on through it: a
+        kernel links to all its fused nodes and all its lines, so passing through it would widen
+        one kernel line (`tmp13 = rsqrt(tmp12)`) to every node of its kernel, and one post-grad
+        node to every line of its kernel. The item's own links already reach its own lines and
+        nodes; the kernel itself still lights."""
+        adj, stage, whole = self._adj, self._stage, self._whole
         seen: set[int] = set()
         frontier = [start]
         while frontier:
@@ -158,7 +167,8 @@ class LinkIndex:
                     continue
                 if (stage[nxt] < here) if upstream else (stage[nxt] > here):
                     seen.add(nxt)
-                    frontier.append(nxt)
+                    if not whole[nxt]:
+                        frontier.append(nxt)
         return seen
 
     def __len__(self) -> int:

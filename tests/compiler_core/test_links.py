@@ -23,3 +23,23 @@ def test_related_is_monotonic_along_the_pipeline() -> None:
     # from a kernel: up to its node and line, but not across to the other node's kernel
     assert index.related(k1) == {n1, line}
     assert index.direct(n1) == {line, k1}
+
+
+def test_a_kernel_is_reached_but_not_walked_through() -> None:
+    """A kernel line lights its own node and its kernel, not every node the kernel fuses; a
+    post-grad node lights its own kernel lines, not all of its kernel's."""
+    b = LinkBuilder()
+    rsqrt, mul = _r(RefKind.POST_GRAD_NODE, "forward:rsqrt"), _r(RefKind.POST_GRAD_NODE, "forward:mul")
+    k = _r(RefKind.KERNEL, "forward:k7")
+    line_rsqrt, line_mul = _r(RefKind.KERNEL_LINE, "forward:k7:46"), _r(RefKind.KERNEL_LINE, "forward:k7:48")
+    aot_rsqrt = _r(RefKind.AOT_NODE, "forward:rsqrt")
+    b.add_many(k, [rsqrt, mul, line_rsqrt, line_mul])
+    b.add(line_rsqrt, rsqrt)
+    b.add(line_mul, mul)
+    b.add(rsqrt, aot_rsqrt)
+    index = LinkIndex(b.freeze())
+    assert index.related(line_rsqrt) == {rsqrt, k, aot_rsqrt}
+    assert index.related(rsqrt) == {k, line_rsqrt, aot_rsqrt}
+    assert index.related(aot_rsqrt) == {rsqrt, k, line_rsqrt}
+    # the kernel itself still reaches all it fuses and all its lines
+    assert index.related(k) == {rsqrt, mul, line_rsqrt, line_mul, aot_rsqrt}
