@@ -28,7 +28,7 @@ def row_cells(session: Session, file: str, line: int, facts: LineFacts, us: floa
         code,
         fmt_us(us),
         f"{len(facts.dynamo_nodes)} nodes" if facts.captured else "—",
-        str(len(facts.aot_nodes)) if facts.aot_nodes else "—",
+        str(facts.aot_ops) if facts.aot_nodes else "—",
         ", ".join(facts.kernel_names) or "—",
         sorted(set(facts.breaks))[0].splitlines()[0] if facts.breaks else "",
         str(len(facts.recompiles)) if facts.recompiles else "",

@@ -13,6 +13,7 @@ from compiler_core.break_ranking import distinct_breaks
 from compiler_core.recompile_explain import distinct_recompiles
 from compiler_core.session import LinkIndex, Ref, RefKind, Session
 from compiler_core.session.links import decode_or_none
+from compiler_core.session.vocab import Partition
 
 LineKey = tuple[str, int]
 
@@ -29,6 +30,16 @@ class LineFacts:
     @property
     def kernel_names(self) -> list[str]:
         return sorted({k.name for k in self.kernels})
+
+    @property
+    def aot_ops(self) -> int:
+        """AOT ops from this line, each counted once. The joint graph holds every op of a
+        training compile and its forward and backward partitions hold them again (ResNet's
+        `self.bn1(out)`: 816 joint ops, 1,616 refs), so a compile's joint nodes are counted
+        when it logged a joint graph, else its partitions' nodes."""
+        with_joint = {(r.compile_id, r.rank) for r in self.aot_nodes if r.graph == Partition.JOINT}
+        return sum(1 for r in self.aot_nodes
+                   if r.graph == Partition.JOINT or (r.compile_id, r.rank) not in with_joint)  # fmt: skip
 
     @property
     def captured(self) -> bool:

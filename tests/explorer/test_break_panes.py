@@ -16,7 +16,7 @@ from compiler_core.session import Session
 from compiler_core.session.refs import source_line
 from explorer.panes.break_summary_pane import BreakSummaryPane
 from explorer.panes.code_view import LINE_SEPARATOR
-from explorer.panes.line_pipeline_pane import LinePipelinePane
+from explorer.panes.line_pipeline_pane import COLUMNS, LinePipelinePane
 from explorer.panes.source_pane import SourcePane
 from explorer.state import SessionState
 from tests.conftest import ROOT
@@ -100,3 +100,17 @@ def test_source_pane_notes_under_lines_and_library_files(qtbot, session: Session
     library = [code for where, code in codes.items() if where.startswith("resnet.py:")]
     assert library and all(library), [w for w, c in codes.items() if not c and w.startswith("resnet.py")]
     _shot(source, "source_resnet_library")
+
+
+def test_per_line_aot_ops_count_each_op_once(qtbot, session: Session) -> None:  # type: ignore[no-untyped-def]
+    """A training compile's joint graph holds every op and its partitions hold them again: the
+    row counts the joint graph's ops, as many as the joint graph has from that line."""
+    _, panes = _panes(qtbot, session)
+    tree = panes[2].tree
+    column = COLUMNS.index("AOT ops")
+    rows = {tree.topLevelItem(i).text(0): tree.topLevelItem(i) for i in range(tree.topLevelItemCount())}
+    expected = sum(1 for c in session.compiles if c.aot is not None and c.aot.joint is not None
+                   for n in c.aot.joint.nodes
+                   if n.source is not None and n.source.file == RESNET and n.source.line == 147)  # fmt: skip
+    assert expected > 100
+    assert rows["resnet.py:147"].text(column) == str(expected)
