@@ -11,9 +11,11 @@ import zlib
 from PySide6.QtGui import QColor, QIcon, QPixmap
 
 # Qualitative palette (Tableau 20 light/dark pairs interleaved): distinct on white backgrounds.
+# No reds or pinks: a source line tinted with a pink kernel colour read as the red of a graph
+# break (BROKE) in logs that had none; olive and dark teal take their places.
 _PALETTE = (
-    "#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2", "#edc948", "#ff9da7", "#9c755f",
-    "#a0cbe8", "#ffbe7d", "#8cd17d", "#d4a6c8", "#86bcb6", "#f1ce63", "#fabfd2", "#d7b5a6",
+    "#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2", "#edc948", "#b6992d", "#9c755f",
+    "#a0cbe8", "#ffbe7d", "#8cd17d", "#d4a6c8", "#86bcb6", "#f1ce63", "#499894", "#d7b5a6",
 )
 
 SELECT_COLOR_HEX = "#ffd666"
