@@ -1,7 +1,9 @@
 """`summarize(session)`: a small dict of stable keys for the CLI, tests and benchmarks.
 
 Counts follow the records a user would count in the log: `graphs` are Dynamo output graphs,
-`kernels` are generated kernel definitions (Triton / C++), extern calls are counted apart.
+`kernels` are generated kernel definitions (Triton / C++), `kernel_launches` how often one run of
+the graphs launches them (a definition each layer reuses counts once there, 32 times here),
+extern calls are counted apart.
 Saved-tensor bytes de-duplicate views of one storage within a compile. `break_reasons` are
 Dynamo's specific reasons (not its generic "Encountered graph break ..." header);
 `distinct_breaks` and `distinct_recompiles` group them per cause over all ranks, most costly first.
@@ -10,19 +12,57 @@ Dynamo's specific reasons (not its generic "Encountered graph break ..." header)
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from typing import Any
 
 from compiler_core.break_ranking import distinct_breaks
 from compiler_core.recompile_explain import distinct_recompiles
-from compiler_core.session.model import Compile, Diagnostic, ModeStats, Session
+from compiler_core.session.model import Compile, Diagnostic, InductorOutput, ModeStats, Session
 from compiler_core.session.refs import Ref, RefKind
 from compiler_core.timeline.stats import speedups
 
 FIRST_DIAGNOSTICS = 5
 
 
+@dataclasses.dataclass(frozen=True)
+class KernelCounts:
+    """Generated kernel definitions, their launches per run of the graphs, and extern calls: the
+    one count the CLI, the status bar and the Inductor pane all show. `launches` is None when
+    the session did not record them (written before `Kernel.launches`)."""
+
+    kernels: int
+    launches: int | None
+    extern_calls: int
+
+    def generated(self) -> str:
+        """`14 kernels (231 launches)`; the launches left out when they say nothing more."""
+        text = f"{self.kernels} kernel{'s' * (self.kernels != 1)}"
+        if self.launches is not None and self.launches != self.kernels:
+            text += f" ({self.launches} launches)"
+        return text
+
+    def describe(self) -> str:
+        """`14 kernels (231 launches) + 258 extern calls`."""
+        return self.generated() + (f" + {self.extern_calls} extern calls" if self.extern_calls else "")
+
+
+def kernel_counts(outputs: Iterable[InductorOutput]) -> KernelCounts:
+    kernels = launches = extern = 0
+    known = True
+    for o in outputs:
+        for k in o.kernels:
+            if k.language == "extern":
+                extern += 1
+            else:
+                kernels += 1
+                launches += k.launches
+                known = known and k.launches > 0
+    return KernelCounts(kernels, launches if known else None, extern)
+
+
 def summarize(session: Session) -> dict[str, Any]:
     compiles = session.compiles
+    counts = kernel_counts(o for c in compiles for o in c.inductor)
     out: dict[str, Any] = {
         "compile_ids": [_label(c) for c in compiles],
         "graphs": sum(1 for c in compiles if c.dynamo_graph is not None),
@@ -41,10 +81,9 @@ def summarize(session: Session) -> dict[str, Any]:
         # backward partner
         "recomputed_nodes": sum(len(c.aot.recomputed) for c in compiles if c.aot),
         "backward_links": sum(len(c.aot.backward_of) for c in compiles if c.aot),
-        "kernels": sum(1 for c in compiles for o in c.inductor for k in o.kernels if k.language != "extern"),
-        "extern_calls": sum(
-            1 for c in compiles for o in c.inductor for k in o.kernels if k.language == "extern"
-        ),
+        "kernels": counts.kernels,
+        "kernel_launches": counts.launches,  # per run of every compiled graph once; None: not recorded
+        "extern_calls": counts.extern_calls,
         "failures": [f"{c.compile_id}: {c.failure}" for c in compiles if c.status == "failed"],
         "ranks": list(session.meta.ranks),
         # a damaged log still opens; these say how damaged (issue 12, row 9)

@@ -11,6 +11,7 @@ from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QResizeEvent
 from PySide6.QtWidgets import QDockWidget, QTabBar, QWidget
 
 from compiler_core.session import LinkIndex, Session
+from compiler_core.summary import KernelCounts, kernel_counts
 from explorer.actions.export_actions import ExportActions
 from explorer.actions.file_actions import FileActions
 from explorer.app_window import AppWindow
@@ -33,19 +34,13 @@ MAIN_PANE = {"source": "SourcePane", "dynamo": "DynamoPane", "aot": "AotPane", "
              "kernels": "KernelCodePane", "timeline": "TimelinePane"}  # fmt: skip
 
 
-def session_counts(session: Session) -> tuple[int, int, int, int]:
-    """(Dynamo graphs, graph breaks, generated kernels, extern calls) over the whole session,
-    counted as `python -m compiler_core summary` counts them: an extern call (a cuBLAS mm) is
-    not a kernel Inductor generated, and a 32-layer Llama has 32 kernels beside 740 of those."""
+def session_counts(session: Session) -> tuple[int, int, KernelCounts]:
+    """(Dynamo graphs, graph breaks, kernel counts) over the whole session, counted as
+    `python -m compiler_core summary` counts them: an extern call (a cuBLAS mm) is not a kernel
+    Inductor generated, and a 32-layer Llama's 32 kernels run 588 launches beside 740 of those."""
     graphs = sum(1 for c in session.compiles if c.dynamo_graph is not None)
     breaks = sum(len(c.graph_breaks) for c in session.compiles)
-    kernels = extern = 0
-    for c in session.compiles:
-        for o in c.inductor:
-            calls = sum(1 for k in o.kernels if k.language == "extern")
-            extern += calls
-            kernels += len(o.kernels) - calls
-    return graphs, breaks, kernels, extern
+    return graphs, breaks, kernel_counts(o for c in session.compiles for o in c.inductor)
 
 
 class MainWindow(AppWindow):
@@ -125,12 +120,17 @@ class MainWindow(AppWindow):
             warm_up()  # startup is done: the GUI thread has nothing left to compete with
 
     def ensure_panes(self) -> None:
-        """Build every deferred pane now (a session is about to be shown)."""
+        """Build every deferred pane now, and show the session that was waiting for them (a
+        caller about to render or flush wants it on screen: `--screenshot` after a capture grabbed
+        half-filled panes while it was still waiting for a later timer turn)."""
         built = bool(self._pending)
         while self._pending:
             self._build_pane(self._pending.pop(0))
         if built:  # a deferred pane joining its tab group leaves Qt's stale bar on screen again
             self._hide_stale_tab_bars()
+        if self._deferred_show is not None:
+            shown, self._deferred_show = self._deferred_show, None
+            self.show_session(*shown)
 
     def _add_dock(self, key: str, title: str, widget: QWidget, stage: str) -> None:
         dock = QDockWidget(title, self)
@@ -277,8 +277,8 @@ class MainWindow(AppWindow):
     # ----- session -----
     def set_session(self, session: Session, source_path: str = "", links: LinkIndex | None = None) -> None:
         """Show `session` with every pane rebuilt on return (scripts, tests, screenshots)."""
+        self._deferred_show = None  # superseded: ensure_panes must not show it first
         self.ensure_panes()
-        self._deferred_show = None
         self.show_session(session, source_path, links)
         self.state.updates.flush()
 
@@ -298,15 +298,15 @@ class MainWindow(AppWindow):
 
     def _update_status(self, session: Session) -> None:
         meta = session.meta
-        graphs, breaks, kernels, extern = session_counts(session)
+        graphs, breaks, counts = session_counts(session)
         parts = [
             f"device: {meta.device or '?'}",
             f"torch {meta.torch_version or '?'}",
             f"mode: {meta.mode or '?'}",
-            status_summary(session.compiles), f"{graphs} graphs", f"{breaks} breaks", f"{kernels} kernels",
+            status_summary(session.compiles), f"{graphs} graphs", f"{breaks} breaks", counts.generated(),
         ]
-        if extern:
-            parts.append(f"{extern} extern calls")
+        if counts.extern_calls:
+            parts.append(f"{counts.extern_calls} extern calls")
         self.status_label.setText(clip("  ·  ".join(parts), 500, 1))
 
     # ----- layout persistence -----

@@ -204,6 +204,7 @@ def _kernels(part: Partition, post: Graph | None) -> list[Kernel]:
             name=pk.name, language=pk.language, graph=graph, source=pk.source,
             fused_nodes=tuple(fused), original_aten=tuple(pk.original_aten),
             line_nodes=_line_nodes(pk.source, fused), output_code_line=pk.line,
+            launches=1 if pk.language == "extern" else len(pk.calls),
         ))  # fmt: skip
     if post is None:
         return out

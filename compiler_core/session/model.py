@@ -161,6 +161,10 @@ class Kernel:
 
     `fused_nodes` are post-grad node names of the same partition. `line_nodes` maps a 1-based
     line of `source` to the post-grad nodes that line implements, where Inductor said so.
+    `launches` is how many times one run of the partition's `call()` launches it: a definition
+    every layer reuses (Llama's RoPE kernel) is one kernel launched 32 times, and a count of
+    definitions alone read as "32 layers fused into 14 kernels". 1 for an extern call (each call
+    is its own `Kernel`); 0 where not known (sessions written before it was recorded).
     """
 
     name: str
@@ -171,6 +175,7 @@ class Kernel:
     original_aten: tuple[str, ...] = ()
     line_nodes: dict[str, tuple[str, ...]] = field(default_factory=dict)
     output_code_line: int | None = None  # where the definition starts in the whole output code
+    launches: int = 0
 
 
 @dataclass(frozen=True)

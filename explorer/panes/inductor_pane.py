@@ -15,6 +15,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QSplitter, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
 from compiler_core.session import Compile, InductorOutput, Kernel, Ref
+from compiler_core.summary import kernel_counts
 from explorer.canvas import GraphCanvas
 from explorer.panes.base import Pane
 from explorer.panes.graph_view import GraphSection, RefIndex, make_graph_view, sections_index
@@ -26,9 +27,14 @@ from explorer.state.palette import SELECT_COLOR_HEX, color_for, color_icon
 from explorer.state.runtime_times import RuntimeTimes, fmt_us, runtime_times
 from explorer.state.stage_refs import kernel_ref, post_grad_ref
 
-KERNEL_COLUMNS = ["Kernel", "Time/step", "Kind", "Graph", "Nodes fused", "Lines"]
+KERNEL_COLUMNS = ["Kernel", "Time/step", "Kind", "Graph", "Launches", "Nodes fused", "Lines"]
 TIME_COLUMN = KERNEL_COLUMNS.index("Time/step")
+LAUNCHES_COLUMN = KERNEL_COLUMNS.index("Launches")
 FUSED_COLUMN = KERNEL_COLUMNS.index("Nodes fused")
+COUNT_COLUMNS = (LAUNCHES_COLUMN, FUSED_COLUMN, KERNEL_COLUMNS.index("Lines"))
+NAME_MIN_W = 240
+LAUNCHES_TIP = ("Launches of this kernel in one run of its graph: a kernel every layer reuses is one "
+                "definition launched once per layer, its nodes fused over all of them")
 
 
 class _KernelItem(QTreeWidgetItem):
@@ -40,9 +46,13 @@ class _KernelItem(QTreeWidgetItem):
             mine = self.data(col, Qt.ItemDataRole.UserRole)
             theirs = other.data(col, Qt.ItemDataRole.UserRole)
             return (mine if mine is not None else -1.0) < (theirs if theirs is not None else -1.0)
-        if col in (FUSED_COLUMN, FUSED_COLUMN + 1):
-            return int(self.text(col) or 0) < int(other.text(col) or 0)
+        if col in COUNT_COLUMNS:
+            return _count(self.text(col)) < _count(other.text(col))
         return self.text(col) < other.text(col)
+
+
+def _count(text: str) -> int:
+    return int(text) if text.isdigit() else -1  # "?": not recorded, sorted first
 
 
 def _kind(kernel: Kernel) -> str:
@@ -91,9 +101,8 @@ def _plan(current: Compile, times: RuntimeTimes) -> _Plan:
                     us = times.get(make(n.name))
                     if us is not None:
                         marks[make(n.name)] = fmt_us(us).replace(" ", "")
-        before, after = fusion_counts(out)
-        extern = sum(1 for k in out.kernels if k.language == "extern")  # as summary counts
-        launched = f"{after - extern} kernels" + (f" + {extern} extern calls" if extern else "")
+        before, _ = fusion_counts(out)
+        launched = kernel_counts([out]).describe()  # as the summary counts
         counts.append(f"{out.graph}: {before if before is not None else '?'} nodes → {launched}")
     return _Plan(sections, sections_index(sections), overlay, marks, counts)
 
@@ -178,6 +187,8 @@ class InductorPane(Pane):
         if self._building is not current:
             return  # switched again meanwhile; that switch fills its own list
         kernels = [k for out in current.inductor for k in out.kernels]
+        # sessions written before launches were recorded have none: no column of "?"
+        self.kernels.setColumnHidden(LAUNCHES_COLUMN, not any(k.launches for k in kernels))
 
         def add(start: int, stop: int) -> None:
             if self._building is current:
@@ -189,6 +200,11 @@ class InductorPane(Pane):
                 return
             for col in range(len(KERNEL_COLUMNS)):
                 self.kernels.resizeColumnToContents(col)
+            # Fused kernel names run past 100 characters: sized to the longest, the name column
+            # pushed time, launches and nodes out of view. The full name is the row's tooltip.
+            cap = max(NAME_MIN_W, self.kernels.viewport().width() // 2)
+            if self.kernels.columnWidth(0) > cap:
+                self.kernels.setColumnWidth(0, cap)
             self.on_selection(self.selection.selected, self.selection.highlighted)
 
         self.fill_in_slices("kernel list", len(kernels), add, done)
@@ -197,9 +213,13 @@ class InductorPane(Pane):
         loc = len(k.source.splitlines())
         ref = kernel_ref(c, k)
         us = self._times.get(ref)
-        item = _KernelItem([k.name, fmt_us(us), _kind(k), k.graph, str(len(k.fused_nodes)), str(loc)])
+        launches = str(k.launches) if k.launches else "?"
+        fused = str(len(k.fused_nodes))
+        item = _KernelItem([k.name, fmt_us(us), _kind(k), k.graph, launches, fused, str(loc)])
         item.setIcon(0, color_icon(color_for(k.name)))
         item.setToolTip(FUSED_COLUMN, tip(", ".join(k.fused_nodes)))
+        item.setToolTip(LAUNCHES_COLUMN, tip(LAUNCHES_TIP))
+        item.setToolTip(0, tip(k.name))
         if us is not None:
             item.setTextAlignment(TIME_COLUMN, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             item.setData(TIME_COLUMN, Qt.ItemDataRole.UserRole, us)
@@ -221,6 +241,12 @@ class InductorPane(Pane):
             for col in range(len(KERNEL_COLUMNS)):
                 item.setBackground(col, on if ref in lit else off)
         self._kernels_lit = lit
+        # Qt's own row selection (the row last clicked) stays blue after the user picks something
+        # else, which reads as "this kernel belongs to it": it is dropped when that kernel is no
+        # longer part of the selection.
+        clicked = self.kernels.selectedItems()
+        if clicked and clicked[0].data(0, Qt.ItemDataRole.UserRole) not in highlighted:
+            self.kernels.clearSelection()
         first = next((item for ref, item in self._kernel_items.items() if ref in lit), None)
         if first is not None:
             self.kernels.scrollToItem(first)

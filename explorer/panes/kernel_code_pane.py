@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QComboBox, QVBoxLayout
 from compiler_core.session import Compile, Kernel, Ref, RefKind
 from explorer.panes.base import Pane
 from explorer.panes.code_view import CodeView
-from explorer.plain_text import plain_label
+from explorer.plain_text import plain_label, tip
 from explorer.state import SelectionModel, SessionState
 from explorer.state.off_thread import OffThread
 from explorer.state.palette import color_for, color_icon
@@ -23,6 +23,20 @@ WHOLE = "__output_code__"
 
 
 NO_NODE = "No post-grad node maps to this kernel (a layout copy of an input, or no provenance logged)."
+
+
+SHOWN_NODES = 12  # a kernel every layer reuses fuses 300+ nodes: their names took the pane
+
+
+def fused_text(kernel: Kernel) -> str:
+    """`Fuses 334 nodes over 32 launches: a, b, … and 322 more` (the full list is the tooltip)."""
+    n = len(kernel.fused_nodes)
+    if not n:
+        return NO_NODE
+    over = f" over {kernel.launches} launches" if kernel.launches > 1 else ""
+    names = ", ".join(kernel.fused_nodes[:SHOWN_NODES])
+    more = f", … and {n - SHOWN_NODES} more" if n > SHOWN_NODES else ""
+    return f"Fuses {n} node{'s' * (n != 1)}{over}: {names}{more}"
 
 
 class KernelCodePane(Pane):
@@ -77,8 +91,8 @@ class KernelCodePane(Pane):
             self.info.setText(f"Whole output code of the {item[0]} graph.")
             return
         self.view.set_code(item.source, "cpp" if item.language == "cpp" else "python", later=self._later())
-        n = len(item.fused_nodes)
-        self.info.setText(f"Fuses {n} node{'s' * (n != 1)}: {', '.join(item.fused_nodes)}" if n else NO_NODE)
+        self.info.setText(fused_text(item))
+        self.info.setToolTip(tip(", ".join(item.fused_nodes)) if len(item.fused_nodes) > SHOWN_NODES else "")
         self.on_selection(self.selection.selected, self.selection.highlighted, switch=False)
 
     def select_kernel(self, name: str) -> bool:

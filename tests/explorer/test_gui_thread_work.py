@@ -157,3 +157,21 @@ def test_flush_stops_waiting_for_a_worker_that_never_settles(
     settling.submit(lambda: "done", got.append)
     assert queue.flush(wait_s=30) is True
     assert got == ["done"]
+
+
+def test_ensure_panes_shows_the_session_that_waited_for_them(
+    qtbot: Any, tmp_path: Any, stages: Session
+) -> None:
+    """`--screenshot` after a capture: the session arrived while panes were still deferred, and
+    the grab (ensure_panes, flush) ran before a later timer turn showed it: half-filled panes."""
+    window = MainWindow(QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(window)
+    window.show()
+    assert window._pending
+    window.show_session(stages, "stages.json")
+    assert window.state.session is not stages  # waiting for the deferred panes
+    window.ensure_panes()
+    window.state.updates.flush()
+    assert window.state.session is stages and window._deferred_show is None
+    assert window.panes["InductorPane"].has_content()  # type: ignore[attr-defined]
+    window.files.worker.cancel()

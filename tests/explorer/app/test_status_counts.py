@@ -12,8 +12,12 @@ def test_status_bar_counts_kernels_as_summary_does(window: MainWindow) -> None:
     window.set_session(session, "hf_llama_dynamic.log")
     facts = summarize(session)
     text = window.status_label.text()
-    assert f"{facts['kernels']} kernels" in text, text
+    assert f"{facts['kernels']} kernels ({facts['kernel_launches']} launches)" in text, text
     assert f"{facts['extern_calls']} extern calls" in text, text
+    # launches counted independently: every `<kernel>.run(` line of the logged output codes
+    runs = sum(1 for c in session.compiles for o in c.inductor for line in o.output_code.splitlines()
+               if line.lstrip().startswith("triton_") and ".run(" in line)  # fmt: skip
+    assert facts["kernel_launches"] == runs > facts["kernels"]
     assert "device: cuda" in text and "torch 2.11.0+cu130" in text, text
 
 
@@ -28,7 +32,9 @@ def test_inductor_header_splits_kernels_from_extern_calls_as_the_status_bar(wind
     extern = sum(1 for k in out.kernels if k.language == "extern")
     assert extern
     header = window.panes["InductorPane"].header.text()  # type: ignore[attr-defined]
-    assert f"{len(out.kernels) - extern} kernels + {extern} extern calls" in header, header
+    launches = sum(k.launches for k in out.kernels if k.language != "extern")
+    expected = f"{len(out.kernels) - extern} kernels ({launches} launches) + {extern} extern calls"
+    assert expected in header, header
 
 
 def test_timeline_of_a_log_says_it_has_no_steps_and_forgets_the_last_run(window: MainWindow) -> None:
