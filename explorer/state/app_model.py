@@ -194,6 +194,7 @@ class AppModel:
         self.timeline = LiveTimeline()
         self.session_changed: Event[Session] = Event()
         self.compile_changed: Event[Compile | None] = Event()
+        self.selection.changed.connect(self._follow_selection)
 
     @property
     def session(self) -> Session:
@@ -241,6 +242,18 @@ class AppModel:
         if failed:
             return failed[0]
         return max(shown, key=lambda c: (graph_size(c), bool(c.graph_breaks)))  # first of equals
+
+    def _follow_selection(self, refs: frozenset[Ref]) -> None:
+        """Selecting items of another compile shows that compile: a graph break of [1/0] picked
+        in the break list left [0/0] on screen, and the panes had nothing of it to light. The
+        compile stays when any selected item is in it (a break seen in several compiles)."""
+        keys = {(r.compile_id, r.rank) for r in refs if r.compile_id}
+        current = self._current
+        if not keys or (current is not None and compile_key(current) in keys):
+            return
+        target = next((c for c in self._ordered if compile_key(c) in keys), None)
+        if target is not None:
+            self.set_compile(compile_key(target))
 
     def set_compile(self, key: CompileKey) -> None:
         found = self._session.compile(*key)

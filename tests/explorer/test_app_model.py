@@ -148,3 +148,26 @@ def test_the_loader_prepares_the_index_the_window_then_uses(session: Session, tm
     model = AppModel()
     model.set_session(loaded, str(path), links)
     assert model.links is links and len(links) == len(session.links)
+
+
+def test_selecting_items_of_another_compile_shows_that_compile(session: Session) -> None:
+    """A graph break or node of [0/1] picked while [0/0] is shown switches to [0/1] (the panes
+    had nothing of it to light); a selection that includes the shown compile keeps it, and a
+    source line (no compile) never switches."""
+    model = AppModel()
+    model.set_session(session)
+    shown = model.current
+    assert shown is not None
+    other = next(c for c in model.compiles() if c is not shown and c.dynamo_graph is not None)
+    node = other.dynamo_graph.nodes[-2].name  # type: ignore[union-attr]
+    theirs = Ref.dynamo_node(other.compile_id, node, other.rank)
+    mine = _first_kernel_node(shown)
+    model.selection.select({mine, theirs})
+    assert model.current is shown
+    model.selection.select({Ref.source_line("x.py", 1, None)})
+    assert model.current is shown
+    model.selection.select({theirs})
+    assert model.current is other
+    assert model.selection.selected == {theirs}  # switching kept what was picked
+    model.selection.back()
+    assert model.current is other  # a source line: no compile to follow
