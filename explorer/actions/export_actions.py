@@ -5,23 +5,14 @@ from __future__ import annotations
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox
 
-from compiler_core.session import Compile, Graph, save
-from explorer.actions.graph_export import canvas_fill, save_dot, save_scene
+from compiler_core.session import Compile, save
+from explorer.actions.graph_export import save_canvas_dot, save_scene
 from explorer.actions.kernel_export import export_kernels
 from explorer.app_window import AppWindow
 from explorer.panes.base import Pane
 from explorer.plain_text import show_problem
 
 GRAPH_PANES = {"dynamo": "DynamoPane", "aot": "AotPane", "inductor": "InductorPane"}
-
-
-def stage_graph(c: Compile, stage: str) -> Graph | None:
-    """The graph a stage shows first: Dynamo's, AOT's forward (or joint/inference), post-grad."""
-    if stage == "aot" and c.aot is not None:
-        return c.aot.forward or c.aot.joint or c.aot.inference
-    if stage == "inductor":
-        return next((o.post_grad for o in c.inductor if o.post_grad is not None), None)
-    return c.dynamo_graph
 
 
 class ExportActions(QObject):
@@ -77,7 +68,7 @@ class ExportActions(QObject):
                 show_problem(self.window, "Export failed", str(exc))
 
     def export_graph(self, path: str, scale: float = 1.0) -> None:
-        """DOT from the session graph; SVG/PNG render the pane's whole scene (not the viewport)."""
+        """DOT of the graphs the pane shows; SVG/PNG render its whole scene (not the viewport)."""
         c = self.window.state.current
         if c is None:
             return
@@ -86,10 +77,8 @@ class ExportActions(QObject):
         if canvas is None:
             return  # the pane is not built yet: nothing is drawn to export
         if path.lower().endswith(".dot"):
-            graph = stage_graph(c, self.graph_stage)
-            if graph is not None:
-                save_dot(graph, path, f"{self.graph_stage} [{c.compile_id}]", canvas_fill(canvas))
-                self.window.statusBar().showMessage(f"Exported {len(graph.nodes)} nodes to {path}", 5000)
+            nodes = save_canvas_dot(canvas, path, f"{self.graph_stage} [{c.compile_id}]")
+            self.window.statusBar().showMessage(f"Exported {nodes} nodes to {path}", 5000)
             return
         w, h = save_scene(canvas, path, scale)
         self.window.statusBar().showMessage(f"Exported {w}x{h} px to {path}", 5000)
@@ -97,4 +86,14 @@ class ExportActions(QObject):
     def session_dialog(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self.window, "Export session", "session.json", "*.json")
         if path:
+            self.export_session(path)
+
+    def export_session(self, path: str) -> bool:
+        """Write the session; a path that cannot be written is a dialog, not a traceback."""
+        try:
             save(self.window.state.session, path)
+        except (OSError, ValueError) as exc:
+            show_problem(self.window, "Export failed", f"{path}\n\n{type(exc).__name__}: {exc}")
+            return False
+        self.window.statusBar().showMessage(f"Exported the session to {path}", 5000)
+        return True

@@ -239,6 +239,10 @@ class GraphCanvas(QWidget):
         self._legend = legend
         self._redecorate()
 
+    def sections(self) -> list[tuple[Graph, str]]:
+        """The graphs shown, top to bottom, with their section labels (what an export writes)."""
+        return list(self._sections)
+
     def overlay(self) -> dict[str, QColor]:
         """The per-node fill colours set by `set_overlay` (node id -> colour)."""
         return dict(self._colors)
