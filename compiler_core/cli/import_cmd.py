@@ -6,15 +6,18 @@ import argparse
 import sys
 from typing import Any
 
-from compiler_core.cli.read_options import add_limit_options, limits_from_args
+from compiler_core.cli.read_options import add_limit_options, limits_from_args, not_a_trace
 
 
 def add_parser(subparsers: Any) -> None:
-    p = subparsers.add_parser("import", help="read a TORCH_TRACE log (file or directory) into a session")
-    p.add_argument(
-        "path", help="trace file (.log or .log.gz), or directory of dedicated_log_torch_trace*.log[.gz]"
+    p = subparsers.add_parser(
+        "import", help="read a TORCH_TRACE log (file or directory) into a session",
+        description="Read a TORCH_TRACE log (one file, or a torchrun directory with one log per rank) "
+                    "and write the session the app opens: graphs, links, kernels, guards, breaks.",
     )
-    p.add_argument("-o", "--output", required=True, help="session JSON to write")
+    p.add_argument("path", help="trace file (.log, .log.gz or .log.xz), or a directory of "
+                                "dedicated_log_torch_trace*.log[.gz|.xz] (one per rank)")
+    p.add_argument("-o", "--output", required=True, help="session file to write (JSON)")
     add_limit_options(p)
 
 
@@ -35,6 +38,10 @@ def _run(args: argparse.Namespace) -> int:
         session = import_trace(args.path, limits=limits_from_args(args))
     except OSError as exc:
         print(f"error: import failed reading the trace: {exc}", file=sys.stderr)
+        return 2
+    refused = not_a_trace(session)
+    if refused:
+        print(f"error: {refused}", file=sys.stderr)
         return 2
     save(session, args.output)
     warnings = sum(1 for d in session.diagnostics if d.severity != "info")

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from compiler_core.trace.read_limits import DEFAULT_MAX_LINE_MB, ReadLimits
+
+if TYPE_CHECKING:
+    from compiler_core.session import Session
 
 
 def add_limit_options(p: Any) -> None:
@@ -13,9 +16,21 @@ def add_limit_options(p: Any) -> None:
                    help=f"longest trace line (and record payload) kept; longer records are skipped "
                         f"with a warning (default {DEFAULT_MAX_LINE_MB}, or $COMPILESCOPE_MAX_LINE_MB)")
     p.add_argument("--max-gzip-ratio", type=float, default=200.0, metavar="X",
-                   help="stop decompressing a .gz log that expands more than X times (gzip bomb)")
+                   help="stop decompressing a .gz or .xz log that expands more than X times (a bomb)")
 
 
 def limits_from_args(args: argparse.Namespace) -> ReadLimits:
     mb = args.max_line_mb
     return ReadLimits(max_line_bytes=int(mb * 2**20) if mb else -1, max_gzip_ratio=args.max_gzip_ratio)
+
+
+def not_a_trace(session: Session) -> str | None:
+    """Why `session` is no import of a trace log (a model file or any text read as one: the
+    reader found no record in any file), else None. The GUI still shows such a session with
+    its diagnostics; the CLI exits non-zero instead of writing an empty session and 0."""
+    from compiler_core.trace.records import NOT_A_TRACE
+
+    if session.compiles:
+        return None
+    bad = [d.path for d in session.diagnostics if d.message == NOT_A_TRACE]
+    return f"{', '.join(bad[:3])}: {NOT_A_TRACE}" if bad else None

@@ -7,12 +7,16 @@ import json
 import sys
 from typing import Any
 
-from compiler_core.cli.read_options import add_limit_options, limits_from_args
+from compiler_core.cli.read_options import add_limit_options, limits_from_args, not_a_trace
 
 
 def add_parser(subparsers: Any) -> None:
-    p = subparsers.add_parser("summary", help="summarise a trace log or a saved session .json")
-    p.add_argument("path", help="trace file/directory, or a session .json")
+    p = subparsers.add_parser(
+        "summary", help="summarise a trace log or a saved session .json",
+        description="Print counts of a trace log or session as JSON: compiles, graphs, breaks and "
+                    "their reasons, recompiles, saved tensors, kernels and launches, extern calls.",
+    )
+    p.add_argument("path", help="trace file (.log, .log.gz, .log.xz) or directory, or a session .json")
     add_limit_options(p)
 
 
@@ -28,6 +32,10 @@ def run(args: argparse.Namespace) -> int:
             session = import_trace(args.path, limits=limits_from_args(args))
     except (OSError, SessionFormatError) as exc:
         print(f"error: summary failed loading {args.path}: {exc}", file=sys.stderr)
+        return 2
+    refused = not_a_trace(session)
+    if refused:
+        print(f"error: {refused}", file=sys.stderr)
         return 2
     print(json.dumps(summarize(session), indent=1, sort_keys=True))
     return 0

@@ -45,9 +45,9 @@ def rank_from_filename(name: str) -> int | None:
 def trace_files(path: str | os.PathLike[str]) -> list[tuple[str, int | None]]:
     """Files to read for `path` with their rank (from the name; None when it has none).
 
-    A directory contributes only `dedicated_log_torch_trace*` files (`.log`, or `.log.gz` read
-    through gzip), as tlparse's multi-rank mode does; when both forms of one log exist the plain
-    one is read once. A plain file is read whatever its name.
+    A directory contributes only `dedicated_log_torch_trace*` files (`.log`, or `.log.gz` /
+    `.log.xz` read through their decompressor), as tlparse's multi-rank mode does; when a plain
+    and a compressed form of one log exist the plain one is read once. A plain file is read whatever its name.
     """
     p = os.fspath(path)
     if not os.path.isdir(p):
@@ -56,7 +56,7 @@ def trace_files(path: str | os.PathLike[str]) -> list[tuple[str, int | None]]:
     names = sorted(
         n for n in listed
         if n.startswith(TRACE_PREFIX)
-        and (n.endswith(".log") or (n.endswith(".log.gz") and n[: -len(".gz")] not in listed))
+        and (n.endswith(".log") or (n.endswith((".log.gz", ".log.xz")) and n[: -len(".gz")] not in listed))
     )  # fmt: skip
     files = [(os.path.join(p, n), rank_from_filename(n)) for n in names]
     files.sort(key=lambda f: (f[1] is None, f[1] or 0, f[0]))

@@ -11,6 +11,7 @@ the refusal of anything but regular files, are in read_limits.py.
 
 from __future__ import annotations
 
+import lzma
 import re
 import zlib
 from collections.abc import Callable, Iterator
@@ -23,6 +24,9 @@ from compiler_core.trace.json_payload import JsonPayloadError, parse_json
 from compiler_core.trace.read_limits import ReadLimits, open_regular
 
 BLOCK_SIZE = 1 << 22
+NOT_A_TRACE = ("not a TORCH_TRACE log: no trace record in it (a log is what `TORCH_TRACE=DIR` writes: "
+               "glog-prefixed lines such as `V1123 10:00:00.000000 123 torch/_dynamo/...] "
+               '{"dynamo_start": ...}`)')
 _BAD = "\0bad"  # placeholder kind for a damaged header; never yielded
 
 # glog prefix: level letter, MMDD, time, thread id, file:line, then "] " and the metadata JSON.
@@ -88,13 +92,24 @@ class RecordReader:
 
     def __iter__(self) -> Iterator[Record]:
         self._cap = self.limits.line_cap
+        records = 0
         with open(open_regular(self.path), "rb") as fh:
             size = min(BLOCK_SIZE, self._cap)  # a line over the cap always spans two chunks
             if self.path.endswith(".gz"):
                 chunks = _gunzip(fh, self._read_failed, self.limits, size)
+            elif self.path.endswith(".xz"):
+                chunks = _unxz(fh, self._read_failed, self.limits, size)
             else:
                 chunks = _raw(fh, size)
-            yield from self._read(chunks)
+            for record in self._read(chunks):
+                records += 1
+                yield record
+            read_any = fh.tell() > 0
+        if not records and read_any:
+            # A model file, a saved session or any text opened as a log: say so once, not only
+            # as a "not a trace line" per line (the CLI exits non-zero on it, issue 12 keeps the
+            # GUI opening whatever it can)
+            self.diagnostics.insert(0, Diagnostic("error", NOT_A_TRACE, path=self.path, stage="trace"))
 
     def _warn(self, message: str, line: int | None) -> None:
         if len(self.diagnostics) < self.max_diagnostics:
@@ -237,6 +252,34 @@ def _gunzip(fh: BinaryIO, on_error: Callable[[str], None], limits: ReadLimits, s
     if fed and not dec.eof:
         if tail := dec.flush():
             yield tail
+        on_error("log ends early (EOFError: compressed stream ends before its end marker)")
+
+
+def _unxz(fh: BinaryIO, on_error: Callable[[str], None], limits: ReadLimits, size: int) -> Iterator[bytes]:
+    """`_gunzip` for an `.xz` log (how this project keeps its bench logs): damage and
+    concatenated streams handled the same way, and the same bound on expansion."""
+    dec = lzma.LZMADecompressor()
+    fed = False
+    read_in = out_total = 0
+    while raw := fh.read(BLOCK_SIZE >> 2):
+        read_in += len(raw)
+        while raw or (fed and not dec.eof and not dec.needs_input):
+            try:
+                out = dec.decompress(raw, size)
+            except lzma.LZMAError as exc:
+                on_error(f"log ends early ({type(exc).__name__}: {exc})")
+                return
+            fed, raw = True, b""
+            if out:
+                out_total += len(out)
+                if out_total > limits.gzip_ratio_floor and out_total > limits.max_gzip_ratio * read_in:
+                    on_error(f"xz data expands more than {limits.max_gzip_ratio:g}x (a decompression bomb?); "
+                             f"stopped after {out_total >> 20} MiB")  # fmt: skip
+                    return
+                yield out
+            if dec.eof:
+                raw, dec, fed = dec.unused_data, lzma.LZMADecompressor(), False
+    if fed and not dec.eof:
         on_error("log ends early (EOFError: compressed stream ends before its end marker)")
 
 

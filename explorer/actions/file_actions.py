@@ -92,7 +92,7 @@ class FileActions(QObject):
             self.open_path(path)
 
     def open_trace_dialog(self) -> None:
-        filters = "Logs (*.log *.txt);;All (*)"
+        filters = "Logs (*.log *.log.gz *.log.xz *.txt);;All (*)"
         path, _ = QFileDialog.getOpenFileName(self.window, "Open TORCH_TRACE log", "", filters)
         if path:
             self.open_path(path)

@@ -112,3 +112,54 @@ def test_stage_artifacts_fill_autotune_and_cudagraph(tmp_path: Path) -> None:
     fw, bw = c.inductor
     assert [r.winner for r in fw.autotune] == ["triton_mm_1"] and not bw.autotune
     assert bw.cudagraph is not None and not bw.cudagraph.captured and "mutated" in bw.cudagraph.skip_reason
+
+
+def test_xz_logs_read_as_their_plain_text(tmp_path: Path) -> None:
+    """`.xz` (how bench/data keeps its real logs): the same session as the plain log, a
+    directory of `.log.xz` per rank, and a cut file keeps what came before the cut."""
+    import lzma
+
+    from tests.bench_logs import DATA
+
+    packed = DATA / "hf_llama_dynamic.log.xz"
+    plain = tmp_path / "plain" / "hf_llama_dynamic.log"
+    plain.parent.mkdir()
+    plain.write_bytes(lzma.decompress(packed.read_bytes()))
+    from_plain, from_xz = import_trace(plain), import_trace(packed)
+    assert from_xz.compiles == from_plain.compiles and from_xz.links == from_plain.links
+    assert len(from_xz.diagnostics) == len(from_plain.diagnostics)
+    ranks = tmp_path / "ranks"
+    ranks.mkdir()
+    for rank in (0, 1):
+        shutil.copy(packed, ranks / f"dedicated_log_torch_trace_rank_{rank}.log.xz")
+    assert [r for _, r in trace_files(ranks)] == [0, 1]
+    assert len(import_trace(ranks).compiles) == 2 * len(from_plain.compiles)
+    data = packed.read_bytes()
+    cut = tmp_path / "cut.log.xz"
+    cut.write_bytes(data[: len(data) // 2])
+    session = import_trace(cut)
+    assert any("ends early" in d.message for d in session.diagnostics)
+    assert session.compiles
+
+
+def test_a_file_that_is_no_trace_is_named_so_and_refused_by_the_cli(tmp_path: Path) -> None:
+    """A model file or any text read as a log: the session says why it is empty, and `import`
+    and `summary` exit 2 instead of writing an empty session (an empty log is still a log)."""
+    import subprocess
+    import sys
+
+    from compiler_core.trace.records import NOT_A_TRACE
+    from tests.conftest import ROOT
+
+    model = ROOT / "resources" / "examples" / "small_cnn.py"
+    session = import_trace(model)
+    assert not session.compiles and session.diagnostics[0].message == NOT_A_TRACE
+    out = tmp_path / "s.json"
+    for args in (["import", str(model), "-o", str(out)], ["summary", str(model)]):
+        run = subprocess.run([sys.executable, "-m", "compiler_core", *args], cwd=ROOT, capture_output=True,
+                             text=True, timeout=300)  # fmt: skip
+        assert run.returncode == 2 and "not a TORCH_TRACE log" in run.stderr, run.stderr
+    assert not out.exists()
+    empty = tmp_path / "empty.log"
+    empty.write_bytes(b"")
+    assert not import_trace(empty).diagnostics
