@@ -338,6 +338,13 @@ class GraphCanvas(QWidget):
             return None
         return self.view._screen_rect(res.scene, int(res.scene.rep[i]))
 
+    def center_on_when_ready(self, name: str) -> None:
+        """`center_on` now, or once the layout still running on the worker is installed."""
+        if self.busy:
+            self._center_after = name
+        else:
+            self.center_on(name)
+
     def center_on(self, name: str) -> None:
         """Scroll to a node, expanding the groups that hide it; zooms in if labels are unreadable."""
         res, i = self.result, self._index.get(name)

@@ -94,6 +94,13 @@ class DynamoPane(Pane):
         if self._building is not current:
             return
         self.graphs.set_sections(sections, index)
+        # The frame's graphs are stacked in order; the picked compile may be far down (GPT-2's
+        # [3/0] below [1/0]'s 1,397 nodes): its section's first node is brought into view.
+        shown = [s.graph for s in sections]
+        at = next((i for i, g in enumerate(shown) if g is current.dynamo_graph), None)
+        if at is not None and current.dynamo_graph is not None and current.dynamo_graph.nodes:
+            first = current.dynamo_graph.nodes[0].name
+            self.graphs.canvas.center_on_when_ready(first if len(sections) == 1 else f"{at}:{first}")
         self.reasons.setPlainText(self._reason_text(current))
         guards = current.guards
 
@@ -133,6 +140,9 @@ class DynamoPane(Pane):
 
     def _reason_text(self, current: Compile) -> str:
         lines = [f"recompile: {r}" for r in current.recompile_reasons]
+        if current.dynamo_graph is None:
+            lines.insert(0, f"[{current.compile_id}] captured no graph (nothing to compile in this frame, "
+                            "or only a graph break); the graphs shown are its frame's others.")  # fmt: skip
         before = previous_compile(self.state.session, current)
         if before is not None:
             lines.append(f"\nguards vs [{before.compile_id}]:")

@@ -128,3 +128,28 @@ def test_back_and_forward_walk_the_selection_history(window: MainWindow, transfo
     window.navigation.forward_action.trigger()
     assert window.selection.selected == second
     assert not window.navigation.forward_action.isEnabled()
+
+
+def test_picking_a_compile_brings_its_dynamo_graph_into_view(window: MainWindow, qtbot: QtBot) -> None:
+    """GPT-2's frame stacks [1/0] (1,397 nodes) above [3/0]: picking [3/0] left the view at
+    the top of [1/0]. An empty compile says it captured no graph."""
+    from tests.bench_logs import bench_session
+
+    session = bench_session("hf_gpt2_train")
+    window.set_session(session, "hf_gpt2_train.log")
+    pane = window.panes["DynamoPane"]
+    canvas = pane.graph_canvas()  # type: ignore[attr-defined]
+    target = next(c for c in session.compiles if c.compile_id == "3/0")
+    assert target.dynamo_graph is not None
+    window.state.set_compile(("3/0", None))
+    window.state.updates.flush()
+    qtbot.waitUntil(lambda: not canvas.busy, timeout=60_000)
+    sections = canvas.sections()
+    at = next(i for i, (g, _) in enumerate(sections) if g is target.dynamo_graph)
+    assert at > 0, "[3/0] is not the first graph of its frame"
+    rect = canvas.node_rect(f"{at}:{target.dynamo_graph.nodes[0].name}")
+    assert rect is not None and canvas.view.rect().intersects(rect.toRect())
+    empty = next(c for c in session.compiles if c.dynamo_graph is None)
+    window.state.set_compile((empty.compile_id, empty.rank))
+    window.state.updates.flush()
+    assert "captured no graph" in pane.reasons.toPlainText()  # type: ignore[attr-defined]
