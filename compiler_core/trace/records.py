@@ -241,9 +241,7 @@ def _gunzip(fh: BinaryIO, on_error: Callable[[str], None], limits: ReadLimits, s
             fed = True
             if out:
                 out_total += len(out)
-                if out_total > limits.gzip_ratio_floor and out_total > limits.max_gzip_ratio * read_in:
-                    on_error(f"gzip data expands more than {limits.max_gzip_ratio:g}x (a gzip bomb?); "
-                             f"stopped after {out_total >> 20} MiB")  # fmt: skip
+                if _too_expanded("gzip", out_total, read_in, limits, on_error):
                     return
                 yield out
             raw = dec.unconsumed_tail
@@ -253,6 +251,17 @@ def _gunzip(fh: BinaryIO, on_error: Callable[[str], None], limits: ReadLimits, s
         if tail := dec.flush():
             yield tail
         on_error("log ends early (EOFError: compressed stream ends before its end marker)")
+
+
+def _too_expanded(kind: str, out_total: int, read_in: int, limits: ReadLimits,
+                  on_error: Callable[[str], None]) -> bool:  # fmt: skip
+    """A compressed log that outgrows `limits.max_gzip_ratio` times its input (a bomb): said, and
+    reading stops."""
+    if out_total > limits.gzip_ratio_floor and out_total > limits.max_gzip_ratio * read_in:
+        on_error(f"{kind} data expands more than {limits.max_gzip_ratio:g}x (a {kind} bomb?); "
+                 f"stopped after {out_total >> 20} MiB")  # fmt: skip
+        return True
+    return False
 
 
 def _unxz(fh: BinaryIO, on_error: Callable[[str], None], limits: ReadLimits, size: int) -> Iterator[bytes]:
@@ -272,9 +281,7 @@ def _unxz(fh: BinaryIO, on_error: Callable[[str], None], limits: ReadLimits, siz
             fed, raw = True, b""
             if out:
                 out_total += len(out)
-                if out_total > limits.gzip_ratio_floor and out_total > limits.max_gzip_ratio * read_in:
-                    on_error(f"xz data expands more than {limits.max_gzip_ratio:g}x (a decompression bomb?); "
-                             f"stopped after {out_total >> 20} MiB")  # fmt: skip
+                if _too_expanded("xz", out_total, read_in, limits, on_error):
                     return
                 yield out
             if dec.eof:

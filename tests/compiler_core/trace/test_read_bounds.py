@@ -78,6 +78,24 @@ def test_session_keeps_everything_but_the_over_long_record(tmp_path: Path) -> No
 
 
 @pytest.mark.timeout(120)
+def test_xz_bomb_stops_with_a_warning(tmp_path: Path) -> None:
+    """The gzip bomb's twin for `.xz`: a real log, then 256 MiB of zeros (tens of KB packed)."""
+    import lzma
+
+    comp = lzma.LZMACompressor()
+    parts = [comp.compress(fr.real_log(str(SIMPLE)))]
+    zeros = b"\0" * (16 << 20)
+    parts += [comp.compress(zeros) for _ in range(16)]
+    parts.append(comp.flush())
+    bomb = tmp_path / "bomb.log.xz"
+    bomb.write_bytes(b"".join(parts))
+    assert bomb.stat().st_size < 1 << 20
+    session = import_trace(bomb, limits=ReadLimits(max_line_bytes=CAP, gzip_ratio_floor=4 << 20))
+    assert len(session.compiles) == 1 and session.compiles[0].dynamo_graph is not None
+    assert any("xz bomb" in d.message for d in session.diagnostics)
+
+
+@pytest.mark.timeout(120)
 def test_gzip_bomb_stops_with_a_warning(tmp_path: Path) -> None:
     """A real log followed by 256 MiB of zeros (256 KB compressed): decompression stops early."""
     comp = zlib.compressobj(9, zlib.DEFLATED, 31)
