@@ -21,6 +21,7 @@ from explorer.pane_registry import PANES, PaneSpec
 from explorer.plain_text import clip, plain_label
 from explorer.state import SessionState
 from explorer.state.compile_status import status_summary
+from explorer.state.off_thread import OffThread
 from explorer.toolbar import NavigationBar
 from explorer.warmup import warm_up
 
@@ -350,4 +351,6 @@ class MainWindow(AppWindow):
         # kept the collector paused and the thread switch interval short for the whole process.
         for canvas in self.findChildren(GraphCanvas):
             canvas.runner.shutdown()
+        for worker in self.findChildren(OffThread):  # pane jobs end while the window still exists
+            worker.shutdown()
         super().closeEvent(event)

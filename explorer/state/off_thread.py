@@ -9,6 +9,7 @@ it over every switch interval, so the GUI thread's turns stay short.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
@@ -42,15 +43,29 @@ class OffThread(QObject):
         self.generation += 1
         generation = self.generation
         self._apply = apply
+        # The job holds this object weakly. Held strongly, a job still running when its window
+        # closed dropped the last reference on the worker thread; shiboken then deleted the Qt
+        # objects behind it on the GUI thread at its next Python call, inside another window's
+        # paint event, and Qt deadlocked on a mutex there (py-spy: ~QAction ← ~QMenu ← ~QWidget
+        # ← runDeletionInMainThread ← _Gutter.paintEvent; the test suite's rare 600 s hang).
+        me = weakref.ref(self)
 
         def job() -> None:
             try:
                 result: Any = work()
             except Exception as exc:  # re-raised on the GUI thread, where tests and users see it
                 result = exc
-            self.done.emit(generation, result)
+            owner = me()
+            if owner is not None:
+                owner.done.emit(generation, result)
 
         self._pool.submit(job)
+
+    def shutdown(self) -> None:
+        """Drop any pending result and wait for the running job (its window is closing): no
+        job outlives the objects it reports to."""
+        self.cancel()
+        self._pool.shutdown(wait=True, cancel_futures=True)
 
     def cancel(self) -> None:
         """Drop the pending submission's result (what it was for is gone)."""

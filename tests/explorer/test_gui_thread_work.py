@@ -175,3 +175,38 @@ def test_ensure_panes_shows_the_session_that_waited_for_them(
     assert window.state.session is stages and window._deferred_show is None
     assert window.panes["InductorPane"].has_content()  # type: ignore[attr-defined]
     window.files.worker.cancel()
+
+
+def test_closing_the_window_waits_for_running_pane_jobs(qtbot: Any, tmp_path: Any) -> None:
+    """A pane job still running after its window closed released the window's last references
+    on its worker thread; shiboken then deleted those Qt objects inside another window's paint
+    event and Qt deadlocked (the suite's rare 600 s hang). Closing now waits for the jobs, and
+    a job holds its worker only weakly."""
+    import gc
+    import time
+    import weakref
+
+    window = MainWindow(QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(window)
+    window.show()
+    window.ensure_panes()
+    worker = window.findChildren(OffThread)[0]
+    finished: list[bool] = []
+
+    def slow() -> None:
+        time.sleep(0.3)
+        finished.append(True)
+
+    worker.submit(slow, lambda _: None)
+    window.close()
+    assert finished == [True]  # the job ended before close() returned
+    loose = OffThread(name="loose")
+    gate = threading.Event()
+    loose.submit(gate.wait, lambda _: None)
+    ref = weakref.ref(loose)
+    pool = loose._pool
+    del loose
+    gc.collect()
+    assert ref() is None  # the running job does not keep its worker alive
+    gate.set()
+    pool.shutdown(wait=True)
