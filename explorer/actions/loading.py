@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import threading
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 
@@ -93,14 +94,21 @@ class BackgroundLoader(QObject):
         return self._thread(outcome.session_path or spec.resolved_trace_path, work)
 
     def _thread(self, path: str, work: Callable[[], tuple[Session, LinkIndex]]) -> threading.Thread:
-        thread = threading.Thread(target=self._run, args=(path, work), daemon=True, name="session-loader")
+        # the thread holds the loader weakly, as OffThread's jobs do: a load outliving its window
+        # must not drop the window's last references on this thread (off_thread.py says why)
+        me = weakref.ref(self)
+        thread = threading.Thread(target=_load, args=(me, path, work), daemon=True, name="session-loader")
         thread.start()
         return thread
 
-    def _run(self, path: str, work: Callable[[], tuple[Session, LinkIndex]]) -> None:
-        try:
-            session, links = work()
-        except Exception as exc:  # shown to the user verbatim; the app stays usable
-            self.failed.emit(path, f"{type(exc).__name__}: {clip(exc)}")  # 300 MB messages exist
-            return
-        self.loaded.emit(path, session, links)
+
+def _load(me: weakref.ref[BackgroundLoader], path: str,
+          work: Callable[[], tuple[Session, LinkIndex]]) -> None:  # fmt: skip
+    try:
+        session, links = work()
+    except Exception as exc:  # shown to the user verbatim; the app stays usable
+        if (loader := me()) is not None:
+            loader.failed.emit(path, f"{type(exc).__name__}: {clip(exc)}")  # 300 MB messages exist
+        return
+    if (loader := me()) is not None:
+        loader.loaded.emit(path, session, links)
