@@ -31,6 +31,7 @@ class OffThread(QObject):
     def __init__(self, parent: QObject | None = None, name: str = "pane-work") -> None:
         super().__init__(parent)
         self.name = name
+        self._closed = False
         self._pool = ThreadPoolExecutor(1, thread_name_prefix=name)
         self.generation = 0
         self._apply: Callable[[Any], None] | None = None
@@ -40,6 +41,8 @@ class OffThread(QObject):
         self.done.connect(self._deliver)
 
     def submit(self, work: Callable[[], Any], apply: Callable[[Any], None]) -> None:
+        if self._closed:
+            return  # its window closed: a pane update queued before that has nowhere to show
         self.generation += 1
         generation = self.generation
         self._apply = apply
@@ -65,6 +68,7 @@ class OffThread(QObject):
         """Drop any pending result and wait for the running job (its window is closing): no
         job outlives the objects it reports to."""
         self.cancel()
+        self._closed = True
         self._pool.shutdown(wait=True, cancel_futures=True)
 
     def cancel(self) -> None:

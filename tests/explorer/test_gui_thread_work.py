@@ -200,6 +200,8 @@ def test_closing_the_window_waits_for_running_pane_jobs(qtbot: Any, tmp_path: An
     worker.submit(slow, lambda _: None)
     window.close()
     assert finished == [True]  # the job ended before close() returned
+    worker.submit(slow, lambda _: None)  # a pane update queued before the close: dropped
+    assert not worker.busy() and finished == [True]
     loose = OffThread(name="loose")
     gate = threading.Event()
     loose.submit(gate.wait, lambda _: None)
