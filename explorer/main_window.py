@@ -17,6 +17,7 @@ from explorer.actions.file_actions import FileActions
 from explorer.app_window import AppWindow
 from explorer.canvas import GraphCanvas
 from explorer.diagnostics_banner import DiagnosticsBanner
+from explorer.gc_policy import collect_on_gui_thread
 from explorer.pane_registry import PANES, PaneSpec
 from explorer.plain_text import clip, plain_label
 from explorer.state import SessionState
@@ -49,6 +50,7 @@ class MainWindow(AppWindow):
 
     def __init__(self, settings: QSettings | None = None) -> None:
         super().__init__()
+        collect_on_gui_thread()  # before any worker thread can trip a collection (gc_policy.py)
         self.settings = settings if settings is not None else QSettings("CompileScope", "CompileScope")
         self.setWindowTitle("CompileScope")
         self.resize(*DEFAULT_SIZE)

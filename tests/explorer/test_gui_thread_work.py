@@ -212,3 +212,31 @@ def test_closing_the_window_waits_for_running_pane_jobs(qtbot: Any, tmp_path: An
     assert ref() is None  # the running job does not keep its worker alive
     gate.set()
     pool.shutdown(wait=True)
+
+
+def test_garbage_cycles_are_collected_on_the_gui_thread_only(qtbot: Any, tmp_path: Any) -> None:
+    """A collection tripped on a worker destroyed a closed window's Qt objects there and
+    deadlocked against the GUI thread (gc_policy.py). With a window up, a worker allocating
+    past every threshold collects nothing; the GUI thread's timer does."""
+    import gc
+
+    window = MainWindow(QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(window)
+    assert not gc.isenabled()
+    freed_on: list[str] = []
+
+    class Cycle:
+        def __init__(self) -> None:
+            self.me = self
+
+        def __del__(self) -> None:
+            freed_on.append(threading.current_thread().name)
+
+    for _ in range(1000):  # garbage past the first threshold (700), freed only by a collection
+        Cycle()
+    worker = threading.Thread(target=lambda: [[] for _ in range(200_000)], name="allocating-worker")
+    worker.start()
+    worker.join()
+    assert freed_on == []
+    qtbot.waitUntil(lambda: len(freed_on) == 1000, timeout=10_000)
+    assert set(freed_on) == {threading.current_thread().name}
