@@ -56,7 +56,7 @@ def trace_files(path: str | os.PathLike[str]) -> list[tuple[str, int | None]]:
     names = sorted(
         n for n in listed
         if n.startswith(TRACE_PREFIX)
-        and (n.endswith(".log") or (n.endswith((".log.gz", ".log.xz")) and n[: -len(".gz")] not in listed))
+        and (n.endswith(".log") or (n.endswith((".log.gz", ".log.xz")) and n.rsplit(".", 1)[0] not in listed))
     )  # fmt: skip
     files = [(os.path.join(p, n), rank_from_filename(n)) for n in names]
     files.sort(key=lambda f: (f[1] is None, f[1] or 0, f[0]))

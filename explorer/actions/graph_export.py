@@ -53,10 +53,9 @@ def sections_to_dot(sections: Sequence[tuple[Graph, str]], title: str,
         for n in graph.nodes:
             text = f"{n.name}\n{n.target}" if n.target and n.target != n.name else n.name
             color = fill.get(prefix + n.name) or _OP_FILL.get(n.op, OP_COLORS[0])
-            tree.setdefault(n.module_path, []).append(
-                f"{_quote(prefix + n.name)} [label={_quote(text)}, fillcolor={_quote(color)}];"
-            )
             me = _quote(prefix + n.name)
+            line = f"{me} [label={_quote(text)}, fillcolor={_quote(color)}];"
+            tree.setdefault(n.module_path, []).append(line)
             edges += [f"  {_quote(prefix + src)} -> {me};" for src in n.inputs if src in names]
         if single:
             lines += _clusters(tree)

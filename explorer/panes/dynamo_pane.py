@@ -96,8 +96,7 @@ class DynamoPane(Pane):
         self.graphs.set_sections(sections, index)
         # The frame's graphs are stacked in order; the picked compile may be far down (GPT-2's
         # [3/0] below [1/0]'s 1,397 nodes): its section's first node is brought into view.
-        shown = [s.graph for s in sections]
-        at = next((i for i, g in enumerate(shown) if g is current.dynamo_graph), None)
+        at = next((i for i, s in enumerate(sections) if s.graph is current.dynamo_graph), None)
         if at is not None and current.dynamo_graph is not None and current.dynamo_graph.nodes:
             first = current.dynamo_graph.nodes[0].name
             self.graphs.canvas.center_on_when_ready(first if len(sections) == 1 else f"{at}:{first}")

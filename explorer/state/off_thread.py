@@ -46,11 +46,10 @@ class OffThread(QObject):
         self.generation += 1
         generation = self.generation
         self._apply = apply
-        # The job holds this object weakly. Held strongly, a job still running when its window
-        # closed dropped the last reference on the worker thread; shiboken then deleted the Qt
-        # objects behind it on the GUI thread at its next Python call, inside another window's
-        # paint event, and Qt deadlocked on a mutex there (py-spy: ~QAction ← ~QMenu ← ~QWidget
-        # ← runDeletionInMainThread ← _Gutter.paintEvent; the test suite's rare 600 s hang).
+        # The job holds this object weakly, so a job still running when its window closes is
+        # never what keeps the window's Qt objects alive: Qt objects must be released on the GUI
+        # thread (a closed window's widgets destroyed on a worker deadlocked Qt against the GIL;
+        # explorer/gc_policy.py has the cause and the cure).
         me = weakref.ref(self)
 
         def job() -> None:

@@ -22,9 +22,10 @@ from explorer.state.off_thread import OffThread
 
 TURN_BUDGET_S = 0.02  # leave most of the 100 ms a user tolerates to the last piece, painting and input
 # The longest `flush` waits for off-thread results. A real job takes well under a second (the
-# joint graph's refs of a 32-layer model: ~0.1 s); past this the wait is a bug (one test run,
-# never reproduced, sat 600 s in `flush` while a worker computed), and the window must not
-# freeze on it: the result is still applied when it arrives, as a queued piece.
+# joint graph's refs of a 32-layer model: ~0.1 s); past this the wait is a bug (a worker re-fed
+# on every delivery), and the window must not freeze on it: the result is still applied when
+# it arrives, as a queued piece. (The suite's 600 s hang in `flush` was a deadlock, not this:
+# see explorer/gc_policy.py.)
 FLUSH_WAIT_S = 60.0
 
 

@@ -8,6 +8,7 @@ subfolder and a link to /dev/zero, all named like rank logs. Timeouts are loose 
 from __future__ import annotations
 
 import gzip
+import lzma
 import os
 import shutil
 import subprocess
@@ -15,6 +16,7 @@ import sys
 import tracemalloc
 import zlib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -77,19 +79,21 @@ def test_session_keeps_everything_but_the_over_long_record(tmp_path: Path) -> No
     assert import_trace(path).compiles[0].inductor[0].output_code
 
 
-@pytest.mark.timeout(120)
-def test_xz_bomb_stops_with_a_warning(tmp_path: Path) -> None:
-    """The gzip bomb's twin for `.xz`: a real log, then 256 MiB of zeros (tens of KB packed)."""
-    import lzma
-
-    comp = lzma.LZMACompressor()
+def _bomb(path: Path, comp: Any) -> Path:
+    """A real log followed by 256 MiB of zeros, through `comp` (a zlib or lzma compressor)."""
     parts = [comp.compress(fr.real_log(str(SIMPLE)))]
     zeros = b"\0" * (16 << 20)
     parts += [comp.compress(zeros) for _ in range(16)]
     parts.append(comp.flush())
-    bomb = tmp_path / "bomb.log.xz"
-    bomb.write_bytes(b"".join(parts))
-    assert bomb.stat().st_size < 1 << 20
+    path.write_bytes(b"".join(parts))
+    assert path.stat().st_size < 1 << 20
+    return path
+
+
+@pytest.mark.timeout(120)
+def test_xz_bomb_stops_with_a_warning(tmp_path: Path) -> None:
+    """The gzip bomb's twin for `.xz` (tens of KB packed)."""
+    bomb = _bomb(tmp_path / "bomb.log.xz", lzma.LZMACompressor())
     session = import_trace(bomb, limits=ReadLimits(max_line_bytes=CAP, gzip_ratio_floor=4 << 20))
     assert len(session.compiles) == 1 and session.compiles[0].dynamo_graph is not None
     assert any("xz bomb" in d.message for d in session.diagnostics)
@@ -98,14 +102,8 @@ def test_xz_bomb_stops_with_a_warning(tmp_path: Path) -> None:
 @pytest.mark.timeout(120)
 def test_gzip_bomb_stops_with_a_warning(tmp_path: Path) -> None:
     """A real log followed by 256 MiB of zeros (256 KB compressed): decompression stops early."""
-    comp = zlib.compressobj(9, zlib.DEFLATED, 31)
-    parts = [comp.compress(fr.real_log(str(SIMPLE)))]
-    zeros = b"\0" * (16 << 20)
-    parts += [comp.compress(zeros) for _ in range(16)]
-    parts.append(comp.flush())
-    bomb = tmp_path / "dedicated_log_torch_trace_rank_0_bomb.log.gz"
-    bomb.write_bytes(b"".join(parts))
-    assert bomb.stat().st_size < 1 << 20
+    gz = zlib.compressobj(9, zlib.DEFLATED, 31)
+    bomb = _bomb(tmp_path / "dedicated_log_torch_trace_rank_0_bomb.log.gz", gz)
     limits = ReadLimits(max_line_bytes=CAP, gzip_ratio_floor=4 << 20)
     session = import_trace(bomb, limits=limits)
     assert len(session.compiles) == 1 and session.compiles[0].dynamo_graph is not None
