@@ -26,12 +26,19 @@ from compiler_core.worker.protocol import CaptureSpec, Event
 
 
 class EventChannel:
-    """Writes protocol lines to a dedicated fd or file; thread-safe, one flush per event."""
+    """Writes protocol lines to a dedicated fd or file; thread-safe, one flush per event.
+
+    Only the process that opened the channel writes to it. A child forked by the user's code
+    (DataLoader workers, multiprocessing, Inductor's compile pool) inherits the stream and the
+    signer with its sequence counter; its lines would repeat sequence numbers the parent then
+    counts as forged, failing an honest run. A forked child's events (a `warnings.warn` in a
+    DataLoader worker) are its own business: they still reach its stderr, never the channel."""
 
     def __init__(self, stream: IO[str], sign: Callable[[str], str] | None = None) -> None:
         self._stream = stream
         self._sign = sign or (lambda body: body)
         self._lock = threading.Lock()
+        self._owner = os.getpid()
         self.broken = False
 
     @staticmethod
@@ -46,7 +53,7 @@ class EventChannel:
         return EventChannel(os.fdopen(fd, "w", encoding="utf-8", buffering=1, closefd=True), sign)
 
     def send(self, event: Event) -> None:
-        if self.broken:
+        if self.broken or os.getpid() != self._owner:
             return
         with self._lock:
             try:

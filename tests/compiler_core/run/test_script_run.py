@@ -179,3 +179,18 @@ def test_a_forked_child_that_exits_through_the_script_reports_nothing(tmp_path: 
     kinds = [e.kind for e in client.received]
     assert kinds.count("session") == 1 and kinds.count("done") == 1
     assert len(_samples(load(tmp_path / "s.json"), "<lambda>")) == 4  # the parent's calls only
+
+
+@pytest.mark.parametrize("nproc", [1, 2])
+def test_dataloader_workers_that_warn_and_log_never_fail_the_run(tmp_path: Path, nproc: int) -> None:
+    """Forked DataLoader workers inherit the events channel; their warnings go to their stderr,
+    never onto the channel as lines the parent would count as forged."""
+    client = _run(_spec("loader_workers_warn.py", tmp_path, nproc=nproc), timeout=600)
+    assert client.exit is not None and client.exit.ok, (client.problems(), client.stderr_tail[-3000:])
+    assert client.forged_lines == 0 and not client.problems()
+    assert "sample 0 is synthetic" in client.stderr_tail  # the children's warnings still printed
+    assert client.stdout_tail.count("finished") == nproc
+    warned = [e for e in client.received if e.kind == "warning" and "parent done" in e.message]
+    assert len(warned) == nproc  # the script's own warning still reaches the app, once per rank
+    session = load(tmp_path / "s.json")
+    assert sum(len(_samples(session, m)) for m in {s.mode for s in session.timeline}) == 4 * nproc
