@@ -19,7 +19,7 @@ import importlib.util
 import sys
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -140,3 +140,23 @@ def _optional_callable(module: Any, name: str, path: str) -> Callable[..., Any] 
 def load_model_file(path: str | Path, device: str = "cpu") -> ModelSpec:
     module = execute_file(path)
     return validate_module(module, str(Path(path).resolve()), device)
+
+
+def with_train_choice(spec: ModelSpec, train: bool | None) -> ModelSpec:
+    """The spec as the user chose to run it: `train=False` drops the file's train_step (forward
+    under no_grad, an inference graph); `train=True` on a file without one backpropagates the
+    sum of the output; None keeps what the file says. Capture and timeline both follow it."""
+    if train is None or train == spec.trains:
+        return spec
+    return replace(spec, train_step=_sum_backward if train else None)
+
+
+def _sum_backward(model: Any, inputs: tuple[Any, ...]) -> Any:
+    import torch
+
+    out = model(*inputs)
+    tensors = [t for t in (out if isinstance(out, tuple | list) else [out])
+               if isinstance(t, torch.Tensor) and t.requires_grad]
+    if tensors:
+        torch.stack([t.float().sum() for t in tensors]).sum().backward()
+    return out

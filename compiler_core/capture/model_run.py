@@ -13,7 +13,6 @@ options by itself; torch hands `mode`/`options` to the backend, which turns them
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 import torch
@@ -53,24 +52,6 @@ def compile_options(spec: ModelSpec, mode: str | None, dynamic: bool | None) -> 
         options["options"] = {**mode_config(options.pop("mode"), None, options.get("dynamic")),
                               **options["options"]}
     return options
-
-
-def with_train_choice(spec: ModelSpec, train: bool | None) -> ModelSpec:
-    """The spec as the user chose to run it: `train=False` drops the file's train_step (forward
-    under no_grad, an inference graph); `train=True` on a file without one backpropagates the
-    sum of the output; None keeps what the file says. Capture and timeline both follow it."""
-    if train is None or train == spec.trains:
-        return spec
-    return replace(spec, train_step=_sum_backward if train else None)
-
-
-def _sum_backward(model: Any, inputs: tuple[Any, ...]) -> Any:
-    out = model(*inputs)
-    tensors = [t for t in (out if isinstance(out, tuple | list) else [out])
-               if isinstance(t, torch.Tensor) and t.requires_grad]
-    if tensors:
-        torch.stack([t.float().sum() for t in tensors]).sum().backward()
-    return out
 
 
 def call_once(spec: ModelSpec, compiled: Any, inputs: tuple[Any, ...]) -> Any:

@@ -126,8 +126,7 @@ def _zero_grads(model: Any) -> None:
 def sweep(model_path: str, budgets: Sequence[float], device: str, steps: int,
           emit: Callable[[BudgetPoint], None] | None = None) -> list[BudgetPoint]:  # fmt: skip
     """Every budget in order; a budget that fails records its error and the sweep goes on."""
-    from compiler_core.capture.model_run import with_train_choice
-    from compiler_core.modelfile import load_model_file
+    from compiler_core.modelfile import load_model_file, with_train_choice
 
     spec = with_train_choice(load_model_file(model_path, device), True)
     if hasattr(spec.model, "to"):

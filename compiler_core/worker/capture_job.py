@@ -32,6 +32,7 @@ class CaptureJob:
         self._stage_start: dict[str, float] = {}
         self.failure: FailureReport | None = None
         self.failed_stage = ""
+        self.timeline_pending = False
         self.facts: dict[str, Any] = {"memory_cap": memory_note} if memory_note else {}
 
     def clock(self) -> float:
@@ -49,6 +50,9 @@ class CaptureJob:
         self._emit(Event("stage", t=self.clock(), stage=name, state=state, elapsed_s=elapsed))
 
     def run(self) -> int:
+        """Capture, build and save. With `steps`, a successful capture leaves the timeline to a
+        fresh process (`timeline_pending`; worker_main execs timeline_job), which announces the
+        session once it holds the timeline too."""
         from compiler_core.capture.hooks import check_torch_version
         from compiler_core.capture.hooks.stage_hooks import stage_recorders
         from compiler_core.capture.hooks.trace_sink import TraceLogSink
@@ -59,7 +63,6 @@ class CaptureJob:
         trace_path = Path(self.spec.resolved_trace_path)
         tracker = StageTracker(self._emit, self.clock)
         code = protocol.EXIT_OK
-        model_spec = None
         with TraceLogSink(trace_path, observer=tracker), stage_recorders():
             try:
                 model_spec = self._load()
@@ -70,9 +73,10 @@ class CaptureJob:
                 code = self._fail(exc, failed_in)
                 if isinstance(exc, KeyboardInterrupt):
                     raise
-        if code == protocol.EXIT_OK and self.spec.steps > 0 and model_spec is not None:
-            code = self._timeline(model_spec)
-        return self._build_and_save(trace_path, code)
+        timeline = code == protocol.EXIT_OK and self.spec.steps > 0
+        code = self._build_and_save(trace_path, code, announce=not timeline)
+        self.timeline_pending = timeline and code == protocol.EXIT_OK
+        return code
 
     def _running_stage(self) -> str:
         return next(reversed(self._stage_start), "load") if self._stage_start else "load"
@@ -81,7 +85,7 @@ class CaptureJob:
         from compiler_core.modelfile import load_model_file
 
         self.stage("load", "started")
-        from compiler_core.capture.model_run import with_train_choice
+        from compiler_core.modelfile import with_train_choice
 
         spec = load_model_file(self.spec.model_path, device=self.spec.device)
         spec = with_train_choice(spec, self.spec.train)
@@ -114,33 +118,13 @@ class CaptureJob:
             return protocol.EXIT_USAGE
         return protocol.EXIT_USER_ERROR
 
-    def _timeline(self, model_spec: Any) -> int:
-        from compiler_core.timeline import run_phase
-
-        self.stage("timeline", "started")
-        try:
-            modes = [m for m in self.spec.modes.split(",") if m]
-            self.facts["timeline"] = run_phase(
-                model_spec, modes, steps=self.spec.steps, device=self.spec.device,
-                emit=lambda record: self._emit(Event("timeline", t=self.clock(), data=record)),
-                shape_change_step=self.spec.shape_change_step,
-            )
-        except BaseException as exc:
-            return self._fail(exc, "timeline")
-        self.stage("timeline", "finished")
-        return protocol.EXIT_OK
-
-    def _build_and_save(self, trace_path: Path, code: int) -> int:
+    def _build_and_save(self, trace_path: Path, code: int, announce: bool = True) -> int:
         partial = code != protocol.EXIT_OK
         self.stage("build", "started")
         try:
             session = build_session(trace_path, self._meta(), self._sources(), self._diagnostics())
             if self.facts.get("eager_gaps"):
                 session = dataclasses.replace(session, eager_gaps=dict(self.facts["eager_gaps"]))
-            if "timeline" in self.facts:
-                from compiler_core.timeline import with_timeline
-
-                session = with_timeline(session, *self.facts["timeline"])
             self.stage("build", "finished")
             self.stage("save", "started")
             save(session, self.spec.out_path)
@@ -149,6 +133,8 @@ class CaptureJob:
             failed = "save" if "save" in self._stage_start else "build"
             self._fail(exc, failed)
             return code if partial else protocol.EXIT_BUILD_FAILED
+        if not announce:
+            return code
         self._emit(Event("session", t=self.clock(), path=str(Path(self.spec.out_path).resolve()),
                          data={"trace": str(trace_path), "partial": partial,
                                "compiles": len(session.compiles)}))

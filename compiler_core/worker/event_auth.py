@@ -40,12 +40,13 @@ def new_key() -> bytes:
     return secrets.token_bytes(KEY_BYTES)
 
 
-def signer(key: bytes) -> Callable[[str], str]:
-    """A function that frames one JSON body as an authenticated line (no trailing newline).
+def signer(key: bytes, start: int = 0) -> Callable[[str], str]:
+    """A function that frames one JSON body as an authenticated line (no trailing newline);
+    its first line is numbered `start + 1` (a worker's fresh image continues the sequence).
 
     The key lives only in this closure (not a module global or an attribute user code would
     find by name)."""
-    seq = 0
+    seq = start
 
     def sign(body: str) -> str:
         nonlocal seq

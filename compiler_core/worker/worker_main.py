@@ -23,6 +23,7 @@ from typing import IO, Any
 
 from compiler_core.worker import protocol
 from compiler_core.worker.protocol import CaptureSpec, Event
+from compiler_core.worker.timeline_job import TIMELINE_FLAG, TimelineJob, exec_timeline, read_key_fd
 
 
 class EventChannel:
@@ -39,6 +40,7 @@ class EventChannel:
         self._sign = sign or (lambda body: body)
         self._lock = threading.Lock()
         self._owner = os.getpid()
+        self.signed = 0  # lines signed so far: a fresh image continues the sequence after it
         self.broken = False
 
     @staticmethod
@@ -52,6 +54,12 @@ class EventChannel:
             return EventChannel(open(os.devnull, "w", encoding="utf-8"))
         return EventChannel(os.fdopen(fd, "w", encoding="utf-8", buffering=1, closefd=True), sign)
 
+    def fileno(self) -> int | None:
+        try:
+            return self._stream.fileno()
+        except (OSError, ValueError):
+            return None
+
     def send(self, event: Event) -> None:
         if self.broken or os.getpid() != self._owner:
             return
@@ -59,7 +67,9 @@ class EventChannel:
             try:
                 # lone surrogates (undecodable file names) would break the UTF-8 stream and the MAC
                 body = event.to_json().encode("utf-8", "replace").decode("utf-8")
-                self._stream.write(self._sign(body) + "\n")
+                line = self._sign(body)
+                self.signed += 1
+                self._stream.write(line + "\n")
                 self._stream.flush()
             except (BrokenPipeError, OSError):
                 self.broken = True  # the parent went away; keep going so the session is saved
@@ -117,6 +127,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="cap on the worker's memory (0 = none; default: 75%% of RAM on CPU)")
     p.add_argument("--trace", default="")
     p.add_argument("--train", action=argparse.BooleanOptionalAction, default=None)
+    p.add_argument(TIMELINE_FLAG, dest="timeline_only", action="store_true",
+                   help="(internal) time the model in this fresh process and add the timeline to --out")
+    p.add_argument("--key-fd", type=int, help="(internal) the run's key and next sequence number")
     return p
 
 
@@ -143,26 +156,42 @@ def _forward_warnings(channel: EventChannel, clock: Any) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    key, first_seq = b"", 0
+    if args.key_fd is not None:
+        key, first_seq = read_key_fd(args.key_fd)
+    elif args.auth_stdin:
+        key = _read_key()
     sign = None
-    if args.auth_stdin:
+    if key or args.auth_stdin:
         from compiler_core.worker.event_auth import signer
 
-        sign = signer(_read_key())
+        sign = signer(key, start=first_seq)
     channel = EventChannel.open(args.events_fd, args.events_file, sign)
+    channel.signed = first_seq
     del sign
     t0 = time.monotonic()
-    channel.send(Event("hello", pid=os.getpid(),
-                       data={"python": sys.version.split()[0], "protocol": protocol.PROTOCOL_VERSION}))
+    if not args.timeline_only:
+        channel.send(Event("hello", pid=os.getpid(),
+                           data={"python": sys.version.split()[0], "protocol": protocol.PROTOCOL_VERSION}))
     faulthandler.enable(file=sys.stderr, all_threads=False)
-    from compiler_core.worker.memory_limit import apply_memory_limit
+    memory_note = ""
+    if not args.timeline_only:  # rlimits survive the exec into the timeline's image
+        from compiler_core.worker.memory_limit import apply_memory_limit
 
-    memory_note = apply_memory_limit(args.device, args.max_memory_mb)
-    channel.send(Event("warning", message=f"memory cap: {memory_note}", data={"category": "memory_cap"}))
+        memory_note = apply_memory_limit(args.device, args.max_memory_mb)
+        channel.send(Event("warning", message=f"memory cap: {memory_note}", data={"category": "memory_cap"}))
     _forward_warnings(channel, lambda: round(time.monotonic() - t0, 4))
-    from compiler_core.worker.capture_job import CaptureJob
-
     try:
-        code = CaptureJob(spec_from_args(args), channel.send, memory_note).run()
+        if args.timeline_only:
+            code = TimelineJob(spec_from_args(args), channel.send).run()
+        else:
+            from compiler_core.worker.capture_job import CaptureJob
+
+            job = CaptureJob(spec_from_args(args), channel.send, memory_note)
+            code = job.run()
+            fd = channel.fileno()
+            if job.timeline_pending and fd is not None and not channel.broken:
+                exec_timeline(sys.argv[1:] if argv is None else argv, fd, key, channel.signed)
     except Exception as exc:  # a CompileScope bug: say so on the channel, not only stderr
         import traceback
 

@@ -37,6 +37,7 @@ HOOKS = (
     "compiler_reset",      # torch.compiler.reset (public)
     "inductor_entry",      # compile_fx for custom backends, list_mode_options
     "op_types",            # OpOverload / OpOverloadPacket isinstance test
+    "process_state",       # read-only probes: modes, profiler, hooks, frame callback (timing checks)
 )
 
 _VERSION = re.compile(r"^(\d+)\.(\d+)")
