@@ -1,0 +1,103 @@
+"""The user's own timing of a model file, with nothing of CompileScope in the process.
+
+    python bench/scripts/plain_loop.py MODEL.py --device cuda --steps 100 --modes default,reduce-overhead
+
+What a careful user writes to check a speedup: the file's model and inputs on the device, a
+training step when the file defines `train_step` (else a forward under no_grad), and for each
+mode `torch.compile(model, mode=...)`, then blocks of 10 steps between two
+`torch.cuda.synchronize()` read with `perf_counter`, the compiled block and an eager block
+alternating so host drift hits both alike. The first two block pairs are warm-up. Prints one
+JSON line: per mode its median ms per step, the paired eager median, and their ratio; and the
+eager median over all eager blocks. Imports nothing of this repository.
+"""
+
+import argparse
+import importlib.util
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+BLOCK = 10
+WARM_BLOCKS = 2
+
+
+def load(path: str):
+    spec = importlib.util.spec_from_file_location("user_model", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["user_model"] = module
+    sys.path.insert(0, str(Path(path).resolve().parent))
+    spec.loader.exec_module(module)
+    return module
+
+
+def to(value, device):
+    if isinstance(value, torch.Tensor):
+        return value.to(device)
+    if isinstance(value, (tuple, list)):
+        return type(value)(to(v, device) for v in value)
+    if isinstance(value, dict):
+        return {k: to(v, device) for k, v in value.items()}
+    return value
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("model")
+    p.add_argument("--device", default="cuda")
+    p.add_argument("--steps", type=int, default=100)
+    p.add_argument("--modes", default="default")
+    args = p.parse_args()
+    m = load(args.model)
+    model = m.model.to(args.device)
+    example = m.example_inputs() if callable(m.example_inputs) else m.example_inputs
+    inputs = to(tuple(example), args.device)
+    train = getattr(m, "train_step", None)
+    cuda = args.device.startswith("cuda")
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
+
+    def step_fn(fn, mark=None):
+        def step():
+            if mark is not None:
+                mark()
+            if train is not None:
+                train(fn, inputs)
+            else:
+                with torch.no_grad():
+                    fn(*inputs)
+        return step
+
+    def block(step):
+        sync()
+        t0 = time.perf_counter()
+        for _ in range(BLOCK):
+            step()
+        sync()
+        return (time.perf_counter() - t0) * 1000.0 / BLOCK
+
+    eager = step_fn(model)
+    result = {"modes": {}, "eager_all": []}
+    for mode in [x for x in args.modes.split(",") if x and x != "eager"]:
+        torch.compiler.reset()
+        compiled = torch.compile(model, mode=None if mode == "default" else mode)
+        mark = torch.compiler.cudagraph_mark_step_begin if (cuda and mode in ("reduce-overhead", "max-autotune")) else None
+        step = step_fn(compiled, mark)
+        own, paired = [], []
+        for _ in range(max(args.steps // BLOCK, WARM_BLOCKS + 1)):
+            own.append(block(step))
+            paired.append(block(eager))
+        own, paired = own[WARM_BLOCKS:], paired[WARM_BLOCKS:]
+        result["modes"][mode] = {"median_ms": statistics.median(own), "baseline_ms": statistics.median(paired),
+                                 "speedup": statistics.median(paired) / statistics.median(own)}
+        result["eager_all"] += paired
+    if not result["modes"]:
+        result["eager_all"] = [block(eager) for _ in range(max(args.steps // BLOCK, WARM_BLOCKS + 1))][WARM_BLOCKS:]
+    result["eager_ms"] = statistics.median(result.pop("eager_all"))
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
