@@ -80,12 +80,13 @@ def break_key(brk: GraphBreak) -> BreakKey:
 
 
 def distinct_breaks(
-    session: Session, rank: int | None = None, all_ranks: bool = False
+    session: Session, rank: int | None = None, all_ranks: bool = False, run: int | None = None
 ) -> list[DistinctBreak]:
-    """Rows ranked most costly first; `rank` picks one rank's compiles unless `all_ranks`."""
+    """Rows ranked most costly first; `rank` picks one rank's compiles unless `all_ranks`, `run`
+    one run of the log (None: every run; a log may hold several, see compile_records.py)."""
     rows: dict[BreakKey, DistinctBreak] = {}
     for c in session.compiles:
-        if not all_ranks and c.rank != rank:
+        if (not all_ranks and c.rank != rank) or (run is not None and c.run != run):
             continue
         ops = _op_count(c)
         seen_here: set[BreakKey] = set()

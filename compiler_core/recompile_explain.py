@@ -94,12 +94,14 @@ def explain(reason: str) -> tuple[str, str, str]:
 
 
 def distinct_recompiles(
-    session: Session, rank: int | None = None, all_ranks: bool = False
+    session: Session, rank: int | None = None, all_ranks: bool = False, run: int | None = None
 ) -> list[RecompileCause]:
-    """One row per (frame, failed guard), most frequent first."""
+    """One row per (frame, failed guard), most frequent first; `run` as in `distinct_breaks`."""
     rows: dict[tuple[str, int, str], RecompileCause] = {}
     for c in session.compiles:
-        if (not all_ranks and c.rank != rank) or not c.recompile_reasons:
+        if (not all_ranks and c.rank != rank) or (run is not None and c.run != run):
+            continue
+        if not c.recompile_reasons:
             continue
         first = c.recompile_reasons[0]
         guard, change, fix = explain(first)

@@ -7,6 +7,9 @@ extern calls are counted apart.
 Saved-tensor bytes de-duplicate views of one storage within a compile. `break_reasons` are
 Dynamo's specific reasons (not its generic "Encountered graph break ..." header);
 `distinct_breaks` and `distinct_recompiles` group them per cause over all ranks, most costly first.
+The counts cover the whole log; a log that holds several runs (`torch._dynamo.reset()` and
+compiling again, `explain()`, a script run twice) also gets `runs`, each run counted on its own.
+`crashes` are compiles the user's code raised in while Dynamo traced it (never counted as breaks).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import Any
 
 from compiler_core.break_ranking import distinct_breaks
 from compiler_core.recompile_explain import distinct_recompiles
-from compiler_core.session.model import Compile, Diagnostic, InductorOutput, ModeStats, Session
+from compiler_core.session.model import CRASH_STAGE, Compile, Diagnostic, InductorOutput, ModeStats, Session
 from compiler_core.session.refs import Ref, RefKind
 from compiler_core.timeline.stats import speedups
 
@@ -85,6 +88,7 @@ def summarize(session: Session) -> dict[str, Any]:
         "kernel_launches": counts.launches,  # per run of every compiled graph once; None: not recorded
         "extern_calls": counts.extern_calls,
         "failures": [f"{c.compile_id}: {c.failure}" for c in compiles if c.status == "failed"],
+        "crashes": [_diagnostic(d) for d in session.diagnostics if d.stage == CRASH_STAGE],
         "ranks": list(session.meta.ranks),
         # a damaged log still opens; these say how damaged (issue 12, row 9)
         "diagnostics": len(session.diagnostics),
@@ -110,6 +114,27 @@ def summarize(session: Session) -> dict[str, Any]:
         out["memory_budget"] = [dataclasses.asdict(p) for p in session.memory_budget]
     if len(session.meta.ranks) > 1:
         out["ranks_diff"] = _ranks_diff(session)
+    if any(c.run for c in compiles):
+        out["runs"] = _runs(session)
+    return out
+
+
+def _runs(session: Session) -> list[dict[str, Any]]:
+    """Each run of the log counted on its own (run 1 first): what `torch._dynamo.explain()`
+    would count for that run alone."""
+    out = []
+    for run in sorted({c.run for c in session.compiles}):
+        mine = [c for c in session.compiles if c.run == run]
+        out.append({
+            "run": run + 1,
+            "compiles": len(mine),
+            "graphs": sum(1 for c in mine if c.dynamo_graph is not None),
+            "graph_breaks": sum(len(c.graph_breaks) for c in mine),
+            "distinct_breaks": len(distinct_breaks(session, all_ranks=True, run=run)),
+            "recompiles": sum(1 for c in mine if c.recompile_reasons),
+            "failures": sum(1 for c in mine if c.status == "failed"),
+            "kernels": kernel_counts(o for c in mine for o in c.inductor).kernels,
+        })  # fmt: skip
     return out
 
 

@@ -1,4 +1,8 @@
-"""The navigation toolbar: stage navigator, compile/rank selector, back/forward of selections."""
+"""The navigation toolbar: stage navigator, compile/rank/run selector, back/forward of selections.
+
+A log may hold several runs (`torch._dynamo.reset()` and compiling again, `explain()`, a script
+run twice into one file): each numbers its compiles from `0/0`, so the compile list shows one
+run at a time, picked like a rank."""
 
 from __future__ import annotations
 
@@ -148,6 +152,13 @@ class NavigationBar(QToolBar):
         self.ranks.activated.connect(self._rank_picked)
         self.rank_label_action = self.addWidget(self.rank_label)
         self.ranks_action = self.addWidget(self.ranks)
+        self.run_label = plain_label(" Run ")
+        self.runs = QComboBox()
+        self.runs.setToolTip("This log holds several runs (torch._dynamo.reset() and compiling again, "
+                             "explain(), a script run twice): each is shown and counted on its own")
+        self.runs.activated.connect(self._run_picked)
+        self.run_label_action = self.addWidget(self.run_label)
+        self.runs_action = self.addWidget(self.runs)
         state.sessionChanged.connect(self._on_session)
         state.compileChanged.connect(self._on_compile)
         selection.historyChanged.connect(self._on_history)
@@ -165,11 +176,20 @@ class NavigationBar(QToolBar):
         multi = len(ranks) > 1
         self.rank_label_action.setVisible(multi)
         self.ranks_action.setVisible(multi)
+        runs = sorted({c.run for c in session.compiles})
+        self.runs.clear()
+        for r in runs:
+            self.runs.addItem(f"{r + 1} of {len(runs)}", r)
+        self.run_label_action.setVisible(len(runs) > 1)
+        self.runs_action.setVisible(len(runs) > 1)
 
     def _on_compile(self, current: Compile | None) -> None:
         rank = current.rank if current is not None else None
+        run = current.run if current is not None else 0
         self.ranks.setCurrentIndex(max(0, self.ranks.findData(rank)))
-        self.compile_model.set_compiles([c for c in self.state.compiles() if c.rank == rank], current)
+        self.runs.setCurrentIndex(max(0, self.runs.findData(run)))
+        shown = [c for c in self.state.compiles() if c.rank == rank and c.run == run]
+        self.compile_model.set_compiles(shown, current)
         if current is not None:
             self.compiles.setCurrentIndex(max(0, self.compile_model.row_of(current)))
 
@@ -186,8 +206,18 @@ class NavigationBar(QToolBar):
             self.state.set_compile(tuple(key))
 
     def _rank_picked(self, index: int) -> None:
-        rank = self.ranks.itemData(index)
-        for c in self.state.compiles():
-            if c.rank == rank and (c.dynamo_graph or c.inductor or c.aot):
-                self.state.set_compile(compile_key(c))
-                return
+        current = self.state.current
+        self._pick(self.ranks.itemData(index), current.run if current is not None else 0)
+
+    def _run_picked(self, index: int) -> None:
+        current = self.state.current
+        self._pick(current.rank if current is not None else None, self.runs.itemData(index))
+
+    def _pick(self, rank: int | None, run: int) -> None:
+        """The first compile with something to show of `rank` in `run` (the run's first compile
+        when none has, or the rank's when it has no such run)."""
+        mine = [c for c in self.state.compiles() if c.rank == rank]
+        in_run = [c for c in mine if c.run == run] or mine
+        shown = [c for c in in_run if c.dynamo_graph or c.inductor or c.aot] or in_run
+        if shown:
+            self.state.set_compile(compile_key(shown[0]))

@@ -15,12 +15,13 @@ from typing import Any
 
 from compiler_core.build.backward_links import backward_info
 from compiler_core.build.compile_records import CompileRecords, Partition
-from compiler_core.build.graph_breaks import parse_break, restart_breaks
+from compiler_core.build.graph_breaks import merge_wrapped, parse_break, restart_breaks
 from compiler_core.build.kernel_lines import kernel_marks
 from compiler_core.build.kernel_nodes import KernelNodes
 from compiler_core.build.module_paths import graphs_of, with_graphs, with_module_paths
 from compiler_core.build.parse_memo import ParseMemo
 from compiler_core.build.saved_tensors import saved_tensors
+from compiler_core.build.user_crash import crash_text, is_crash_break, user_crash
 from compiler_core.session.model import (
     AotInfo,
     Compile,
@@ -51,8 +52,13 @@ def build_compile(acc: CompileRecords, memo: ParseMemo | None = None) -> Compile
     aot = _aot(acc, memo)
     inductor = tuple(_partition(acc, memo, p) for p in _named_partitions(acc))
     metrics = _metrics(acc)
-    breaks = tuple(parse_break(text) for text in acc.breaks) or restart_breaks(acc.metrics)
+    breaks = merge_wrapped(tuple(parse_break(text) for text in acc.breaks)) or restart_breaks(acc.metrics)
     status, failure = _status(acc, metrics, dynamo)
+    texts = [*acc.breaks, *acc.errors]  # where the exception is named when the metrics are missing
+    acc.crash = user_crash(acc.metrics, breaks, texts) if status == "failed" or breaks else None
+    if acc.crash is not None:  # the user's exception, not a break: never counted or ranked as one
+        breaks = tuple(b for b in breaks if not is_crash_break(b))
+        status, failure = CompileStatus.FAILED, crash_text(acc.crash)
     compiled = Compile(
         compile_id=acc.compile_id,
         rank=acc.rank,
@@ -72,6 +78,7 @@ def build_compile(acc: CompileRecords, memo: ParseMemo | None = None) -> Compile
         status=status,
         failure=failure,
         artifacts=dict(acc.artifacts),
+        run=acc.run,
     )
     # Module paths last: saved tensors and kernels above are keyed by the parsed graphs' identity.
     # Recompiles that logged the same graphs share one derivation (the value keeps the parsed

@@ -2,9 +2,16 @@
 
 `CompileRecords` is the mutable scratchpad for one `[frame/compile]` on one rank; `compile_builder`
 turns it into the frozen `Compile`. Restart attempts (`0/0_1`, Dynamo re-tracing after a graph
-break) fold into one compile because the user sees one compile whose graph ends at the break; a
-record for an id that already finished (its compilation_metrics arrived) after a new
-`dynamo_start` opens a new generation, named `0/0#2`, so duplicated ids never merge silently.
+break) fold into one compile because the user sees one compile whose graph ends at the break.
+
+A log may hold several runs: `torch._dynamo.reset()` and compiling again (as
+`torch._dynamo.explain()` does), a script run twice into one file, or another process writing
+to it. Each run numbers its compiles from `0/0` again, so a run is a state of the reader, not
+damage: a new one starts when a compile id that already finished starts again, when `0/0`
+starts after later frames, when another process id writes a `dynamo_start`, or when torch's
+per-process records come again (its string table restarting, a second `torch_version`). The
+compiles of run N > 1 are named `0/0#N` (ids stay unique in a session: refs and links key on
+them) and carry `run = N - 1`.
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from compiler_core.build.user_crash import UserCrash
 from compiler_core.session.model import Diagnostic
 from compiler_core.session.vocab import partition_of
 from compiler_core.trace.compile_ids import compile_id_from_string, compile_id_of
@@ -50,6 +58,7 @@ STAGE_EVENTS = {
     "code_gen": "codegen",
     "bytecode_tracing": "dynamo",
 }
+_TENSOR_DEVICE = re.compile(r"device\(type='(\w+)'")
 _STAGE_EVENT_NAME = re.compile(rb'"name": ?"(?:' + "|".join(STAGE_EVENTS).encode() + rb')"')
 # Records whose payload the builder reads; everything else is skipped while reading.
 PAYLOAD_KINDS = frozenset(
@@ -98,6 +107,8 @@ class CompileRecords:
     artifacts: dict[str, str] = field(default_factory=dict)
     stack: list[dict[str, Any]] = field(default_factory=list)
     finished: bool = False
+    run: int = 0  # which run of the log (0 = the first)
+    crash: UserCrash | None = None  # set by compile_builder: the user's code raised while traced
 
 
 @dataclass
@@ -109,37 +120,62 @@ class RankRecords:
     compiles: dict[str, CompileRecords] = field(default_factory=dict)
     order: list[str] = field(default_factory=list)
     interned: dict[int, str] = field(default_factory=dict)
-    generations: dict[str, int] = field(default_factory=dict)
     open_events: dict[tuple[str, str, Any], list[float]] = field(default_factory=dict)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     unknown_kinds: dict[str, int] = field(default_factory=dict)
     # compilescope stage artifacts (autotune, CUDA graphs, decompositions) as (name, compile id
-    # or "-", payload): CUDA-graph events are logged at run time, outside any compile.
-    stage_artifacts: list[tuple[str, str, str]] = field(default_factory=list)
+    # or "-", payload, line): CUDA-graph events are logged at run time, outside any compile.
+    stage_artifacts: list[tuple[str, str, str, int]] = field(default_factory=list)
     torch_version: str = ""  # payload of the compile-less `torch_version` artifact, if logged
+    tensor_devices: set[str] = field(default_factory=set)  # `describe_tensor` devices: cuda, cpu...
+    run: int = 0  # the run being read (0 = the first)
+    run_starts: list[tuple[int, str]] = field(default_factory=list)  # (line, why) of runs 2, 3...
+    _run_first: int = 0  # index in `order` of the current run's first compile
+    _run_frame: int = -1  # highest Dynamo frame id started in the current run
+    _run_pid: int | None = None  # process that wrote the current run's dynamo_start records
 
     def current_key(self, base_id: str) -> str:
-        gen = self.generations.get(base_id, 1)
-        return base_id if gen == 1 else f"{base_id}#{gen}"
+        return base_id if self.run == 0 else f"{base_id}#{self.run + 1}"
 
-    def compile_for(self, base_id: str, meta: dict[str, Any], new_frame: bool = False) -> CompileRecords:
-        gen = self.generations.get(base_id, 1)
-        key = base_id if gen == 1 else f"{base_id}#{gen}"
+    def new_run(self, why: str, line: int) -> None:
+        """Start the next run, unless the current one has no compile yet (the first sign of a
+        new process is its string table, then its dynamo_start: one run, not two)."""
+        if self._run_first == len(self.order):
+            return
+        self.run += 1
+        self.run_starts.append((line, why))
+        self._run_first = len(self.order)
+        self._run_frame = -1
+        self._run_pid = None
+
+    def _restarts(self, base_id: str, meta: dict[str, Any], pid: int | None) -> str:
+        """Why a `dynamo_start` for `base_id` begins a new run ("" when it does not)."""
+        acc = self.compiles.get(self.current_key(base_id))
+        if acc is not None and acc.finished:
+            return f"compile id {base_id} starts again"
+        frame, fcid = meta.get("frame_id"), meta.get("frame_compile_id")
+        if "compiled_autograd_id" not in meta and frame == 0 and fcid == 0 and self._run_frame > 0:
+            return "compile ids restart at 0/0"
+        if pid is not None and self._run_pid is not None and pid != self._run_pid:
+            return f"another process (pid {pid}) writes to the log"
+        return ""
+
+    def compile_for(self, base_id: str, meta: dict[str, Any], start: Record | None = None) -> CompileRecords:
+        """The compile `base_id` of the current run; `start` is the record when it is a
+        `dynamo_start`, which may begin a new run."""
+        if start is not None:
+            why = self._restarts(base_id, meta, start.pid)
+            if why:
+                self.new_run(why, start.line)
+            frame = meta.get("frame_id")
+            if isinstance(frame, int) and "compiled_autograd_id" not in meta:
+                self._run_frame = max(self._run_frame, frame)
+            self._run_pid = start.pid if start.pid is not None else self._run_pid
+        key = self.current_key(base_id)
         acc = self.compiles.get(key)
-        if acc is not None and acc.finished and new_frame:
-            gen += 1
-            self.generations[base_id] = gen
-            self.diagnostics.append(
-                Diagnostic(
-                    "warning",
-                    f"compile id {base_id} appears again; kept as {base_id}#{gen}",
-                    path=self.path,
-                    stage="trace",
-                )
-            )
-            key, acc = f"{base_id}#{gen}", None
         if acc is None:
-            acc = CompileRecords(key, self.rank, meta.get("frame_id"), meta.get("frame_compile_id"))
+            acc = CompileRecords(key, self.rank, meta.get("frame_id"), meta.get("frame_compile_id"),
+                                 run=self.run)  # fmt: skip
             self.compiles[key] = acc
             self.order.append(key)
         acc.attempt = max(acc.attempt, int(meta.get("attempt") or 0))
@@ -156,22 +192,28 @@ def route(rr: RankRecords, rec: Record) -> None:
     if kind == "str":
         _intern(rr, rec)
         return
+    if kind == "artifact" and isinstance(rec.value, dict) and rec.value.get("name") == "torch_version":
+        rr.new_run("torch logs its version again (a new process)", rec.line)
     if kind == "chromium_event":
         _chromium(rr, rec)
         return
     base = compile_id_of(meta)
     if kind == "artifact" and isinstance(rec.value, dict) and rec.value.get("name") in STAGE_ARTIFACTS:
-        rr.stage_artifacts.append((str(rec.value["name"]), base or "-", rec.payload))
+        rr.stage_artifacts.append((str(rec.value["name"]), base or "-", rec.payload, rec.line))
         return
     if base is None and kind == "compilation_metrics" and isinstance(rec.value, dict):
         base = compile_id_from_string(str(rec.value.get("compile_id", "")))
+    if kind == "describe_tensor" and isinstance(rec.value, dict) and isinstance(rec.value.get("device"), str):
+        m = _TENSOR_DEVICE.match(rec.value["device"])  # "device(type='cuda', index=0)"
+        if m and len(rr.tensor_devices) < 8:
+            rr.tensor_devices.add(m.group(1))
     if base is None:
         if kind == "artifact" and isinstance(rec.value, dict) and rec.value.get("name") == "torch_version":
             rr.torch_version = rec.payload
         if kind not in ("describe_tensor", "describe_storage", "describe_source", "artifact", "link"):
             rr.unknown_kinds[kind] = rr.unknown_kinds.get(kind, 0) + 1
         return
-    acc = rr.compile_for(base, meta, new_frame=kind == "dynamo_start")
+    acc = rr.compile_for(base, meta, rec if kind == "dynamo_start" else None)
     _route_compile(rr, acc, rec)
 
 
@@ -310,6 +352,8 @@ def _open_partition(acc: CompileRecords, slot: str) -> Partition:
 def _intern(rr: RankRecords, rec: Record) -> None:
     value = rec.value
     if isinstance(value, list) and len(value) == 2 and isinstance(value[1], int):
+        if value[1] in rr.interned:  # torch interns each string once per process
+            rr.new_run("the string table starts again (a new process)", rec.line)
         rr.interned[value[1]] = str(value[0])
 
 
@@ -350,6 +394,10 @@ def _shape_ok(rr: RankRecords, rec: Record, problem: str | None) -> bool:
 
 
 def _json(rr: RankRecords, rec: Record, default: Any) -> Any:
+    if not rec.raw_payload.strip():
+        # no payload at all is not damage: an FX-graph cache hit logs its provenance artifacts
+        # with nothing after the header (a script run twice against a warm cache)
+        return default
     try:
         return parse_json(rec.payload)
     except JsonPayloadError as exc:

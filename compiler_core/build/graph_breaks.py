@@ -25,11 +25,18 @@ frame a user would edit: the deepest traceback frame outside torch (Dynamo's own
 be inside torch.nn when the break is in an inlined module); the frame Dynamo names is the fallback.
 Older logs only list `restart_reasons` in compilation_metrics; each becomes a break without a
 location.
+
+When Dynamo cannot resume after a break it logs the break a second time, wrapped:
+`Failed to handle graph break gracefully. Skipping the function and falling back to eager. Graph
+break encountered:` and then the same text. That is one cause, not two: `parse_break` reads the
+wrapped break (its reason, code and frame), marks it not resumable, and `merge_wrapped` folds it
+into the break it wraps (one row, not a second one with 0 ops cut).
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from compiler_core.session.model import GraphBreak, SourceLoc
@@ -39,6 +46,7 @@ _FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+), in (.+)$')
 _DOC = re.compile(r"(https?://\S+/gb/(gb\d+)\.html)")
 _HEADER = "Encountered graph break"
 _NOT_RESUMABLE = "cannot resume"
+_WRAPPER = "Failed to handle graph break gracefully"
 # A frame inside torch itself: torch installed as a package, or a source checkout's torch/ tree.
 _TORCH_FILE = re.compile(
     r"[/\\]torch[/\\](?:_|nn[/\\]|utils[/\\]|autograd[/\\]|fx[/\\]|distributed[/\\]|amp[/\\]|"
@@ -59,6 +67,9 @@ def parse_break(text: str) -> GraphBreak:
     if m:
         at = SourceLoc(m.group(1).strip(), int(m.group(2)))
     block = _reason_block(lines)
+    wrapped = bool(block) and block[0].startswith(_WRAPPER)
+    if wrapped:  # the wrapper's first line is its header; the wrapped break's text follows
+        block = ["", *block[1:]]
     header, reason, explanation, hints = _split_reason(block)
     stack = _user_stack(lines)
     doc = _DOC.search("\n".join(block)) or _DOC.search(text)
@@ -66,13 +77,41 @@ def parse_break(text: str) -> GraphBreak:
         reason=reason or (lines[0].strip() if lines else "graph break"),
         location=_culprit(stack, at),
         user_stack=tuple(stack),
-        header=header,
+        header=header or (_wrapper_header(lines) if wrapped else ""),
         gb_code=doc.group(2).upper() if doc else "",
         doc_url=doc.group(1) if doc else "",
         explanation=explanation,
         hints=tuple(hints),
-        resumable=_NOT_RESUMABLE not in header,
+        resumable=not wrapped and _NOT_RESUMABLE not in header,
     )
+
+
+def _wrapper_header(lines: list[str]) -> str:
+    line = next((ln for ln in lines if ln.startswith("Graph Break Reason:")), "")
+    return line[len("Graph Break Reason:") :].strip().removesuffix("Graph break encountered:").strip()
+
+
+def merge_wrapped(breaks: tuple[GraphBreak, ...]) -> tuple[GraphBreak, ...]:
+    """Fold each "failed to handle gracefully" break into the break of the same cause (code,
+    reason, line) logged before it in the compile: that break then reads not resumable (Dynamo
+    skipped the function), and no second row says the same thing with nothing cut."""
+    out: list[GraphBreak] = []
+    for brk in breaks:
+        if brk.header.startswith(_WRAPPER):
+            same = next((i for i, b in enumerate(out) if _same_cause(b, brk)), None)
+            if same is not None:
+                first = out[same]
+                out[same] = replace(first, resumable=False, header=first.header or brk.header)
+                continue
+        out.append(brk)
+    return tuple(out) if len(out) != len(breaks) else breaks
+
+
+def _same_cause(a: GraphBreak, b: GraphBreak) -> bool:
+    loc_a, loc_b = a.location, b.location
+    where_a = (loc_a.file, loc_a.line) if loc_a else None
+    where_b = (loc_b.file, loc_b.line) if loc_b else None
+    return a.gb_code == b.gb_code and a.reason == b.reason and where_a == where_b
 
 
 def _culprit(stack: list[SourceLoc], at: SourceLoc | None) -> SourceLoc | None:

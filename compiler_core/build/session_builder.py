@@ -12,7 +12,6 @@ one bad rank of 50 used to lose all 50).
 from __future__ import annotations
 
 import os
-import re
 import time
 from collections.abc import Iterable
 
@@ -21,6 +20,7 @@ from compiler_core.build.compile_records import PAYLOAD_KINDS, RankRecords, rout
 from compiler_core.build.decompositions import with_decompositions
 from compiler_core.build.link_memo import LinkMemo
 from compiler_core.build.parse_memo import ParseMemo
+from compiler_core.build.user_crash import crash_diagnostic
 from compiler_core.build.user_sources import collect_sources
 from compiler_core.session.gc_pause import gc_paused
 from compiler_core.session.links import LinkBuilder
@@ -88,6 +88,9 @@ def build_session(streams: Iterable[tuple[str, int | None, Iterable[Record]]], *
     memo = ParseMemo()
     for rr in ranks:
         diagnostics.extend(rr.diagnostics)
+        for run, (line, why) in enumerate(rr.run_starts, start=2):  # not damage: said, not warned
+            diagnostics.append(Diagnostic("info", f"run {run} of this log starts here: {why}", path=rr.path,
+                                          line=line, stage="trace"))  # fmt: skip
         for kind, count in sorted(rr.unknown_kinds.items()):
             diagnostics.append(Diagnostic("info", f"{count} '{kind}' records kept unread", path=rr.path))
         for key in rr.order:
@@ -99,6 +102,8 @@ def build_session(streams: Iterable[tuple[str, int | None, Iterable[Record]]], *
                     "error", f"{INTERNAL_SKIP} (compile {key}: {type(exc).__name__}: {str(exc)[:200]}); "
                     "compile skipped", path=rr.path, stage="trace"))  # fmt: skip
                 continue
+            if acc.crash is not None:
+                diagnostics.append(crash_diagnostic(compiles[-1], acc.crash))
             merged: dict[str, list[str]] = {}
             for part in acc.partitions:
                 merged.update(part.provenance.get("preToPost") or {})
@@ -166,7 +171,7 @@ def _with_stage_artifacts(session: Session, ranks: list[RankRecords]) -> Session
 
     payloads = StagePayloads()
     for rr in ranks:
-        for name, cid, text in rr.stage_artifacts:
+        for name, cid, text, _line in rr.stage_artifacts:
             key = (cid, rr.rank)
             if name == "compilescope_decompositions":
                 payloads.decompositions.setdefault(key, text)
@@ -197,39 +202,46 @@ def _logged_torch_version(ranks: list[RankRecords]) -> str:
     return ""
 
 
-_ALLOC_DEVICE = re.compile(r"\bempty_strided_(cuda|cpu|xpu|mps)\b")
-
-
 def _logged_device(ranks: list[RankRecords]) -> str:
-    """The device the generated code allocates on (`empty_strided_cuda` in Inductor's wrapper):
-    a plain log names no device elsewhere; the first GPU device wins over `cpu` (a GPU run's
-    wrapper may allocate small CPU scalars too)."""
+    """The device the generated code ran on, from what only that device's code does: allocating
+    with `empty_strided_cuda(...)` (a call: Inductor's wrapper *defines* `empty_strided_cuda`
+    in CPU code too, which made every CPU log read "cuda"), launching `async_compile.triton`
+    kernels (GPU), building `async_compile.cpp` kernels (CPU). A GPU wins over `cpu` (a GPU
+    run's wrapper may allocate small CPU scalars too). Without generated code (a log of Dynamo
+    only), the devices of the tensors Dynamo described (`describe_tensor`) decide."""
     seen: set[str] = set()
     for rr in ranks:
         for acc in rr.compiles.values():
             for part in acc.partitions:
                 seen |= _devices_in(part.output_code)
-    gpu = sorted(seen - {"cpu"})
-    return gpu[0] if gpu else ("cpu" if seen else "")
+    if not seen:
+        seen = {d for rr in ranks for d in rr.tensor_devices}
+    gpu = sorted(seen - {"cpu", _TRITON})
+    if gpu:
+        return gpu[0]
+    return "cuda" if _TRITON in seen else ("cpu" if seen else "")
 
 
 _DEVICES = ("cuda", "cpu", "xpu", "mps")
+_TRITON = "triton"  # Triton kernels seen, device not named (cuda unless an allocation says xpu)
+_KERNEL_KINDS = (("async_compile.triton(", _TRITON), ("async_compile.cpp(", "cpu"),
+                 ("async_compile.cpp_pybinding(", "cpu"))  # fmt: skip
 
 
 def _devices_in(code: str) -> set[str]:
-    """`set(_ALLOC_DEVICE.findall(code))` by substring search: the regex's leading `\\b` has
-    it try every position of a deep model's 2 MB of output code (~15 ms), where `find` jumps
-    to each device's first whole-word occurrence."""
+    """Devices `code` allocates on or builds kernels for, by substring search (a regex with a
+    leading `\\b` tries every position of a deep model's 2 MB of output code, ~15 ms; `find`
+    jumps to each device's first whole-word call)."""
     out = set()
     for device in _DEVICES:
-        word = "empty_strided_" + device
+        word = "empty_strided_" + device + "("
         at = code.find(word)
         while at >= 0:
-            end = at + len(word)
-            if (at == 0 or not _is_word(code[at - 1])) and (end == len(code) or not _is_word(code[end])):
+            if at == 0 or not _is_word(code[at - 1]):
                 out.add(device)
                 break
             at = code.find(word, at + 1)
+    out.update(kind for text, kind in _KERNEL_KINDS if text in code)
     return out
 
 

@@ -1,7 +1,7 @@
 """JSON encoding of the session model: plain JSON only, never pickle or eval.
 
-Schema 2 (packed.py) stores rows by position with shared tables and each link once; schema 1
-(one JSON object per dataclass, `to_jsonable`/`from_jsonable` below) still loads. Decoding is
+Schemas 2 and 3 (packed.py) store rows by position with shared tables and each link once; schema
+1 (one JSON object per dataclass, `to_jsonable`/`from_jsonable` below) still loads. Decoding is
 driven by the dataclasses' own type hints, so adding a field with a default keeps older files
 loadable. The schema version is checked first and a mismatch is reported in words the user can
 act on. Saves are atomic (temp file, fsync, rename) so a crash mid-save never leaves a
@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from compiler_core.session.gc_pause import gc_paused
-from compiler_core.session.model import SCHEMA_VERSION, Session
-from compiler_core.session.packed import PACKED_VERSION, PackedFormatError, pack, unpack
+from compiler_core.session.model import SCHEMA_VERSION, Compile, Session
+from compiler_core.session.packed import PACKED_VERSIONS, PackedFormatError, pack, unpack
 
 orjson: Any
 try:
@@ -102,7 +102,7 @@ def _from_union(args: tuple[Any, ...], data: Any) -> Any:
 
 
 def session_to_dict(session: Session) -> dict[str, Any]:
-    """The current on-disk form (schema 2, packed)."""
+    """The current on-disk form (packed, schema `SCHEMA_VERSION`)."""
     return pack(session)
 
 
@@ -125,15 +125,34 @@ def session_from_dict(data: Any) -> Session:
     if version == 1:  # one object per dataclass, links in both directions (before issue 13)
         validate_session(data)
         legacy: Session = from_jsonable(Session, data)
-        return _derived(dataclasses.replace(legacy, schema_version=SCHEMA_VERSION))  # today's form
-    if version != PACKED_VERSION:
+        legacy = dataclasses.replace(legacy, schema_version=SCHEMA_VERSION)  # today's form
+        return _derived(_runs_from_ids(legacy))
+    if version not in PACKED_VERSIONS:
         raise SessionFormatError(f"schema {version} is not one this build knows")
     try:
         session = unpack(data)
     except (PackedFormatError, RecursionError) as exc:
         raise SessionFormatError(f"damaged session: {exc}"[:500]) from exc
     validate_as(Session, session)  # rows are placed by position: check what they built
+    if version < 3:
+        session = _runs_from_ids(session)
     return _derived(session)
+
+
+def _runs_from_ids(session: Session) -> Session:
+    """Before schema 3 a log's second run was kept apart only by its ids (`0/0#2`): the suffix
+    is that compile's run, so an old session shows its runs as a new one does."""
+    compiles = tuple(_run_of_id(c) for c in session.compiles)
+    if all(a is b for a, b in zip(compiles, session.compiles, strict=True)):
+        return session
+    return dataclasses.replace(session, compiles=compiles)
+
+
+def _run_of_id(c: Compile) -> Compile:
+    _, sep, tail = c.compile_id.rpartition("#")
+    if not sep or not tail.isdigit() or int(tail) < 2 or c.run:
+        return c
+    return dataclasses.replace(c, run=int(tail) - 1)
 
 
 def _derived(session: Session) -> Session:

@@ -276,6 +276,9 @@ class Compile:
     artifacts: dict[str, str] = field(default_factory=dict)  # other named payloads, kept verbatim
     # None only where there is no Dynamo graph (files saved before issue 18 get it on load)
     decomposition: DecompositionInfo | None = None
+    # which run of its log (0 = the first): a log may hold several (torch._dynamo.reset() and
+    # compiling again, explain(), a script run twice); run N > 1's ids read `0/0#N`
+    run: int = 0
 
 
 @dataclass(frozen=True)
@@ -388,6 +391,11 @@ class ModeStats:
     runtime: RuntimeProfile | None = None  # where the time went (a few profiled steps)
     time_by_ref: dict[str, float] = field(default_factory=dict)  # encoded Ref -> µs per step
     saved_bytes: int | None = None  # saved-activation bytes of the session's graphs (train only)
+
+
+# Diagnostic.stage of a compile the user's code raised in while Dynamo traced it (build/user_crash.py):
+# what tells a crash from damage (the banner, `summary`'s `crashes`)
+CRASH_STAGE = "crash"
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ each link in both directions: 125 MB for a 14 MB log, 8 s to write and 11 s to r
 
 Layout of the top-level object:
 
-- ``schema_version``: 2.
+- ``schema_version``: 2 or 3 (the same layout; 3 adds `Compile.run`).
 - ``fields``: for every dataclass, its field names in the order its rows use. Rows are lists in
   that order with trailing default values dropped. A reader maps stored names to its own fields, so
   a field added later (with a default) reads as its default from older files, and a field this
@@ -31,9 +31,9 @@ from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Any
 
-from compiler_core.session.model import Graph, Kernel, Session, SourceLoc, TensorMeta
+from compiler_core.session.model import SCHEMA_VERSION, Graph, Kernel, Session, SourceLoc, TensorMeta
 
-PACKED_VERSION = 2
+PACKED_VERSIONS = (2, 3)  # schema versions written in this layout
 INTERNED: tuple[type, ...] = (SourceLoc, TensorMeta)
 _SHARED: tuple[type, ...] = (Graph, Kernel)  # encoded once per object (frozen, held by the session)
 Conv = Callable[[Any], Any]
@@ -178,7 +178,7 @@ def pack(session: Session) -> dict[str, Any]:
     row = _encoder(Session)(session, tables)
     classes = _reachable(Session)
     return {
-        "schema_version": PACKED_VERSION,
+        "schema_version": SCHEMA_VERSION,
         "fields": {cls.__name__: [f.name for f in dataclasses.fields(cls)] for cls in classes},
         "tables": tables.rows,
         "session": row,

@@ -49,6 +49,7 @@ class Record:
     meta: dict[str, Any]
     line: int
     raw_payload: bytes = b""
+    pid: int | None = None  # the writing process, read from the prefix of `dynamo_start` only
 
     @property
     def value(self) -> Any:
@@ -153,6 +154,8 @@ class RecordReader:
                 parts = []
                 self._kept = 0
                 pending = self._parse_header(m.group(1), line_at)
+                if pending.kind == "dynamo_start":  # where a second process's run starts
+                    pending.pid = _pid(block, start)
                 pos = m.end() + 1
                 line_at += 1
             if pos < len(block):
@@ -212,6 +215,15 @@ class RecordReader:
             self._warn("trace header is not a JSON object; record skipped", line)
             return Record(_BAD, {}, line)
         return Record(record_kind(meta), meta, line)
+
+
+_PID = re.compile(rb"[VIWEC]\d{4} \S+ +(\d+) ")
+
+
+def _pid(block: bytes, start: int) -> int | None:
+    """The process id glog writes after the time (`V1127 10:47:51.727000 4159 file.py:28]`)."""
+    m = _PID.match(block, start)
+    return int(m.group(1)) if m else None
 
 
 def _raw(fh: BinaryIO, size: int) -> Iterator[bytes]:

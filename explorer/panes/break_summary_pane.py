@@ -19,7 +19,7 @@ from PySide6.QtWidgets import QSplitter, QTextBrowser, QTreeWidget, QTreeWidgetI
 
 from compiler_core.break_ranking import DistinctBreak, distinct_breaks
 from compiler_core.recompile_explain import RecompileCause, distinct_recompiles
-from compiler_core.session import Ref, Session
+from compiler_core.session import Compile, Ref, Session
 from compiler_core.session.model import SourceLoc
 from compiler_core.session.refs import source_line
 from explorer.panes.base import Pane
@@ -65,13 +65,16 @@ class BreakSummaryPane(Pane):
         layout.addWidget(split)
         self.rows: list[DistinctBreak | RecompileCause] = []
         self._frames: list[SourceLoc] = []
+        self._shown_for: tuple[int | None, int] = (None, 0)
 
     def on_session(self, session: Session) -> None:
         self.tree.clear()
         self.details.clear()
         current = self.state.current
         rank = current.rank if current is not None else None
-        self.rows = [*distinct_breaks(session, rank), *distinct_recompiles(session, rank)]
+        run = current.run if current is not None else 0
+        self._shown_for = (rank, run)  # a log's runs are counted each on its own
+        self.rows = [*distinct_breaks(session, rank, run=run), *distinct_recompiles(session, rank, run=run)]
         for i, row in enumerate(self.rows):
             self.tree.addTopLevelItem(self._item(i, row, rank))
         if not self.rows:
@@ -82,6 +85,11 @@ class BreakSummaryPane(Pane):
         top = self.tree.topLevelItem(0)
         if self.rows and top is not None:
             self.tree.setCurrentItem(top)
+
+    def on_compile(self, current: Compile | None) -> None:
+        """Another rank or run picked: its own rows (a compile of the same one keeps the list)."""
+        if current is not None and (current.rank, current.run) != self._shown_for:
+            self.on_session(self.state.session)
 
     def _item(self, i: int, row: DistinctBreak | RecompileCause, rank: int | None) -> QTreeWidgetItem:
         if isinstance(row, DistinctBreak):

@@ -30,11 +30,16 @@ from explorer.state.off_thread import OffThread
 
 
 def frame_sequence(session: Session, current: Compile) -> list[Compile]:
-    """Compiles that ran one after another with `current`: same rank and recompile generation."""
+    """Compiles that ran one after another with `current`: same rank, run and recompile
+    generation (a break is never drawn between a graph and its re-run in a later run). A failed
+    compile that captured nothing stands alone: the others' graphs are not its own."""
+    if current.dynamo_graph is None and current.status == "failed":
+        return [current]
     same = [
         c for c in session.compiles
-        if c.rank == current.rank and c.frame_compile_id == current.frame_compile_id and c.dynamo_graph
-    ]
+        if c.rank == current.rank and c.run == current.run and c.frame_compile_id == current.frame_compile_id
+        and c.dynamo_graph
+    ]  # fmt: skip
     same.sort(key=lambda c: (c.frame_id if c.frame_id is not None else -1, c.attempt))
     return same or [current]
 
@@ -139,14 +144,17 @@ class DynamoPane(Pane):
 
     def _reason_text(self, current: Compile) -> str:
         lines = [f"recompile: {r}" for r in current.recompile_reasons]
-        if current.dynamo_graph is None:
+        if current.dynamo_graph is None and current.status == "failed":
+            lines.insert(0, f"[{current.compile_id}] failed before Dynamo captured a graph: "
+                            f"{current.failure}")  # fmt: skip
+        elif current.dynamo_graph is None:
             lines.insert(0, f"[{current.compile_id}] captured no graph (nothing to compile in this frame, "
                             "or only a graph break); the graphs shown are its frame's others.")  # fmt: skip
         before = previous_compile(self.state.session, current)
         if before is not None:
             lines.append(f"\nguards vs [{before.compile_id}]:")
             lines.extend(guard_diff(before, current) or ["(identical)"])
-        if current.status != "ok":
+        if current.status != "ok" and current.dynamo_graph is not None:
             lines.append(f"\nstatus: {status_text(current.status)} {current.failure}".rstrip())
         return "\n".join(lines) if lines else "First compile of this frame: no recompile."
 

@@ -42,11 +42,11 @@ def compile_key(c: Compile) -> CompileKey:
     return (c.compile_id, c.rank)
 
 
-def _sort_key(c: Compile) -> tuple[int, int, int, int, str]:
+def _sort_key(c: Compile) -> tuple[int, int, int, int, int, str]:
     rank = -1 if c.rank is None else c.rank
     frame = -1 if c.frame_id is None else c.frame_id
     fcid = -1 if c.frame_compile_id is None else c.frame_compile_id
-    return (rank, frame, fcid, c.attempt, c.compile_id)
+    return (rank, c.run, frame, fcid, c.attempt, c.compile_id)  # a log's runs one after another
 
 
 def graph_size(c: Compile) -> int:
@@ -210,7 +210,7 @@ class AppModel:
         return self._current
 
     def compiles(self) -> list[Compile]:
-        """Compiles in execution order: by rank, frame, recompile and attempt (sorted once per
+        """Compiles in execution order: by rank, run, frame, recompile and attempt (sorted once per
         session: several panes ask, and sorting 1e6 compiles takes seconds)."""
         return list(self._ordered)
 

@@ -8,12 +8,12 @@ from compiler_core.session import Compile, Session
 
 
 def previous_compile(session: Session, c: Compile) -> Compile | None:
-    """The compile of the same frame just before `c` (frame_compile_id - 1, same rank)."""
+    """The compile of the same frame just before `c` (frame_compile_id - 1, same rank and run)."""
     if c.frame_id is None or not c.frame_compile_id:
         return None
-    wanted = (c.rank, c.frame_id, c.frame_compile_id - 1)
+    wanted = (c.rank, c.run, c.frame_id, c.frame_compile_id - 1)
     for other in session.compiles:
-        if (other.rank, other.frame_id, other.frame_compile_id) == wanted:
+        if (other.rank, other.run, other.frame_id, other.frame_compile_id) == wanted:
             return other
     return None
 

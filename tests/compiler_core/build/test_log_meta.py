@@ -7,6 +7,8 @@ carries `torch_version`, and the generated wrapper allocates on its device
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from tests.bench_logs import bench_session
 
 
@@ -33,3 +35,23 @@ def test_a_given_meta_without_torch_version_gets_the_logs() -> None:
         shutil.copyfileobj(src, dst)
     meta = import_trace(log, meta=SessionMeta(device="NVIDIA H200", mode="default", origin="capture")).meta
     assert (meta.torch_version, meta.device, meta.mode) == ("2.11.0+cu130", "NVIDIA H200", "default")
+
+
+def test_a_cpu_log_reads_cpu_though_its_wrapper_defines_empty_strided_cuda() -> None:
+    """Inductor's CPU wrapper binds `empty_strided_cuda = ...` too: every CPU log read "cuda"."""
+    from compiler_core.build import import_trace
+    from tests.cpu_logs import cpu_log
+
+    log = cpu_log("tiny_model.py")
+    text = log.path.read_text()
+    assert "empty_strided_cuda = " in text and "empty_strided_cuda(" not in text  # the trap is there
+    assert import_trace(log.path).meta.device == "cpu"
+
+
+def test_gpu_logs_read_cuda(shared_traces: Path) -> None:
+    """Real GPU logs: tlparse's CUDA provenance log, and bench/data's H200 runs (above)."""
+    from compiler_core.build import import_trace
+
+    cuda_log = shared_traces / "inputs" / "inductor_provenance_jit_cuda_log.txt"
+    assert import_trace(cuda_log).meta.device == "cuda"
+    assert bench_session("hf_llama_infer").meta.device == "cuda"

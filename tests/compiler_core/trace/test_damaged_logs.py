@@ -94,11 +94,14 @@ def test_unknown_kinds_and_stray_lines(tmp_path: Path) -> None:
 
 
 def test_duplicated_compile_ids_stay_apart(tmp_path: Path) -> None:
+    """A log appended to itself holds two runs: kept apart, each counted, and not damage."""
     path = tmp_path / "twice.log"
     path.write_bytes(SIMPLE_TEXT * 2)
     session = import_trace(path)
-    assert [c.compile_id for c in session.compiles] == ["0/0", "0/0#2"]
+    assert [(c.compile_id, c.run) for c in session.compiles] == [("0/0", 0), ("0/0#2", 1)]
     assert summarize(session)["graphs"] == 2
+    assert [r["graphs"] for r in summarize(session)["runs"]] == [1, 1]
+    assert [d.severity for d in session.diagnostics if "run 2" in d.message] == ["info"]
 
 
 @pytest.mark.slow
