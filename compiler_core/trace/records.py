@@ -234,35 +234,107 @@ def _raw(fh: BinaryIO, size: int) -> Iterator[bytes]:
 def _gunzip(fh: BinaryIO, on_error: Callable[[str], None], limits: ReadLimits, size: int) -> Iterator[bytes]:
     """Decompress a `.gz` log as a stream (clusters often keep per-rank traces gzipped).
 
-    zlib directly rather than `gzip.open`: a truncated or corrupt file then still yields every
-    byte decompressed before the damage, and `on_error` reports where it stopped. Concatenated
-    gzip members (appended logs) are read one after another. Output comes in chunks of at most
-    `size` bytes (`max_length`), and stops once it outgrows `limits.max_gzip_ratio` times the
-    input read (a gzip bomb), so neither one chunk nor the whole stream is unbounded."""
-    dec = zlib.decompressobj(wbits=47)
-    fed = False  # the current member has received input
-    read_in = out_total = 0
+    zlib directly rather than `gzip.open`: a damaged file still yields every byte decoded before
+    the damage (`_decompressed`), concatenated members (appended logs) are read one after
+    another, and zero bytes after a member are padding, as gzip(1) reads them."""
+    return _decompressed(fh, "gzip", lambda: zlib.decompressobj(wbits=47), zlib.error, on_error, limits, size)
+
+
+def _unxz(fh: BinaryIO, on_error: Callable[[str], None], limits: ReadLimits, size: int) -> Iterator[bytes]:
+    """`_gunzip` for an `.xz` log (how this project keeps its bench logs): concatenated streams,
+    and the stream padding (zero bytes in fours) the xz format allows between them."""
+    return _decompressed(fh, "xz", lzma.LZMADecompressor, lzma.LZMAError, on_error, limits, size)
+
+
+Decompressor = Any  # zlib's Decompress or lzma.LZMADecompressor: decompress(data, max_length), eof
+
+
+def _decompressed(fh: BinaryIO, kind: str, new: Callable[[], Decompressor], error: type[Exception],
+                  on_error: Callable[[str], None], limits: ReadLimits,
+                  size: int) -> Iterator[bytes]:  # fmt: skip
+    """The decompressed bytes of `fh`, member after member, in chunks of at most `size` bytes.
+
+    Bounded: output stops once it outgrows `limits.max_gzip_ratio` times the input read (a bomb).
+    Damage: a decompressor that raises loses the output of the call that raised (up to `size`
+    bytes: a small log's whole text, once said "not a TORCH_TRACE log"), so the member is decoded
+    again from its start up to the piece that failed and that piece a byte at a time
+    (`_salvage`): every byte decoded before the damage is kept. Damage costs one more pass over
+    the damaged member; an intact file costs nothing more."""
+    dec, fed = new(), False
+    lo = 0  # start of the input that may hold damage (it ends at `offset`)
+    member_at = member_out = 0  # where the current member starts in the file; bytes of it yielded
+    offset = out_total = 0  # bytes read from the file; bytes yielded
     while raw := fh.read(BLOCK_SIZE >> 2):
-        read_in += len(raw)
-        while raw:
+        offset += len(raw)
+        while raw or (fed and not dec.eof and not getattr(dec, "needs_input", True)):
+            if not fed:
+                raw = _after_padding(raw)
+                if not raw:
+                    break
+                member_at, member_out = offset - len(raw), 0
+            if raw:  # the input that may hold the damage: this call's (lzma's calls on b"" decode
+                lo = offset - len(raw)  # the last input given); zlib may have read a few bits
+                lo = max(member_at, lo - 4096)  # of the bytes before `raw` already
             try:
                 out = dec.decompress(raw, size)
-            except zlib.error as exc:
+            except error as exc:
+                yield from _salvage(fh, new, error, member_at, lo, offset, member_out, size)
                 on_error(f"log ends early ({type(exc).__name__}: {exc})")
                 return
             fed = True
+            raw = getattr(dec, "unconsumed_tail", b"")  # what zlib held back for max_length (lzma keeps it)
             if out:
                 out_total += len(out)
-                if _too_expanded("gzip", out_total, read_in, limits, on_error):
+                member_out += len(out)
+                if _too_expanded(kind, out_total, offset, limits, on_error):
                     return
                 yield out
-            raw = dec.unconsumed_tail
             if dec.eof:
-                raw, dec, fed = dec.unused_data, zlib.decompressobj(wbits=47), False
+                raw, dec, fed = dec.unused_data, new(), False
     if fed and not dec.eof:
-        if tail := dec.flush():
-            yield tail
         on_error("log ends early (EOFError: compressed stream ends before its end marker)")
+
+
+def _after_padding(raw: bytes) -> bytes:
+    """`raw` without the zero bytes that may pad a compressed stream's end (xz stream padding,
+    zeros gzip(1) ignores after a member)."""
+    return raw.lstrip(b"\0") if raw[:1] == b"\0" else raw
+
+
+def _salvage(fh: BinaryIO, new: Callable[[], Decompressor], error: type[Exception], member_at: int,
+             lo: int, hi: int, skip: int, size: int) -> Iterator[bytes]:  # fmt: skip
+    """The member starting at `member_at` decoded again: its input before `lo` in blocks (output
+    counted, not kept: `skip` bytes were yielded already), then `lo:hi`, where it failed, a byte at
+    a time, yielding what comes after the first `skip` bytes until the decompressor raises."""
+    dec = new()
+    fh.seek(member_at)
+    todo, seen = lo - member_at, 0
+    try:
+        while todo > 0:
+            raw = fh.read(min(todo, BLOCK_SIZE >> 2))
+            if not raw:
+                return
+            todo -= len(raw)
+            while raw or not getattr(dec, "needs_input", True):
+                out = dec.decompress(raw, size)
+                raw = getattr(dec, "unconsumed_tail", b"")
+                seen += len(out)
+                if seen > skip:  # the failed call's own earlier output
+                    yield out[len(out) - (seen - skip):]
+                    skip = seen
+        for _ in range(hi - lo):
+            byte = fh.read(1)
+            while byte or not getattr(dec, "needs_input", True):
+                out = dec.decompress(byte, size)
+                byte = getattr(dec, "unconsumed_tail", b"")
+                seen += len(out)
+                if seen > skip:
+                    yield out[len(out) - (seen - skip):]
+                    skip = seen
+                if dec.eof:
+                    return
+    except (error, EOFError, OSError):
+        return
 
 
 def _too_expanded(kind: str, out_total: int, read_in: int, limits: ReadLimits,
@@ -274,32 +346,6 @@ def _too_expanded(kind: str, out_total: int, read_in: int, limits: ReadLimits,
                  f"stopped after {out_total >> 20} MiB")  # fmt: skip
         return True
     return False
-
-
-def _unxz(fh: BinaryIO, on_error: Callable[[str], None], limits: ReadLimits, size: int) -> Iterator[bytes]:
-    """`_gunzip` for an `.xz` log (how this project keeps its bench logs): damage and
-    concatenated streams handled the same way, and the same bound on expansion."""
-    dec = lzma.LZMADecompressor()
-    fed = False
-    read_in = out_total = 0
-    while raw := fh.read(BLOCK_SIZE >> 2):
-        read_in += len(raw)
-        while raw or (fed and not dec.eof and not dec.needs_input):
-            try:
-                out = dec.decompress(raw, size)
-            except lzma.LZMAError as exc:
-                on_error(f"log ends early ({type(exc).__name__}: {exc})")
-                return
-            fed, raw = True, b""
-            if out:
-                out_total += len(out)
-                if _too_expanded("xz", out_total, read_in, limits, on_error):
-                    return
-                yield out
-            if dec.eof:
-                raw, dec, fed = dec.unused_data, lzma.LZMADecompressor(), False
-    if fed and not dec.eof:
-        on_error("log ends early (EOFError: compressed stream ends before its end marker)")
 
 
 def _finish(record: Record, parts: list[bytes]) -> Record:
