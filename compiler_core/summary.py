@@ -15,6 +15,7 @@ compiling again, `explain()`, a script run twice) also gets `runs`, each run cou
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
@@ -90,6 +91,8 @@ def summarize(session: Session) -> dict[str, Any]:
         "failures": [f"{c.compile_id}: {c.failure}" for c in compiles if c.status == "failed"],
         "crashes": [_diagnostic(d) for d in session.diagnostics if d.stage == CRASH_STAGE],
         "ranks": list(session.meta.ranks),
+        # files shown per origin: read by a capture, looked up on this machine, the log's quotes only
+        "sources": {str(o): n for o, n in sorted(Counter(session.source_origins.values()).items())},
         # a damaged log still opens; these say how damaged (issue 12, row 9)
         "diagnostics": len(session.diagnostics),
         "diagnostics_first": [_diagnostic(d) for d in session.diagnostics[:FIRST_DIAGNOSTICS]],

@@ -20,6 +20,7 @@ from compiler_core.build.compile_records import PAYLOAD_KINDS, RankRecords, rout
 from compiler_core.build.decompositions import with_decompositions
 from compiler_core.build.link_memo import LinkMemo
 from compiler_core.build.parse_memo import ParseMemo
+from compiler_core.build.source_lookup import SourceLookup
 from compiler_core.build.user_crash import crash_diagnostic
 from compiler_core.build.user_sources import collect_sources
 from compiler_core.session.gc_pause import gc_paused
@@ -32,12 +33,14 @@ from compiler_core.trace.records import Record, RecordReader
 
 
 def import_trace(path: str | os.PathLike[str], *, meta: SessionMeta | None = None,
-                 sources: dict[str, str] | None = None,
-                 limits: ReadLimits | None = None) -> Session:  # fmt: skip
+                 sources: dict[str, str] | None = None, limits: ReadLimits | None = None,
+                 lookup: SourceLookup | None = None) -> Session:  # fmt: skip
     """Read a trace file, or a directory of `dedicated_log_torch_trace*` files (one per rank).
 
-    A single file that is not a regular file raises `NotRegularFileError` (an OSError); in a
-    directory such an entry is skipped with a warning."""
+    Source files the log names are read from disk only under `lookup`; without one, a capture's
+    or script run's own log (`meta.origin`) reads its run's files, any other log reads none
+    (build/source_lookup.py). A single file that is not a regular file raises
+    `NotRegularFileError` (an OSError); in a directory such an entry is skipped with a warning."""
     p = os.fspath(path)
     diagnostics: list[Diagnostic] = []
     if not os.path.exists(p):
@@ -48,19 +51,19 @@ def import_trace(path: str | os.PathLike[str], *, meta: SessionMeta | None = Non
     if not os.path.isdir(p):
         os.close(open_regular(p))  # fail here, clearly, rather than as a skipped rank
     with gc_paused():
-        return _import_files(p, files, diagnostics, meta, sources, limits)
+        return _import_files(p, files, diagnostics, meta, sources, limits, lookup)
 
 
 def _import_files(p: str, files: list[tuple[str, int | None]], diagnostics: list[Diagnostic],
                   meta: SessionMeta | None, sources: dict[str, str] | None,
-                  limits: ReadLimits | None) -> Session:  # fmt: skip
+                  limits: ReadLimits | None, lookup: SourceLookup | None) -> Session:  # fmt: skip
     streams = []
     for file_path, rank in files:
         reader = RecordReader(file_path, PAYLOAD_KINDS, limits=limits or ReadLimits())
         streams.append((file_path, rank, reader))
     session = build_session(
         ((fp, rank, iter(reader)) for fp, rank, reader in streams), meta=meta, sources=sources,
-        origin_path=p,
+        origin_path=p, lookup=lookup,
     )  # fmt: skip
     for _, _, reader in streams:
         diagnostics.extend(reader.diagnostics)
@@ -69,8 +72,9 @@ def _import_files(p: str, files: list[tuple[str, int | None]], diagnostics: list
 
 def build_session(streams: Iterable[tuple[str, int | None, Iterable[Record]]], *,
                   meta: SessionMeta | None = None, sources: dict[str, str] | None = None,
-                  origin_path: str = "") -> Session:  # fmt: skip
-    """Fold record streams `(path, rank from filename, records)` into one session."""
+                  origin_path: str = "", lookup: SourceLookup | None = None) -> Session:  # fmt: skip
+    """Fold record streams `(path, rank from filename, records)` into one session; `lookup` as
+    for `import_trace`."""
     ranks: list[RankRecords] = []
     for path, file_rank, records in streams:
         rr = RankRecords(file_rank, path)
@@ -114,7 +118,10 @@ def build_session(streams: Iterable[tuple[str, int | None, Iterable[Record]]], *
             "warning", f"no torch.compile compile in this log: it holds {', '.join(kinds[:6])} records "
             "(torch.export and AOTInductor runs log no Dynamo compile), so there is nothing to show",
             path=ranks[0].path, stage="trace"))  # fmt: skip
-    srcs, source_notes = collect_sources(compiles, sources)
+    if lookup is None and meta is not None and meta.origin in ("capture", "script"):
+        lookup = SourceLookup.capture()  # the user's own run: its files are the user's
+    found = collect_sources(compiles, sources, lookup)
+    srcs, source_notes = found.sources, found.notes
     diagnostics.extend(Diagnostic("info", f"source of {path} {note}", path=path, stage="build")
                        for path, note in source_notes.items() if note.startswith("left out"))  # fmt: skip
     lb = LinkBuilder()
@@ -136,7 +143,8 @@ def build_session(streams: Iterable[tuple[str, int | None, Iterable[Record]]], *
     links = memo_links.freeze()
     mark_built(links)  # symmetric with sorted targets: the codec writes it without checking
     session = Session(meta=base_meta, sources=srcs, compiles=tuple(compiles), links=links,
-                      diagnostics=tuple(diagnostics), source_notes=source_notes)  # fmt: skip
+                      diagnostics=tuple(diagnostics), source_notes=source_notes,
+                      source_origins=found.origins)  # fmt: skip
     # after the stage artifacts: the decompositions artifact is one of them
     return with_decompositions(_with_stage_artifacts(session, ranks))
 

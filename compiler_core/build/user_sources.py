@@ -2,25 +2,29 @@
 
 A real model's ops mostly come from library files (270 of 347 Dynamo nodes of an HF Llama are in
 `transformers/.../modeling_llama.py`), so the model file alone shows almost nothing. Every file
-named by a node's `# File:` comment, a node stack, a break traceback or a compiled frame is
-looked up, in order of the nodes it holds:
+named by a node's `# File:` comment, a node stack, a break traceback or a compiled frame gets a
+text, in order of the nodes it holds, and an origin (`Session.source_origins`):
 
-1. the file at the same path, when this machine has it (a capture, or a log made here);
-2. else, for `.../site-packages/pkg/...`, the same file of this machine's install of `pkg` (a log
-   made on a GPU box whose venv lives elsewhere);
-3. else the lines the log itself quotes (`code: ...` of `# File:` comments, traceback lines),
-   at their line numbers, the other lines left blank.
+- `capture`: a capture (the app's own run of the user's code) reads the file its run imported;
+- `local lookup`: for a log, only when the user asks (source_lookup.py says where it may read),
+  the file at the same path or this machine's install of the same package (a log made on a GPU
+  box whose venv lives elsewhere);
+- `log quote`: otherwise the lines the log itself quotes (`code: ...` of `# File:` comments,
+  traceback lines), each at its line number, the lines between left blank. They are gaps: never
+  filled with another version's code (that showed one view interleaving two transformers
+  versions, with break marks on lines that never existed together).
 
-A local file is used only when it agrees with the lines the log quotes (another transformers
-version shifts every line number; showing shifted code is worse than showing less). Texts are
-capped in total (`MAX_TOTAL_BYTES`); a file that does not fit keeps only its quoted lines, and
-`Session.source_notes` says so, as it says where each non-verbatim text came from.
+A file on disk is accepted only when the lines the log quotes are in it, byte-equal after the
+indentation the log strips, at their numbers: at least `MIN_MATCHES` code lines (a log quoting no
+line, or one true line, proves nothing) and `MIN_AGREEMENT` of all it quotes. Matching is by
+position: linear in the file and the quotes. Texts are capped in total (`MAX_TOTAL_BYTES`); a file
+that does not fit keeps only its quoted lines, and `Session.source_notes` says so.
 """
 
 from __future__ import annotations
 
 import contextlib
-import itertools
+import dataclasses
 import os
 import re
 import site
@@ -28,15 +32,18 @@ import sys
 from collections import Counter
 from collections.abc import Iterable
 
-from compiler_core.session.model import Compile, SourceLoc
+from compiler_core.build.source_lookup import SourceLookup, read_source
+from compiler_core.session.model import Compile, Session, SourceLoc
+from compiler_core.session.vocab import SourceOrigin
 
-MAX_BYTES = 2 << 20  # one file
 MAX_TOTAL_BYTES = 24 << 20  # all files of a session (a 32-layer HF model needs ~1.5 MB)
 MIN_AGREEMENT = 0.9  # share of quoted lines a local file must reproduce to be trusted
+MIN_MATCHES = 3  # quoted code lines a file from disk must hold, for a log from elsewhere
 DEF = "\0def "  # marks a quoted line known only to start a function (see quoted_lines)
 _DEF_LINE = re.compile(r"\s*(?:async\s+)?def\s+(\w+)\s*\(")
 _OWN_CODE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _PACKAGES = re.compile(r"[/\\](?:site|dist)-packages[/\\](.+)$")
+_CAPTURES = ("capture", "script")  # session origins whose sources their own run read
 
 
 def _locs(c: Compile) -> Iterable[tuple[SourceLoc, bool]]:
@@ -79,16 +86,17 @@ def mentioned_files(compiles: list[Compile]) -> list[str]:
     return sorted(order, key=lambda f: (-counts.get(f, 0), first[f]))
 
 
-def quoted_lines(compiles: list[Compile]) -> dict[str, dict[int, str]]:
+def quoted_lines(compiles: Iterable[Compile]) -> dict[str, dict[int, str]]:
     """file -> line -> the code the log quotes for it (stripped of indentation).
 
     A compiled frame quotes no code, but its first line is known to start the function (its
     `def`, or the first decorator above it): that is recorded as `DEF + name`, so a file that
-    only frames name (transformers' `generic.py` wrapper) can still be checked and aligned."""
+    only frames name (transformers' `generic.py` wrapper) can still be checked."""
+    compiles = list(compiles)
     out: dict[str, dict[int, str]] = {}
     for c in compiles:
         for loc, _ in _locs(c):
-            if loc.code and loc.line > 0:
+            if loc.code and loc.line > 0 and loc.code.strip():
                 out.setdefault(loc.file, {}).setdefault(loc.line, loc.code.strip())
         code = c.code
         if code is not None and code.line > 0 and code.function.isidentifier() \
@@ -100,19 +108,21 @@ def quoted_lines(compiles: list[Compile]) -> dict[str, dict[int, str]]:
 
 def _quote_guards(compiles: list[Compile], out: dict[str, dict[int, str]]) -> None:
     """Guards quote the line that installed them (`# x = self.layer1(x)  # torchvision/models/
-    resnet.py:273`) under a path relative to its package: matched to a known file by suffix."""
-    by_suffix: dict[str, str | None] = {}
+    resnet.py:273`) under a path relative to its package: matched to a known file by suffix,
+    through an index of every known file's path suffixes (no scan of the files per guard)."""
+    suffixes: dict[str, set[str]] = {}
+    for f in out:
+        parts = f.split("/")
+        for i in range(len(parts)):
+            suffixes.setdefault("/".join(parts[i:]), set()).add(f)
     for c in compiles:
         for g in c.guards:
             src = g.source
             if src is None or not src.code or src.line <= 0 or src.file.startswith("<"):
                 continue
-            if src.file not in by_suffix:
-                hits = [f for f in out if f == src.file or f.endswith("/" + src.file)]
-                by_suffix[src.file] = hits[0] if len(hits) == 1 else None
-            path = by_suffix[src.file]
-            if path is not None:
-                out[path].setdefault(src.line, src.code.strip())
+            hits = suffixes.get(src.file, set())
+            if len(hits) == 1:
+                out[next(iter(hits))].setdefault(src.line, src.code.strip())
 
 
 def _function_starts(lines: list[str]) -> dict[str, list[int]]:
@@ -128,6 +138,57 @@ def _function_starts(lines: list[str]) -> dict[str, list[int]]:
     return out
 
 
+@dataclasses.dataclass(frozen=True)
+class Agreement:
+    """How a text agrees with what the log quotes of it."""
+
+    quoted: int  # lines the log quotes (code, and function starts of compiled frames)
+    matched: int  # of them, found in the text at their number
+    code_matched: int  # quoted code lines found byte-equal (function starts not counted)
+
+    @property
+    def share(self) -> float:
+        return self.matched / self.quoted if self.quoted else 0.0  # nothing quoted proves nothing
+
+    def accepts(self, min_matches: int) -> bool:
+        return self.matched >= max(1, min_matches) and self.code_matched >= min_matches \
+            and self.share >= MIN_AGREEMENT
+
+
+def agreement(text: str, quoted: dict[int, str]) -> Agreement:
+    """How many quoted lines `text` has at the same line number (one pass over each)."""
+    if not quoted:
+        return Agreement(0, 0, 0)
+    lines = text.splitlines()
+    starts = _function_starts(lines) if any(c.startswith(DEF) for c in quoted.values()) else {}
+    code = defs = 0
+    for n, quote in quoted.items():
+        if quote.startswith(DEF):
+            defs += n in starts.get(quote, ())
+        else:
+            code += 0 < n <= len(lines) and lines[n - 1].strip() == quote
+    return Agreement(len(quoted), code + defs, code)
+
+
+def quote_text(quoted: dict[int, str]) -> str:
+    """The quoted code lines at their numbers, every other line blank (a gap). A function start
+    the log knows of but does not quote stays a gap too: its signature is not in the log."""
+    code = {n: q for n, q in quoted.items() if not q.startswith(DEF)}
+    if not code:
+        return ""
+    return "\n".join(code.get(i, "") for i in range(1, max(code) + 1)) + "\n"
+
+
+def quote_lines(text: str) -> set[int]:
+    """The 1-based lines of a `log quote` text that hold a quoted line (the others are gaps)."""
+    return {i for i, ln in enumerate(text.splitlines(), 1) if ln}
+
+
+def _over_cap(total_cap: int) -> str:
+    cap = f"{total_cap >> 20} MB" if total_cap >= 1 << 20 else f"{total_cap >> 10} kB"
+    return f"left out: over the {cap} cap on stored sources"
+
+
 def site_dirs() -> list[str]:
     """This interpreter's package directories (site-packages of the venv, user site, sys.path)."""
     dirs: list[str] = []
@@ -139,6 +200,12 @@ def site_dirs() -> list[str]:
     return [d for d in dict.fromkeys(dirs) if d and os.path.isdir(d)]
 
 
+def _package_dirs(lookup: SourceLookup) -> list[str]:
+    """Folders that may hold a package a log names under another machine's site-packages: this
+    interpreter's for a capture, the lookup's roots otherwise (nothing outside them is read)."""
+    return site_dirs() if lookup.trusted else list(lookup.roots)
+
+
 def local_candidates(path: str, dirs: list[str]) -> list[str]:
     """Where this machine may hold `path`: itself, then the same file of a local package."""
     out = [path]
@@ -148,128 +215,135 @@ def local_candidates(path: str, dirs: list[str]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def _read(path: str) -> str | None:
-    try:
-        if os.path.isfile(path) and os.path.getsize(path) <= MAX_BYTES:
-            from compiler_core.trace.read_limits import open_regular
+@dataclasses.dataclass
+class SourceTexts:
+    """What `collect_sources` found: path -> text, -> note, -> origin."""
 
-            # a path named by a log: never block on a FIFO swapped in after the check
-            with open(open_regular(path), encoding="utf-8", errors="replace") as fh:
-                return fh.read(MAX_BYTES + 1)
-    except OSError:
-        return None
-    return None
-
-
-def agreement(text: str, quoted: dict[int, str]) -> float:
-    """Share of quoted lines that `text` has at the same line number (1.0 when none are quoted)."""
-    if not quoted:
-        return 1.0
-    lines = text.splitlines()
-    starts = _function_starts(lines) if any(c.startswith(DEF) for c in quoted.values()) else {}
-    same = sum(
-        1 for n, code in quoted.items()
-        if (n in starts.get(code, ()) if code.startswith(DEF)
-            else 0 < n <= len(lines) and lines[n - 1].strip() == code)
-    )  # fmt: skip
-    return same / len(quoted)
-
-
-def rebuild(quoted: dict[int, str]) -> str:
-    """The quoted lines at their numbers; the lines in between blank."""
-    if not quoted:
-        return ""
-    last = max(quoted)
-    return "\n".join(_shown(quoted.get(i, "")) for i in range(1, last + 1)) + "\n"
-
-
-def _shown(code: str) -> str:
-    return f"def {code[len(DEF):]}(...):  # (signature not in the log)" if code.startswith(DEF) else code
-
-
-def realign(local: str, quoted: dict[int, str], context: int = 12) -> tuple[str, int]:
-    """Quoted lines, plus the local file's lines around them where they still line up.
-
-    Another version of a library shifts line numbers but keeps most code: each quoted line is
-    found in `local` (the match nearest the previous anchor's offset); between two anchors with
-    the same offset the local lines fill the gap, and `context` lines around each anchor too.
-    Returns the text and how many lines it holds."""
-    lines = local.splitlines()
-    where: dict[str, list[int]] = _function_starts(lines)
-    for i, ln in enumerate(lines, 1):
-        where.setdefault(ln.strip(), []).append(i)
-    anchors: list[tuple[int, int]] = []
-    offset = 0
-    for n in sorted(quoted):
-        found = where.get(quoted[n], [])
-        if found:
-            m = min(found, key=lambda k: abs(k - n - offset))
-            anchors.append((n, m))
-            offset = m - n
-    out: dict[int, str] = {n: _shown(code) for n, code in quoted.items()}
-    for n, m in anchors:
-        out[n] = lines[m - 1]
-        for d in range(-context, context + 1):
-            if n + d > 0 and 0 < m + d <= len(lines):
-                out.setdefault(n + d, lines[m + d - 1])
-    for (n1, m1), (n2, m2) in itertools.pairwise(anchors):
-        if m1 - n1 == m2 - n2:
-            for n in range(n1 + 1, n2):
-                out.setdefault(n, lines[m1 + n - n1 - 1])
-    last = max(out) if out else 0
-    return "\n".join(out.get(i, "") for i in range(1, last + 1)) + "\n", sum(1 for v in out.values() if v)
+    sources: dict[str, str]
+    notes: dict[str, str]
+    origins: dict[str, SourceOrigin]
 
 
 def collect_sources(
-    compiles: list[Compile], given: dict[str, str] | None = None, total_cap: int = MAX_TOTAL_BYTES
-) -> tuple[dict[str, str], dict[str, str]]:
-    """(path -> text, path -> note) for every mentioned file; `given` texts (a capture's model
-    file) are kept verbatim and count towards the cap first."""
-    sources = dict(given or {})
-    notes: dict[str, str] = {}
-    used = sum(len(t) for t in sources.values())
+    compiles: list[Compile], given: dict[str, str] | None = None, lookup: SourceLookup | None = None,
+    total_cap: int = MAX_TOTAL_BYTES,
+) -> SourceTexts:
+    """A text for every mentioned file that has one. `given` texts (a capture's model file) are
+    kept verbatim and count towards the cap first; files are read from disk only under `lookup`
+    (None: read nothing, show what the log quotes)."""
+    out = SourceTexts(dict(given or {}), {}, dict.fromkeys(given or {}, SourceOrigin.CAPTURE))
+    used = sum(len(t) for t in out.sources.values())
     quotes = quoted_lines(compiles)
-    dirs = site_dirs()
+    dirs = _package_dirs(lookup) if lookup is not None else []
     for path in mentioned_files(compiles):
-        if path in sources or path.startswith(_OWN_CODE):
+        if path in out.sources or path.startswith(_OWN_CODE):
             continue  # CompileScope's own worker frames sit above the user's in tracebacks
         quoted = quotes.get(path, {})
-        text, note, other = _local_text(path, quoted, dirs)
+        if not quoted:
+            continue  # nothing to check a file against, nothing to show: never read
+        text, note = (None, "source lookup on this machine is off") if lookup is None \
+            else _local_text(path, quoted, lookup, dirs)
         if text is not None and used + len(text) > total_cap:
-            cap = f"{total_cap >> 20} MB" if total_cap >= 1 << 20 else f"{total_cap >> 10} kB"
-            text, note = None, f"left out: over the {cap} cap on stored sources"
+            text, note = None, _over_cap(total_cap)
         if text is None:
-            if not quoted:
-                if note:
-                    notes[path] = note
+            text = quote_text(quoted)
+            if not text:
                 continue
-            if other is not None and used + len(other) <= total_cap:
-                text, held = realign(other, quoted)
-                note = (f"{note}; rebuilt from the {len(quoted)} lines the log quotes, with {held} lines "
-                        "of the local version aligned on them (others blank)")
-            else:
-                text = rebuild(quoted)
-                rebuilt = f"rebuilt from the log: {len(quoted)} quoted lines, the rest blank"
-                note = f"{note}; {rebuilt}" if note else rebuilt
-        sources[path] = text
+            origin = SourceOrigin.QUOTE
+        else:
+            origin = SourceOrigin.CAPTURE if lookup is not None and lookup.trusted else SourceOrigin.LOOKUP
+        out.sources[path] = text
+        out.origins[path] = origin
         used += len(text)
         if note:
-            notes[path] = note
-    return sources, notes
+            out.notes[path] = note
+    return out
 
 
-def _local_text(path: str, quoted: dict[int, str], dirs: list[str]) -> tuple[str | None, str, str | None]:
-    """(a trusted local text of `path` or None, a note on where it came from or why not, the
-    untrusted local text of another version when that is all there is)."""
-    why, other = "", None
+def _local_text(path: str, quoted: dict[int, str], lookup: SourceLookup,
+                dirs: list[str]) -> tuple[str | None, str]:  # fmt: skip
+    """(the text of a local file that holds the quoted lines, or None; a note on where it came
+    from, or why no file was used)."""
+    min_matches = 0 if lookup.trusted else MIN_MATCHES
+    code = sum(1 for q in quoted.values() if not q.startswith(DEF))
+    if code < min_matches:  # no file could pass: none is opened
+        return None, f"the log quotes {code} line{'s' * (code != 1)} of it, too few to check a local file by"
+    why = "no file at this path (or this package's) under the lookup roots"
     for cand in local_candidates(path, dirs):
-        text = _read(cand)
+        text = read_source(cand, lookup)
         if text is None:
             continue
-        share = agreement(text, quoted)
-        if share >= MIN_AGREEMENT:
-            return text, "" if cand == path else f"read from the local install: {cand}", None
-        if other is None:
-            why = f"the local {cand} is another version ({share:.0%} of the lines the log quotes match)"
-            other = text
-    return None, why, other
+        found = agreement(text, quoted)
+        if found.accepts(min_matches):
+            return text, "" if cand == path else f"read from the local install: {cand}"
+        if why.startswith("no file"):
+            why = (f"the local {cand} does not hold them ({found.matched} of {found.quoted} quoted lines "
+                   f"match; {max(1, min_matches)} and {MIN_AGREEMENT:.0%} of them needed)")
+    return None, why
+
+
+def with_local_sources(session: Session, lookup: SourceLookup, total_cap: int = MAX_TOTAL_BYTES) -> Session:
+    """`session` with each `log quote` text replaced by the local file that holds its quoted
+    lines, where `lookup` lets one be read (the Source pane's "Look up sources on this machine").
+    The set of files is unchanged, so the session's links still hold."""
+    quotes = quoted_lines(session.compiles)
+    sources, notes = dict(session.sources), dict(session.source_notes)
+    origins = dict(session.source_origins)
+    used = sum(len(t) for t in sources.values())
+    dirs = _package_dirs(lookup)
+    for path, origin in session.source_origins.items():
+        quoted = quotes.get(path, {})
+        if origin != SourceOrigin.QUOTE or not quoted:
+            continue
+        text, note = _local_text(path, quoted, lookup, dirs)
+        if text is not None and used - len(sources[path]) + len(text) > total_cap:
+            text, note = None, _over_cap(total_cap)
+        if text is None:
+            notes[path] = note
+            continue
+        used += len(text) - len(sources[path])
+        sources[path], origins[path] = text, SourceOrigin.LOOKUP
+        notes[path] = note or "read from this machine: it holds the lines the log quotes"
+    return dataclasses.replace(session, sources=sources, source_notes=notes, source_origins=origins)
+
+
+def without_local_sources(session: Session, why: str = "source lookup on this machine is off") -> Session:
+    """`session` with every `local lookup` text back to the lines the log quotes (saving without
+    sources; the lookup turned off). Returns `session` itself when it holds none."""
+    looked_up = [p for p, o in session.source_origins.items() if o == SourceOrigin.LOOKUP]
+    if not looked_up:
+        return session
+    quotes = quoted_lines(session.compiles)
+    sources, notes = dict(session.sources), dict(session.source_notes)
+    origins = dict(session.source_origins)
+    for path in looked_up:
+        quoted = quotes.get(path, {})
+        sources[path], origins[path] = quote_text(quoted), SourceOrigin.QUOTE
+        notes[path] = why
+    return dataclasses.replace(session, sources=sources, source_notes=notes, source_origins=origins)
+
+
+def with_source_origins(session: Session) -> Session:
+    """A session saved before `source_origins` existed, with them derived: texts an old build
+    rebuilt or aligned from another version (its notes say "rebuilt") become the log's quotes
+    alone; a capture's texts are its own; a log's other texts were read from the importing machine."""
+    if session.source_origins or not session.sources:
+        return session
+    quotes: dict[str, dict[int, str]] | None = None
+    sources, origins = dict(session.sources), {}
+    notes = dict(session.source_notes)
+    owns = {"trace": SourceOrigin.LOOKUP, **dict.fromkeys(_CAPTURES, SourceOrigin.CAPTURE)}
+    own = owns.get(session.meta.origin)
+    for path in session.sources:
+        note = notes.get(path, "")
+        if "rebuilt" in note or note.startswith("left out"):
+            if quotes is None:
+                quotes = quoted_lines(session.compiles)
+            sources[path] = quote_text(quotes.get(path, {}))
+            origins[path] = SourceOrigin.QUOTE
+            notes[path] = f"{note} (saved by an older CompileScope; now the log's quoted lines alone)"
+        elif own is not None:  # (a session made by hand, of no known origin, stays unmarked)
+            origins[path] = own
+    if not origins:
+        return session
+    return dataclasses.replace(session, sources=sources, source_notes=notes, source_origins=origins)

@@ -6,7 +6,13 @@ import argparse
 import sys
 from typing import Any
 
-from compiler_core.cli.read_options import add_limit_options, limits_from_args, not_a_trace
+from compiler_core.cli.read_options import (
+    add_limit_options,
+    add_source_options,
+    limits_from_args,
+    lookup_from_args,
+    not_a_trace,
+)
 
 
 def add_parser(subparsers: Any) -> None:
@@ -19,6 +25,7 @@ def add_parser(subparsers: Any) -> None:
                                 "dedicated_log_torch_trace*.log[.gz|.xz] (one per rank)")
     p.add_argument("-o", "--output", required=True, help="session file to write (JSON)")
     add_limit_options(p)
+    add_source_options(p, saving=True)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -35,7 +42,7 @@ def _run(args: argparse.Namespace) -> int:
     from compiler_core.session import save
 
     try:
-        session = import_trace(args.path, limits=limits_from_args(args))
+        session = import_trace(args.path, limits=limits_from_args(args), lookup=lookup_from_args(args))
     except OSError as exc:
         print(f"error: import failed reading the trace: {exc}", file=sys.stderr)
         return 2
@@ -43,7 +50,10 @@ def _run(args: argparse.Namespace) -> int:
     if refused:
         print(f"error: {refused}", file=sys.stderr)
         return 2
-    save(session, args.output)
+    save(session, args.output, include_sources=args.include_sources)
+    if args.local_sources and not args.include_sources:
+        print("note: the files --local-sources read are not in the saved session (--include-sources "
+              "keeps them)", file=sys.stderr)
     warnings = sum(1 for d in session.diagnostics if d.severity != "info")
     print(f"wrote {args.output}: {len(session.compiles)} compiles, {warnings} warnings")
     for d in session.diagnostics[:10]:

@@ -1,10 +1,12 @@
-"""The trace-reading bounds (compiler_core/trace/read_limits.py) as options of `import` and `summary`."""
+"""The trace-reading bounds (compiler_core/trace/read_limits.py) and the source lookup
+(compiler_core/build/source_lookup.py) as options of `import` and `summary`."""
 
 from __future__ import annotations
 
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from compiler_core.build.source_lookup import SourceLookup
 from compiler_core.trace.read_limits import DEFAULT_MAX_LINE_MB, ReadLimits
 
 if TYPE_CHECKING:
@@ -17,6 +19,27 @@ def add_limit_options(p: Any) -> None:
                         f"with a warning (default {DEFAULT_MAX_LINE_MB}, or $COMPILESCOPE_MAX_LINE_MB)")
     p.add_argument("--max-gzip-ratio", type=float, default=200.0, metavar="X",
                    help="stop decompressing a .gz or .xz log that expands more than X times (a bomb)")
+
+
+def add_source_options(p: Any, *, saving: bool) -> None:
+    """Source lookup on this machine: off for a log unless asked (build/source_lookup.py)."""
+    p.add_argument("--local-sources", action="store_true",
+                   help="read the source files the log names from this machine, where they hold the "
+                        "lines the log quotes: only .py files under the log's folder, this environment's "
+                        "site-packages and stdlib, and --source-root folders (default: show only the "
+                        "lines the log quotes, read no local file)")
+    p.add_argument("--source-root", action="append", default=[], metavar="DIR",
+                   help="another folder --local-sources may read from (repeatable)")
+    if saving:
+        p.add_argument("--include-sources", action="store_true",
+                       help="keep the files --local-sources read in the saved session (default: the "
+                            "session keeps the lines the log quotes)")
+
+
+def lookup_from_args(args: argparse.Namespace) -> SourceLookup | None:
+    if not args.local_sources:
+        return None
+    return SourceLookup.for_log(str(args.path), args.source_root)
 
 
 def limits_from_args(args: argparse.Namespace) -> ReadLimits:

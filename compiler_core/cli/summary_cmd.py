@@ -7,7 +7,13 @@ import json
 import sys
 from typing import Any
 
-from compiler_core.cli.read_options import add_limit_options, limits_from_args, not_a_trace
+from compiler_core.cli.read_options import (
+    add_limit_options,
+    add_source_options,
+    limits_from_args,
+    lookup_from_args,
+    not_a_trace,
+)
 
 
 def add_parser(subparsers: Any) -> None:
@@ -18,6 +24,7 @@ def add_parser(subparsers: Any) -> None:
     )
     p.add_argument("path", help="trace file (.log, .log.gz, .log.xz) or directory, or a session .json")
     add_limit_options(p)
+    add_source_options(p, saving=False)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -29,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
         if str(args.path).endswith(".json"):
             session = load(args.path)
         else:
-            session = import_trace(args.path, limits=limits_from_args(args))
+            session = import_trace(args.path, limits=limits_from_args(args), lookup=lookup_from_args(args))
     except (OSError, SessionFormatError) as exc:
         print(f"error: summary failed loading {args.path}: {exc}", file=sys.stderr)
         return 2

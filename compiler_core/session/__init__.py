@@ -27,7 +27,7 @@ from compiler_core.session.model import (
     TimelineEvent,
 )
 from compiler_core.session.refs import Ref, RefKind
-from compiler_core.session.vocab import CompileStatus, GraphKind, Partition
+from compiler_core.session.vocab import CompileStatus, GraphKind, Partition, SourceOrigin
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -57,6 +57,7 @@ __all__ = [
     "SessionFormatError",
     "SessionMeta",
     "SourceLoc",
+    "SourceOrigin",
     "StepSample",
     "TensorMeta",
     "TimelineEvent",

@@ -157,10 +157,12 @@ def _run_of_id(c: Compile) -> Compile:
 
 def _derived(session: Session) -> Session:
     """What today's builder stores and older files lack, derived once here by the builder's own
-    code (decomposition tables, issue 18): views only look things up. Free for a current file."""
+    code (decomposition tables, issue 18; where each source text came from): views only look
+    things up. Free for a current file."""
     from compiler_core.build.decompositions import with_missing_decompositions
+    from compiler_core.build.user_sources import with_source_origins
 
-    return with_missing_decompositions(session)
+    return with_source_origins(with_missing_decompositions(session))
 
 
 def dumps_bytes(session: Session, indent: int | None = None) -> bytes:
@@ -189,8 +191,16 @@ def load(path: str | os.PathLike[str]) -> Session:
     return loads(Path(path).read_bytes())
 
 
-def save(session: Session, path: str | os.PathLike[str]) -> None:
-    """Write atomically: a crash leaves either the old file or the new one, never half of one."""
+def save(session: Session, path: str | os.PathLike[str], *, include_sources: bool = False) -> None:
+    """Write atomically: a crash leaves either the old file or the new one, never half of one.
+
+    Source files read from this machine for a log made elsewhere (`SourceOrigin.LOOKUP`) stay
+    out unless `include_sources`: the file keeps the lines the log quotes instead, so sharing a
+    session never shares a local file the user did not choose to share."""
+    if not include_sources:
+        from compiler_core.build.user_sources import without_local_sources
+
+        session = without_local_sources(session, "read from the machine that imported the log; not saved")
     atomic_write_bytes(Path(path), dumps_bytes(session))
 
 

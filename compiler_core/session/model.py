@@ -12,9 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from compiler_core.session.vocab import CompileStatus, GraphKind, Partition
+from compiler_core.session.vocab import CompileStatus, GraphKind, Partition, SourceOrigin
 
-SCHEMA_VERSION = 2  # 2: packed rows, shared tables, links once (session/packed.py)
+# 2: packed rows, shared tables, links once (session/packed.py); 3: Compile.run and
+# Session.source_origins (a schema-2 file gets both derived on load, codec.py)
+SCHEMA_VERSION = 3
 
 Dim = int | str  # concrete size, or a symbolic one such as "s0"
 
@@ -444,12 +446,15 @@ class Session:
     diagnostics: tuple[Diagnostic, ...] = ()
     schema_version: int = SCHEMA_VERSION
     memory_budget: tuple[BudgetPoint, ...] = ()  # activation-memory-budget sweep (stages/memory_budget)
-    # path -> how its text in `sources` was obtained when not read as-is ("rebuilt from graph
-    # comments", "local copy of transformers 5.23 at ..."), or why it is missing ("left out: ...")
+    # path -> how its text in `sources` was obtained when not read as-is ("read from the local
+    # install: ..."), or why the file itself is not shown ("left out: ...", "another version")
     source_notes: dict[str, str] = field(default_factory=dict)
     # compile id ("rank:id" on multi-rank runs) -> eager window after its graph, from one profiled
     # step of a capture; empty for imported logs, which hold no profile
     eager_gaps: dict[str, EagerGap] = field(default_factory=dict)
+    # path -> where its text in `sources` came from: a capture's run, a lookup on this machine the
+    # user asked for, or the log's own quotes (the lines between them blank: gaps, not code)
+    source_origins: dict[str, SourceOrigin] = field(default_factory=dict)
 
     def compile(self, compile_id: str, rank: int | None = None) -> Compile | None:
         for c in self.compiles:

@@ -6,7 +6,7 @@ each link in both directions: 125 MB for a 14 MB log, 8 s to write and 11 s to r
 
 Layout of the top-level object:
 
-- ``schema_version``: 2 or 3 (the same layout; 3 adds `Compile.run`).
+- ``schema_version``: 2 or 3 (the same layout; 3 adds `Compile.run` and `Session.source_origins`).
 - ``fields``: for every dataclass, its field names in the order its rows use. Rows are lists in
   that order with trailing default values dropped. A reader maps stored names to its own fields, so
   a field added later (with a default) reads as its default from older files, and a field this

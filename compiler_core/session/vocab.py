@@ -1,4 +1,5 @@
-"""The fixed vocabularies of the session model: partitions, graph kinds, compile statuses.
+"""The fixed vocabularies of the session model: partitions, graph kinds, compile statuses, where a
+source text came from.
 
 They are `StrEnum`s, so a member *is* its string: JSON, the packed codec and every comparison
 with a plain string (`kernel.graph == "forward"`) behave exactly as before they were enums, and
@@ -48,6 +49,17 @@ class CompileStatus(StrEnum):
     CACHE_HIT = "cache_hit"
     SKIPPED = "skipped"
     EMPTY = "empty"
+
+
+class SourceOrigin(StrEnum):
+    """Where a text in `Session.sources` came from (`Session.source_origins`).
+
+    Only `LOOKUP` texts are read from this machine for a log made elsewhere; they are left out of
+    a saved session unless the user includes them (codec.save)."""
+
+    CAPTURE = "capture"  # the app's own run of the user's code read it (or was handed it)
+    LOOKUP = "local lookup"  # read from this machine, on the user's request, and its lines match the log's
+    QUOTE = "log quote"  # only the lines the log quotes, at their numbers; the lines between are gaps
 
 
 _PARTITIONS: dict[str, Partition] = {p.value: p for p in Partition}

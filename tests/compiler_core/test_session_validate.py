@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from compiler_core.session import SessionFormatError, dumps, load, loads
+from compiler_core.session import SCHEMA_VERSION, SessionFormatError, dumps, load, loads
 from compiler_core.session.model import Dim, Kernel
 from compiler_core.session.validate import SessionValidationError, validate_as
 from tests.conftest import FIXTURES
@@ -117,9 +117,9 @@ def test_a_packed_session_with_a_word_outside_a_vocabulary_is_refused() -> None:
 
 
 def test_a_packed_session_is_checked_on_the_objects_its_rows_build() -> None:
-    """Schema 2 places row values by position, so a wrong type there must be caught as well."""
+    """Schemas 2 and up place row values by position, so a wrong type there must be caught as well."""
     packed = json.loads(dumps(load(REAL)))
-    assert packed["schema_version"] == 2
+    assert packed["schema_version"] == SCHEMA_VERSION
     session_row = packed["session"]
     compiles = session_row[packed["fields"]["Session"].index("compiles")]
     compiles[0][packed["fields"]["Compile"].index("compile_id")] = 5

@@ -16,7 +16,7 @@ import pytest
 from compiler_core.break_ranking import distinct_breaks
 from compiler_core.build import import_trace
 from compiler_core.recompile_explain import distinct_recompiles, explain
-from compiler_core.session import Session
+from compiler_core.session import Session, SourceOrigin
 from compiler_core.summary import summarize
 from tests.conftest import ROOT
 
@@ -85,17 +85,25 @@ def test_gpt2_logging_break_is_one_row_in_transformers(gpt2: Session) -> None:
     assert [b.resumable for c in gpt2.compiles for b in c.graph_breaks] == [True, False, True]
 
 
-def test_gpt2_library_sources_rebuilt_at_their_line_numbers(gpt2: Session) -> None:
+def test_gpt2_library_sources_are_the_quoted_lines_at_their_numbers(gpt2: Session) -> None:
+    """A log from another machine reads no local file (lookup is off by default): each library
+    file is the lines the log quotes, at their numbers, and nothing else."""
     utils = "/opt/torch/.venv/lib/python3.12/site-packages/transformers/modeling_utils.py"
     lines = gpt2.sources[utils].splitlines()
     assert lines[4635 - 1].strip() == "logger.warning_once("
     gpt2_model = next(p for p in gpt2.sources if p.endswith("models/gpt2/modeling_gpt2.py"))
-    assert "rebuilt" in gpt2.source_notes[gpt2_model]
-    # every line a graph comment quotes sits at its number
+    assert set(gpt2.source_origins.values()) == {SourceOrigin.QUOTE}
+    assert "lookup on this machine is off" in gpt2.source_notes[gpt2_model]
+    quoted: dict[int, str] = {}
     for c in gpt2.compiles:
         for n in c.dynamo_graph.nodes if c.dynamo_graph else ():
             if n.source and n.source.code and n.source.file == gpt2_model:
-                assert gpt2.sources[gpt2_model].splitlines()[n.source.line - 1].strip() == n.source.code
+                quoted[n.source.line] = n.source.code
+    text = gpt2.sources[gpt2_model].splitlines()
+    for line, code in quoted.items():  # every line a graph comment quotes sits at its number
+        assert text[line - 1].strip() == code
+    shown = {i: t for i, t in enumerate(text, 1) if t}
+    assert len(shown) >= len(quoted) > 10 and len(shown) < len(text) / 3  # gaps stay gaps
 
 
 def test_llama_recompile_in_words_with_fix(llama_dynamic: Session) -> None:
@@ -133,11 +141,19 @@ def test_other_guards_in_words(reason: str, words: str) -> None:
     assert explain(reason)[0].startswith(words)
 
 
-def test_source_cap_keeps_quoted_lines_and_says_so(gpt2: Session) -> None:
-    from compiler_core.build.user_sources import collect_sources
+def test_source_cap_keeps_quoted_lines_and_says_so(gpt2: Session, tmp_path: Path) -> None:
+    """Local files that would pass the cap are left out (the log's quotes kept). The test copies
+    the log's quoted lines into files under a lookup root, so the lookup accepts them."""
+    from compiler_core.build.source_lookup import SourceLookup
+    from compiler_core.build.user_sources import collect_sources, quoted_lines
 
-    sources, notes = collect_sources(list(gpt2.compiles), total_cap=4000)
-    capped = [p for p, n in notes.items() if n.startswith("left out: over the")]
-    assert capped, notes
-    for path in capped:  # what did not fit keeps the lines the log quotes, at their numbers
-        assert "rebuilt from the log" in notes[path] and sources[path].strip()
+    quotes = quoted_lines(gpt2.compiles)
+    big = max((p for p in gpt2.sources if len(quotes.get(p, {})) >= 3), key=lambda p: len(quotes[p]))
+    # the same file as a "local install": the quoted lines at their numbers, padded to 6 kB
+    root = tmp_path / "site-packages"
+    local = root / big.split("site-packages/", 1)[1]
+    local.parent.mkdir(parents=True)
+    local.write_text(gpt2.sources[big] + "# pad\n" * 1000)
+    found = collect_sources(list(gpt2.compiles), lookup=SourceLookup(roots=(str(root),)), total_cap=4000)
+    assert found.notes[big].startswith("left out: over the 3 kB cap"), found.notes[big]
+    assert found.origins[big] == SourceOrigin.QUOTE and found.sources[big] == gpt2.sources[big]
