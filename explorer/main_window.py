@@ -14,6 +14,7 @@ from compiler_core.session import LinkIndex, Session
 from compiler_core.summary import KernelCounts, kernel_counts
 from explorer.actions.export_actions import ExportActions
 from explorer.actions.file_actions import FileActions
+from explorer.actions.source_lookup import SourceLookups
 from explorer.app_window import AppWindow
 from explorer.canvas import GraphCanvas
 from explorer.diagnostics_banner import DiagnosticsBanner
@@ -80,6 +81,7 @@ class MainWindow(AppWindow):
         self.state.sessionChanged.connect(self._update_status)
         self.files = FileActions(self)
         self.exports = ExportActions(self)
+        self.source_lookups = SourceLookups(self.state, self)  # the Source pane's lookup checkbox
         self._build_view_menu()
         self.setAcceptDrops(True)
         self._default_state = self.saveState(LAYOUT_VERSION)

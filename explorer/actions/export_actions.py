@@ -8,6 +8,7 @@ from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox
 from compiler_core.session import Compile, save
 from explorer.actions.graph_export import save_canvas_dot, save_scene
 from explorer.actions.kernel_export import export_kernels
+from explorer.actions.source_lookup import ask_include_sources
 from explorer.app_window import AppWindow
 from explorer.panes.base import Pane
 from explorer.plain_text import show_problem
@@ -85,13 +86,15 @@ class ExportActions(QObject):
 
     def session_dialog(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self.window, "Export session", "session.json", "*.json")
-        if path:
-            self.export_session(path)
+        include = ask_include_sources(self.window, self.window.state.session) if path else None
+        if path and include is not None:
+            self.export_session(path, include_sources=include)
 
-    def export_session(self, path: str) -> bool:
-        """Write the session; a path that cannot be written is a dialog, not a traceback."""
+    def export_session(self, path: str, include_sources: bool = False) -> bool:
+        """Write the session (files read from this machine for a log only with `include_sources`);
+        a path that cannot be written is a dialog, not a traceback."""
         try:
-            save(self.window.state.session, path)
+            save(self.window.state.session, path, include_sources=include_sources)
         except (OSError, ValueError) as exc:
             show_problem(self.window, "Export failed", f"{path}\n\n{type(exc).__name__}: {exc}")
             return False

@@ -23,6 +23,7 @@ from compiler_core.worker.protocol import CaptureSpec, default_cache_dir
 from explorer.actions.capture_dialog import CaptureOptionsDialog, CaptureProgressDialog
 from explorer.actions.loading import MODEL, BackgroundLoader, kind_of
 from explorer.actions.run_script import ScriptRuns
+from explorer.actions.source_lookup import ask_include_sources
 from explorer.actions.timeline_runs import TimelineRuns
 from explorer.app_window import AppWindow
 from explorer.plain_text import clip, show_problem
@@ -109,11 +110,13 @@ class FileActions(QObject):
 
     def save_session_dialog(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self.window, "Save session as", "session.json", "*.json")
-        if path:
-            self.save_session(path)
+        include = ask_include_sources(self.window, self.window.state.session) if path else None
+        if path and include is not None:
+            self.save_session(path, include_sources=include)
 
-    def save_session(self, path: str) -> None:
-        save(self.window.state.session, path)  # atomic
+    def save_session(self, path: str, include_sources: bool = False) -> None:
+        """Atomic; files read from this machine for a log stay out unless `include_sources`."""
+        save(self.window.state.session, path, include_sources=include_sources)
         self._remember(path)
 
     # ----- opening -----

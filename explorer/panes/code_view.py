@@ -8,14 +8,19 @@ Annotations (a graph break's reason under its line) are appended to the line's o
 behind Unicode line separators (U+2028): they show as extra visual lines under the code, while
 block N stays source line N+1, so colours, markers, clicks and selection need no renumbering.
 QPlainTextEdit's layout ignores block margins, which rules out drawing into a gap instead.
+
+A view may hold only some lines of a file (`set_quoted_lines`: the lines a log quotes, at their
+numbers): every other line is a gap, drawn hatched and without a number, so a blank gap never
+reads as a blank line of the file.
 """
 
 from __future__ import annotations
 
 from functools import partial
 
-from PySide6.QtCore import QPoint, QRect, QSize, Qt, Signal
+from PySide6.QtCore import QPoint, QRect, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import (
+    QBrush,
     QColor,
     QFont,
     QFontDatabase,
@@ -39,6 +44,7 @@ LINE_SEPARATOR = "\u2028"
 _MARKER_W = 12
 HEAT = QColor(214, 69, 38)
 SELECT_COLOR = QColor(SELECT_COLOR_HEX)
+GAP = QColor(170, 170, 170)
 
 
 class _Gutter(QWidget):
@@ -86,6 +92,8 @@ class CodeView(QPlainTextEdit):
         self._selected: set[int] = set()
         self._heat: dict[int, tuple[float, str, str]] = {}
         self._annotations: dict[int, list[str]] = {}
+        self._quoted: set[int] | None = None  # None: every line is text; else the others are gaps
+        self._quoted_end = 0
         self.blockCountChanged.connect(self._update_margins)
         self.updateRequest.connect(self._on_update_request)
         self._update_margins()
@@ -103,6 +111,7 @@ class CodeView(QPlainTextEdit):
         self._colors.clear()
         self._markers.clear()
         self._selected.clear()
+        self._quoted = None
         self._annotations = {k: list(v) for k, v in (annotations or {}).items() if v}
         shown, notes_from = text, {}
         if self._annotations:
@@ -128,6 +137,18 @@ class CodeView(QPlainTextEdit):
 
             later.submit(partial(lex, text, language), lexed)  # only the latest text's result lands
         self._refresh()
+
+    def set_quoted_lines(self, lines: set[int] | None) -> None:
+        """Only `lines` (1-based) hold text of the file; every other line is a gap, drawn
+        hatched and unnumbered. None: every line is the file's."""
+        self._quoted = None if lines is None else set(lines)
+        self._quoted_end = max(self._quoted, default=0) if self._quoted is not None else 0
+        self.viewport().update()
+        self._gutter.update()
+
+    def is_gap(self, line: int) -> bool:
+        """Whether `line` lies between quoted lines (the empty block after the last is no gap)."""
+        return self._quoted is not None and line < self._quoted_end and line not in self._quoted
 
     def annotations(self) -> dict[int, list[str]]:
         return {k: list(v) for k, v in self._annotations.items()}
@@ -223,6 +244,23 @@ class CodeView(QPlainTextEdit):
             self.lineClicked.emit(line)
 
     # ----- painting -----
+    def paintEvent(self, event: QPaintEvent) -> None:
+        super().paintEvent(event)
+        if self._quoted is None:
+            return
+        painter = QPainter(self.viewport())  # over the text: a gap holds none to cover
+        brush = QBrush(GAP, Qt.BrushStyle.BDiagPattern)
+        width = self.viewport().width()
+        block = self.firstVisibleBlock()
+        while block.isValid():
+            geo = self.blockBoundingGeometry(block).translated(self.contentOffset())
+            if geo.top() > event.rect().bottom():
+                break
+            if self.is_gap(block.blockNumber() + 1):
+                painter.fillRect(QRectF(0, geo.top(), width, geo.height()), brush)
+            block = block.next()
+        painter.end()
+
     def _refresh(self) -> None:
         extras = []
         for line, colors in self._colors.items():
@@ -269,6 +307,9 @@ class CodeView(QPlainTextEdit):
         painter.drawText(-heat_w, top, heat_w - 5, h, Qt.AlignmentFlag.AlignRight, label)
 
     def _paint_line_gutter(self, painter: QPainter, line: int, top: int, h: int, digits_w: int) -> None:
+        if self.is_gap(line):
+            painter.fillRect(0, top, digits_w, h, QBrush(GAP, Qt.BrushStyle.BDiagPattern))
+            return
         for i, color in enumerate(self._colors.get(line, [])[:3]):
             painter.fillRect(digits_w + 2 + i * _STRIPE_W, top, _STRIPE_W - 1, h, color)
         marker = self._markers.get(line)

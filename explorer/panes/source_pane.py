@@ -4,7 +4,12 @@ Green: captured by Dynamo; kernel colours: fused into that kernel (one stripe pe
 marker in the gutter and a red note under the line: a graph break (its code, reason and hint) or
 a recompile (the guard that failed and the fix). Clicking a line selects it, so every other pane
 highlights what that line produced. The file list holds library files too (transformers,
-torchvision), most Dynamo nodes first; a note says when a text was rebuilt from the log.
+torchvision), most Dynamo nodes first.
+
+A log from elsewhere reads no file of this machine: a file shows the lines the log quotes, each at
+its number, under a "Quoted by the log" banner, the lines between drawn as hatched gaps, and marks
+only on quoted lines. "Look up sources on this machine" asks for the local files that hold those
+lines (explorer/actions/source_lookup.py answers); "Add folder…" adds a folder to look in.
 """
 
 from __future__ import annotations
@@ -13,16 +18,25 @@ from itertools import pairwise
 from pathlib import Path
 
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QComboBox, QVBoxLayout
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
-from compiler_core.build.user_sources import node_counts
-from compiler_core.session import Compile, Ref, RefKind, Session
+from compiler_core.build.user_sources import node_counts, quote_lines
+from compiler_core.session import Compile, Ref, RefKind, Session, SourceOrigin
 from compiler_core.session.model import SourceLoc
 from compiler_core.session.refs import source_line
 from explorer.panes.base import Pane
 from explorer.panes.code_view import CodeView
 from explorer.plain_text import plain_label, tip
 from explorer.state import SelectionModel, SessionState
+from explorer.state.app_model import SourceLookupRequest
 from explorer.state.line_facts import LineFacts, LineKey, line_annotations, line_facts
 from explorer.state.off_thread import OffThread
 from explorer.state.palette import BROKE, CAPTURED, RECOMPILED, color_for
@@ -38,6 +52,15 @@ def _busiest_line(c: Compile) -> list[SourceLoc]:
     lines = [n.source.line for n in c.dynamo_graph.nodes if n.source is not None and n.source.file == top]
     return [SourceLoc(top, min(lines))]
 
+
+LOOKUP_TIP = ("Show the files this log names as they are on this machine, where they hold the lines the "
+              "log quotes. Only .py files are read, and only under the log's folder, this environment's "
+              "site-packages and standard library, and folders you add (symlinks resolved first). "
+              "Off: only the lines the log quotes are shown, and no file of this machine is read.")
+QUOTE_BANNER = ("Quoted by the log, not the file: the {n} line{s} the log quotes, each at its line number. "
+                "Hatched rows are gaps the log does not quote.")
+LOOKUP_BANNER = "Looked up on disk, not in the log: this file holds the lines the log quotes."
+_OWN_RUNS = ("capture", "script")  # sessions whose sources their own run read
 
 LEGEND = ("green: captured · stripes: fused into kernel · ▶ red: graph break, reason under the line · "
           "▶ orange: recompiled")
@@ -75,9 +98,29 @@ class SourcePane(Pane):
         self.legend = plain_label(LEGEND)
         self.legend.setStyleSheet("color: #666")
         self.legend.setWordWrap(True)
+        self.lookup = QCheckBox("Look up sources on this machine")
+        self.lookup.setToolTip(tip(LOOKUP_TIP))
+        self.lookup.toggled.connect(self._lookup_toggled)
+        self.add_root = QPushButton("Add folder…")
+        self.add_root.setToolTip(tip("Also look for this log's files in a folder you choose (a checkout, "
+                                     "another environment's site-packages)"))
+        self.add_root.clicked.connect(self._add_root_dialog)
+        self.lookup_row = QWidget()
+        row = QHBoxLayout(self.lookup_row)
+        row.setContentsMargins(4, 0, 4, 0)
+        row.addWidget(self.lookup)
+        row.addWidget(self.add_root)
+        row.addStretch(1)
+        self.lookup_row.hide()
+        self.origin = plain_label()
+        self.origin.setWordWrap(True)
+        self.origin.setStyleSheet("background: #fff1c9; color: #5a3d00; padding: 3px; font-weight: bold")
+        self.origin.hide()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.files)
+        layout.addWidget(self.lookup_row)
+        layout.addWidget(self.origin)
         layout.addWidget(self.note)
         layout.addWidget(self.view)
         layout.addWidget(self.legend)
@@ -87,12 +130,21 @@ class SourcePane(Pane):
         self._path = ""
         self._lexer = OffThread(self, "lexer")  # long texts are lexed off the GUI thread
         state.updates.track(self._lexer)
+        state.sourcesChanged.connect(self._sources_changed)
 
     @property
     def path(self) -> str:
         return self._path
 
     def on_session(self, session: Session) -> None:
+        self._fill(session, "")
+
+    def _sources_changed(self, session: Session) -> None:
+        """Other texts for the same files (a lookup turned on or off): the shown file stays."""
+        self.state.updates.post(self, "session", lambda: self._fill(session, self._path))
+
+    def _fill(self, session: Session, keep: str) -> None:
+        self._show_lookup(session)
         rank = self._rank()
         self._facts = line_facts(session, self.state.links, rank)
         self._notes = line_annotations(session, rank)
@@ -109,10 +161,33 @@ class SourcePane(Pane):
             note = session.source_notes.get(path, "")
             self.files.setItemData(self.files.count() - 1, tip(path + (f"\n{note}" if note else "")), 3)
         self.files.setVisible(self.files.count() > 1)
-        first = self._first_index()
+        first = self.files.findData(keep) if keep else -1
+        first = first if first >= 0 else self._first_index()
         self.files.setCurrentIndex(first)
         self.files.blockSignals(False)
         self._show_file(first)
+
+    def _show_lookup(self, session: Session) -> None:
+        """The lookup row, for a log or session made elsewhere (a capture's files are its own)."""
+        self.lookup_row.setVisible(bool(session.sources) and session.meta.origin not in _OWN_RUNS)
+        self.lookup.blockSignals(True)
+        looked_up = SourceOrigin.LOOKUP in session.source_origins.values()  # (a session saved with them)
+        self.lookup.setChecked(self.state.source_lookup.on or looked_up)
+        self.lookup.blockSignals(False)
+
+    def _lookup_toggled(self, on: bool) -> None:
+        self.state.request_source_lookup(SourceLookupRequest(on, self.state.source_lookup.roots))
+
+    def _add_root_dialog(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Look for this log's source files in")
+        if folder:
+            self.add_lookup_root(folder)
+
+    def add_lookup_root(self, folder: str) -> None:
+        """Look up sources in `folder` too (and turn the lookup on)."""
+        roots = self.state.source_lookup.roots
+        roots = roots if folder in roots else (*roots, folder)
+        self.state.request_source_lookup(SourceLookupRequest(True, roots))
 
     def _first_index(self) -> int:
         """The file of the first break (the one to fix first) when there is one, else the file
@@ -152,15 +227,26 @@ class SourcePane(Pane):
     def _show_file(self, index: int) -> None:
         path = self.files.itemData(index) if index >= 0 else None
         self._path = path or ""
-        note = self.state.session.source_notes.get(self._path, "")
+        session = self.state.session
+        note = session.source_notes.get(self._path, "")
         self.note.setText(note)
         self.note.setVisible(bool(note))
-        notes = {line: n for (file, line), n in self._notes.items() if file == self._path}
-        self.view.set_code(self.state.session.sources.get(self._path, ""), "python", notes, self._later())
+        text = session.sources.get(self._path, "")
+        origin = session.source_origins.get(self._path)
+        quoted = quote_lines(text) if origin == SourceOrigin.QUOTE else None
+        count = len(text.splitlines())
+
+        def real(line: int) -> bool:  # marks go only on lines that hold code of what is shown
+            return line in quoted if quoted is not None else 0 < line <= count
+
+        self._show_origin(origin, quoted)
+        notes = {line: n for (file, line), n in self._notes.items() if file == self._path and real(line)}
+        self.view.set_code(text, "python", notes, self._later())
+        self.view.set_quoted_lines(quoted)
         colors: dict[int, list[QColor]] = {}
         markers: dict[int, tuple[QColor, str]] = {}
         for (file, line), facts in self._facts.items():
-            if file != self._path:
+            if file != self._path or not real(line):
                 continue
             colors[line] = self._line_colors(facts)
             if facts.breaks:
@@ -169,12 +255,20 @@ class SourcePane(Pane):
                 markers[line] = (RECOMPILED, "Recompiled:\n" + "\n".join(facts.recompiles))
         self.view.set_line_colors(colors)
         self.view.set_markers(markers)
-        self.view.set_heat(self.heat(self._path))
+        self.view.set_heat({line: h for line, h in self.heat(self._path).items() if real(line)})
         if notes:
             self.view.scroll_to_line(min(notes))
         elif colors:
             self.view.scroll_to_line(min(colors))
         self.on_selection(self.selection.selected, self.selection.highlighted)
+
+    def _show_origin(self, origin: SourceOrigin | None, quoted: set[int] | None) -> None:
+        if quoted is not None:
+            n = len(quoted)
+            self.origin.setText(QUOTE_BANNER.format(n=n, s="s" * (n != 1)))
+        elif origin == SourceOrigin.LOOKUP:
+            self.origin.setText(LOOKUP_BANNER)
+        self.origin.setVisible(quoted is not None or origin == SourceOrigin.LOOKUP)
 
     def heat(self, path: str) -> dict[int, tuple[float, str, str]]:
         """line -> (share of the step's busy time, label, tooltip) for the file `path`."""

@@ -14,6 +14,7 @@ the model is tested without a QApplication (tests/explorer/test_app_model.py).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from compiler_core.session import Compile, LinkIndex, Ref, Session
@@ -174,6 +175,15 @@ class LiveTimeline:
         self.run_requested.emit(dict(request))
 
 
+@dataclass(frozen=True)
+class SourceLookupRequest:
+    """The user asked to look up (or to stop looking up) a log's sources on this machine, with
+    folders of their own to look in besides the log's folder and the environment's."""
+
+    on: bool
+    roots: tuple[str, ...] = ()
+
+
 class AppModel:
     """The loaded session, its link index, the current compile, the selection, the timeline.
 
@@ -181,7 +191,9 @@ class AppModel:
     call every listener hears at once, so the toolbar's selector switches every pane together.
 
     Events (in this order on `set_session`): the selection's reset, `session_changed(Session)`,
-    `compile_changed(Compile | None)`.
+    `compile_changed(Compile | None)`. `sources_changed(Session)`: the same session with other
+    source texts (a lookup on this machine turned on or off); `source_lookup_requested(
+    SourceLookupRequest)`: the user asked for that (the lookup controller answers).
     """
 
     def __init__(self) -> None:
@@ -194,6 +206,9 @@ class AppModel:
         self.timeline = LiveTimeline()
         self.session_changed: Event[Session] = Event()
         self.compile_changed: Event[Compile | None] = Event()
+        self.sources_changed: Event[Session] = Event()
+        self.source_lookup_requested: Event[SourceLookupRequest] = Event()
+        self.source_lookup = SourceLookupRequest(False)  # what the shown sources were looked up with
         self.selection.changed.connect(self._follow_selection)
 
     @property
@@ -223,11 +238,24 @@ class AppModel:
         own = links is not None and links.built_from(session.links)
         self._links = links if links is not None and own else LinkIndex(session.links)
         self.source_path = source_path
+        self.source_lookup = SourceLookupRequest(False)  # never carried over to another file
         self._current = self.default_compile()
         self.timeline.load_session(session)
         self.selection.reset()
         self.session_changed.emit(session)
         self.compile_changed.emit(self._current)
+
+    def request_source_lookup(self, request: SourceLookupRequest) -> None:
+        self.source_lookup_requested.emit(request)
+
+    def set_sources(self, session: Session, lookup: SourceLookupRequest) -> None:
+        """Show `session`, the shown one with other source texts: the compiles, links, current
+        compile and selection stay (a lookup changes texts, never which files there are)."""
+        if session.compiles is not self._session.compiles or session.links is not self._session.links:
+            raise ValueError("set_sources takes the shown session with other sources; use set_session")
+        self._session = session
+        self.source_lookup = lookup
+        self.sources_changed.emit(session)
 
     def default_compile(self) -> Compile | None:
         """The compile a user opened the file for: the first failure with something to show,

@@ -13,7 +13,14 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 
 from compiler_core.session import Compile, LinkIndex, Session
-from explorer.state.app_model import AppModel, CompileKey, LiveTimeline, compile_key, graph_size
+from explorer.state.app_model import (
+    AppModel,
+    CompileKey,
+    LiveTimeline,
+    SourceLookupRequest,
+    compile_key,
+    graph_size,
+)
 from explorer.state.selection import SelectionModel
 from explorer.state.update_queue import UpdateQueue
 
@@ -25,12 +32,15 @@ class SessionState(QObject):
 
     - `sessionChanged(Session)`: a new session was loaded (panes rebuild everything).
     - `compileChanged(object)`: the current `Compile` (or None) changed.
+    - `sourcesChanged(Session)`: the shown session's source texts changed (a lookup on this
+      machine turned on or off); nothing else did.
     - `timelineOptionsChanged(dict)`: a timed run starts with these options (the controls show them).
     - `timelineRunRequested(dict)`: the user asked for a timed run (the run controller starts it).
     """
 
     sessionChanged = Signal(object)  # noqa: N815 (Qt signal naming)
     compileChanged = Signal(object)  # noqa: N815 (Qt signal naming)
+    sourcesChanged = Signal(object)  # noqa: N815 (Qt signal naming)
     timelineOptionsChanged = Signal(dict)  # noqa: N815 (Qt signal naming)
     timelineRunRequested = Signal(dict)  # noqa: N815 (Qt signal naming)
 
@@ -41,6 +51,7 @@ class SessionState(QObject):
         self.updates = UpdateQueue(self)  # pane rebuilds; spread over turns in the main window
         self.model.session_changed.connect(self.sessionChanged.emit)
         self.model.compile_changed.connect(self.compileChanged.emit)
+        self.model.sources_changed.connect(self.sourcesChanged.emit)
         self.model.timeline.options_changed.connect(self.timelineOptionsChanged.emit)
         self.model.timeline.run_requested.connect(self.timelineRunRequested.emit)
 
@@ -78,3 +89,10 @@ class SessionState(QObject):
 
     def request_timeline_run(self, request: dict[str, Any]) -> None:
         self.model.timeline.request_run(request)
+
+    @property
+    def source_lookup(self) -> SourceLookupRequest:
+        return self.model.source_lookup
+
+    def request_source_lookup(self, request: SourceLookupRequest) -> None:
+        self.model.request_source_lookup(request)

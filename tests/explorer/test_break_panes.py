@@ -81,7 +81,8 @@ def test_source_pane_notes_under_lines_and_library_files(qtbot, session: Session
         "▲ graph break GB0059 Failed to trace builtin operator",
     ]
     block = source.view.document().findBlockByNumber(17).text()  # line 18 holds its notes
-    assert block.startswith("        if logits.abs().max().item() > 1e4:") and LINE_SEPARATOR in block
+    # the log's quote of the line (no file of this machine is read for a log: lookup is off)
+    assert block.startswith("if logits.abs().max().item() > 1e4:") and LINE_SEPARATOR in block
     # library files are listed, most nodes first; picking a torchvision line switches files
     labels = [source.files.itemText(i) for i in range(source.files.count())]
     # 228: every Bottleneck's `out += identity` (16) counts since the FX parser reads in-place ops
@@ -91,7 +92,7 @@ def test_source_pane_notes_under_lines_and_library_files(qtbot, session: Session
         if n.source is not None and n.source.file == RESNET
     )
     selection.select({source_line(RESNET, resnet_line)})
-    assert source.path == RESNET and "rebuilt" in source.note.text()
+    assert source.path == RESNET and source.origin.text().startswith("Quoted by the log, not the file")
     # the per-line table's Code column covers library lines
     codes = {
         lines.tree.topLevelItem(i).text(0): lines.tree.topLevelItem(i).text(1)
