@@ -268,7 +268,7 @@ def _local_text(path: str, quoted: dict[int, str], lookup: SourceLookup,
     code = sum(1 for q in quoted.values() if not q.startswith(DEF))
     if code < min_matches:  # no file could pass: none is opened
         return None, f"the log quotes {code} line{'s' * (code != 1)} of it, too few to check a local file by"
-    why = "no file at this path (or this package's) under the lookup roots"
+    why = "no readable file at this path (or this package's) under the lookup roots"
     for cand in local_candidates(path, dirs):
         text = read_source(cand, lookup)
         if text is None:
@@ -276,7 +276,7 @@ def _local_text(path: str, quoted: dict[int, str], lookup: SourceLookup,
         found = agreement(text, quoted)
         if found.accepts(min_matches):
             return text, "" if cand == path else f"read from the local install: {cand}"
-        if why.startswith("no file"):
+        if why.startswith("no readable file"):
             why = (f"the local {cand} does not hold them ({found.matched} of {found.quoted} quoted lines "
                    f"match; {max(1, min_matches)} and {MIN_AGREEMENT:.0%} of them needed)")
     return None, why

@@ -184,3 +184,18 @@ def test_one_true_line_is_not_enough(tmp_path: Path) -> None:
     assert session.source_origins == {str(private): SourceOrigin.QUOTE}
     assert "LINE_" not in session.sources[str(private)]
     assert "1 of 4 quoted lines match" in session.source_notes[str(private)]
+
+
+def test_a_file_over_the_size_bound_is_not_read(tmp_path: Path) -> None:
+    """A matching `.py` file beside the log, padded past 2 MB (a log pointing at a huge file):
+    refused after the fstat, before any byte is read into the session."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    big = logs / "model.py"
+    big.write_text("\n".join(SECRET) + "\n" + "# pad\n" * 500_000)  # 3 MB, the quotes at 1-3
+    log = _log(logs, str(big))
+    session = import_trace(log, lookup=_roots(log))
+    assert session.source_origins == {str(big): SourceOrigin.QUOTE}
+    assert session.source_notes[str(big)].startswith("no readable file at this path")  # never compared
+    big.write_text("\n".join(SECRET) + "\n" + "# pad\n" * 100)  # the same file, small: read and compared
+    assert "3 of 4 quoted lines match" in import_trace(log, lookup=_roots(log)).source_notes[str(big)]
