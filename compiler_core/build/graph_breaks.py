@@ -39,6 +39,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
+from compiler_core.build.frame_owner import is_torch_file, is_user_culprit, without_own_frames
 from compiler_core.session.model import GraphBreak, SourceLoc
 
 _AT = re.compile(r"Graph break in user code at (.+):(\d+)")
@@ -47,19 +48,6 @@ _DOC = re.compile(r"(https?://\S+/gb/(gb\d+)\.html)")
 _HEADER = "Encountered graph break"
 _NOT_RESUMABLE = "cannot resume"
 _WRAPPER = "Failed to handle graph break gracefully"
-# A frame inside torch itself: torch installed as a package, or a source checkout's torch/ tree.
-_TORCH_FILE = re.compile(
-    r"[/\\]torch[/\\](?:_|nn[/\\]|utils[/\\]|autograd[/\\]|fx[/\\]|distributed[/\\]|amp[/\\]|"
-    r"cuda[/\\]|optim[/\\]|functional\.py|overrides\.py|random\.py)"
-    r"|-packages[/\\]torch[/\\]"
-)
-
-
-def is_torch_file(path: str) -> bool:
-    """Whether a traceback frame belongs to torch rather than to the user or another library."""
-    return bool(_TORCH_FILE.search(path))
-
-
 def parse_break(text: str) -> GraphBreak:
     lines = text.splitlines()
     at = None
@@ -115,7 +103,11 @@ def _same_cause(a: GraphBreak, b: GraphBreak) -> bool:
 
 
 def _culprit(stack: list[SourceLoc], at: SourceLoc | None) -> SourceLoc | None:
-    """The deepest frame outside torch; Dynamo's `at` location (with its code) when none is."""
+    """The deepest frame the user could change (frame_owner.py); else the deepest outside torch;
+    else Dynamo's `at` location (with its code)."""
+    for frame in reversed(stack):
+        if is_user_culprit(frame.file):
+            return frame
     for frame in reversed(stack):
         if not frame.file.startswith("<") and not is_torch_file(frame.file):
             return frame
@@ -188,7 +180,7 @@ def _user_stack(lines: list[str]) -> list[SourceLoc]:
             nxt = lines[i + 1] if i + 1 < len(lines) else ""
             code = nxt.strip() if nxt.startswith("    ") and not _FRAME.match(nxt) else ""
             frames.append(SourceLoc(m.group(1), int(m.group(2)), m.group(3).strip(), code))
-    return frames
+    return [frames[i] for i in without_own_frames([f.file for f in frames])]
 
 
 def restart_breaks(metrics: dict[str, Any]) -> tuple[GraphBreak, ...]:

@@ -194,3 +194,22 @@ def test_dataloader_workers_that_warn_and_log_never_fail_the_run(tmp_path: Path,
     assert len(warned) == nproc  # the script's own warning still reaches the app, once per rank
     session = load(tmp_path / "s.json")
     assert sum(len(_samples(session, m)) for m in {s.mode for s in session.timeline}) == 4 * nproc
+
+
+def test_ddp_breaks_under_two_ranks_point_at_the_script_not_at_compilescope(tmp_path: Path) -> None:
+    """DDPOptimizer's break and DDP's skipped context manager are placed at the script's own line,
+    as plain torchrun shows them: never at the step timer wrapping the compiled module, the
+    worker that launched the script or the standard library's contextlib."""
+    client = _run(_spec("ddp_train.py", tmp_path, nproc=2), timeout=600)
+    assert client.exit is not None and client.exit.ok, client.stderr_tail[-3000:]
+    session = load(tmp_path / "s.json")
+    breaks = [b for c in session.compiles for b in c.graph_breaks]
+    assert {b.gb_code for b in breaks} >= {"GB0156"} and len({c.rank for c in session.compiles}) == 2
+    script = str(SCRIPTS / "ddp_train.py")
+    lines = Path(script).read_text().splitlines()
+    line = 1 + next(i for i, text in enumerate(lines) if "step's forward" in text)
+    for brk in breaks:
+        assert brk.location is not None and (brk.location.file, brk.location.line) == (script, line), brk
+        assert brk.user_stack[0].file == script  # no launcher frames above the script
+        assert not any("compiler_core" in f.file for f in brk.user_stack), brk.user_stack
+    assert not any("compiler_core" in path for path in session.sources)

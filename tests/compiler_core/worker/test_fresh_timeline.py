@@ -38,7 +38,8 @@ def test_capture_with_steps_times_in_a_fresh_image_and_says_so(
     log = tmp_path / "loads.txt"
     path = model_file("m", MODEL)
     spec = CaptureSpec(str(path), str(tmp_path / "s.json"), input_steps=0, steps=20, modes="eager,default")
-    client = WorkerClient(spec, cache_dir=capture_cache, env={**__import__("os").environ, "CS_LOAD_LOG": str(log)})
+    env = {**__import__("os").environ, "CS_LOAD_LOG": str(log)}
+    client = WorkerClient(spec, cache_dir=capture_cache, env=env)
     assert client.run().returncode == 0, (client.error, client.stderr_tail)
     assert not client.problems() and client.forged_lines == 0  # one authenticated stream across the exec
     kinds = [e.kind for e in client.received]
