@@ -37,7 +37,9 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("script_args", nargs=argparse.REMAINDER, help="its arguments (after --)")
     p.add_argument("-o", "--output", default=None,
                    help="session JSON to write (default: SCRIPT's name + .session.json, here)")
-    p.add_argument("--device", default="cpu", help="cpu or cuda[:N]: how step times are taken (default cpu)")
+    p.add_argument("--device", default="auto",
+                   help="cpu or cuda[:N]: how step times are taken (default auto: CUDA events for a "
+                        "compiled callable called with CUDA tensors, else the wall clock; said per callable)")
     p.add_argument("--max-steps", type=int, default=None, metavar="N",
                    help="end the run cleanly after N calls of any one compiled callable")
     p.add_argument("--nproc", type=int, default=1, metavar="N",

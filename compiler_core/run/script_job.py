@@ -137,8 +137,9 @@ class ScriptJob:
         from compiler_core.capture.session_build import read_sources, user_files
 
         sources = read_sources([self.spec.model_path, *user_files(intern_table())])
+        clocks = self.timer.clock_devices if self.timer is not None else {}
         return save_script_session(self.spec, self._emit, self.clock, code, sources,
-                                   self.diagnostics(), self.timeline, self.stopped)
+                                   self.diagnostics(), self.timeline, self.stopped, clocks)
 
     def diagnostics(self) -> list[Diagnostic]:
         found = [Diagnostic("warning", text, self.spec.model_path, stage="run")

@@ -26,6 +26,7 @@ Emit = Callable[[Event], None]
 def save_script_session(
     spec: ScriptSpec, emit: Emit, clock: Callable[[], float], code: int, sources: dict[str, str] | None,
     diagnostics: list[Diagnostic], timeline: tuple[list[Any], list[Any], list[Any]], stopped: str = "",
+    clocks: dict[str, str] | None = None,
 ) -> int:
     """Build the session from the trace log (file or rank directory), add the step timeline,
     save it, and report it; returns the run's exit code (EXIT_BUILD_FAILED if only saving failed)."""
@@ -34,7 +35,7 @@ def save_script_session(
 
     emit(Event("stage", t=clock(), stage="build", state="started"))
     try:
-        session = build_script_session(spec, script_meta(spec, stopped), sources, diagnostics)
+        session = build_script_session(spec, script_meta(spec, stopped, clocks), sources, diagnostics)
         session = with_timeline(session, *timeline)
         emit(Event("stage", t=clock(), stage="build", state="finished"))
         save(session, spec.out_path)
@@ -66,11 +67,13 @@ def build_script_session(spec: ScriptSpec, meta: SessionMeta, sources: dict[str,
     return dataclasses.replace(session, sources=merged, diagnostics=(*diagnostics, *session.diagnostics))
 
 
-def script_meta(spec: ScriptSpec, stopped: str = "") -> SessionMeta:
-    """Session meta of a script run (origin "script"); torch facts only where torch is loaded."""
+def script_meta(spec: ScriptSpec, stopped: str = "", clocks: dict[str, str] | None = None) -> SessionMeta:
+    """Session meta of a script run (origin "script"); torch facts only where torch is loaded.
+    `clocks`: the clock each callable was timed with when the device was "auto"."""
     from compiler_core.worker.capture_job import _torch_facts
 
-    torch_version, device = _torch_facts(spec.device)
+    picked = sorted({c.split(" ", 1)[0] for c in (clocks or {}).values()})
+    torch_version, device = _torch_facts(picked[0] if len(picked) == 1 else spec.device)
     extra = {"args": shlex.join(spec.script_args), "cwd": spec.cwd or os.getcwd()}
     if spec.nproc > 1:
         extra["nproc"] = str(spec.nproc)
@@ -78,6 +81,8 @@ def script_meta(spec: ScriptSpec, stopped: str = "") -> SessionMeta:
         extra["max_steps"] = str(spec.max_steps)
     if stopped:
         extra["stopped"] = stopped
+    if clocks:
+        extra["clock"] = "; ".join(f"{label}: {how}" for label, how in clocks.items())
     return SessionMeta(torch_version=torch_version, device=device, mode="per callable", origin="script",
                        origin_path=str(Path(spec.model_path).resolve()), created_unix=time.time(),
                        extra=extra)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -34,6 +35,7 @@ from compiler_core.timeline.records import MODE_START, to_record
 from compiler_core.timeline.stats import mode_stats
 
 EMIT_EVERY = 8  # calls between batches of resolved samples when nothing else happened
+AUTO = "auto"  # the clock of each callable follows the device of its first call's tensors
 Emit = Callable[[dict[str, Any]], None]
 
 
@@ -44,9 +46,9 @@ class StopRun(BaseException):
 class _Series:
     """One compiled callable's clock, call count and results."""
 
-    def __init__(self, label: str, clock: StepClock) -> None:
+    def __init__(self, label: str, clock: StepClock | None) -> None:
         self.label = label
-        self.clock = clock
+        self.clock = clock  # None until the first call when the device is "auto"
         self.calls = 0
         self.unsent = 0  # calls since this callable's step times were last published
         self.warmup: dict[int, bool] = {}
@@ -67,6 +69,7 @@ class StepTimer:
         self._watch = CompileWatch("")
         self._stack: list[tuple[str, int]] = []
         self._installed = False
+        self.clock_devices: dict[str, str] = {}  # label -> clock chosen for it (device "auto")
 
     # -- wrapping ----------------------------------------------------------------------------
 
@@ -76,13 +79,13 @@ class StepTimer:
         inner = getattr(compiled, "forward", None) if _is_module(compiled) else compiled
         if inner is None or not callable(inner):
             return compiled
-        timed = self._timed(series, inner)
+        timed = self._timed(series, inner, compiled if _is_module(compiled) else None)
         if _is_module(compiled):
             compiled.forward = timed
             return compiled
         return timed
 
-    def _timed(self, series: _Series, fn: Callable[..., Any]) -> Callable[..., Any]:
+    def _timed(self, series: _Series, fn: Callable[..., Any], module: Any = None) -> Callable[..., Any]:
         from torch.compiler import is_compiling
 
         owner = os.getpid()
@@ -93,6 +96,8 @@ class StepTimer:
             # (it shares our events channel: its calls are not the run's steps)
             if is_compiling() or os.getpid() != owner:
                 return fn(*args, **kwargs)
+            if series.clock is None:
+                self._pick_clock(series, module, args, kwargs)
             self._before(series)
             try:
                 return fn(*args, **kwargs)
@@ -101,11 +106,23 @@ class StepTimer:
 
         return timed
 
+    def _pick_clock(self, series: _Series, module: Any, args: tuple[Any, ...],
+                    kwargs: dict[str, Any]) -> None:
+        """With device "auto", the clock follows what the callable is really called with: CUDA
+        events when a CUDA tensor is among its arguments or its module's parameters, else the
+        wall clock. Said once per callable (stderr and `clock_devices`, which the session keeps)."""
+        device = _cuda_device(module, args, kwargs) or "cpu"
+        series.clock = clock_for(device)
+        why = "CUDA tensors in its calls" if device != "cpu" else "no CUDA tensor in its calls"
+        self.clock_devices[series.label] = f"{device} ({why})"
+        print(f"[compilescope] {series.label}: step times on the {device} clock ({why})",
+              file=sys.stderr, flush=True)
+
     def _new_series(self, name: str) -> _Series:
         label, n = self.prefix + name, 2
         while label in self.series:
             label, n = f"{self.prefix}{name}#{n}", n + 1
-        series = _Series(label, clock_for(self.device))
+        series = _Series(label, None if self.device == AUTO else clock_for(self.device))
         self.series[label] = series
         self._emit({"event": MODE_START, "mode": label, "steps": self.max_steps or 0})
         return series
@@ -125,10 +142,12 @@ class StepTimer:
         self._route(self._watch.take())  # the enclosing call's so far; outside any call: dropped
         self._stack.append((series.label, series.calls))
         self._watch.mode, self._watch.step = series.label, series.calls
+        assert series.clock is not None  # picked before the first call
         series.clock.start()
 
     def _after(self, series: _Series) -> None:
         step = series.calls
+        assert series.clock is not None
         series.clock.stop(step)
         series.calls += 1
         self._stack.pop()
@@ -157,6 +176,8 @@ class StepTimer:
 
     def _publish(self, series: _Series, wait: bool) -> None:
         series.unsent = 0
+        if series.clock is None:  # never called
+            return
         for key, ms in series.clock.ready(wait=wait):
             step = int(key)  # type: ignore[call-overload]  # our own keys: call indices
             sample = StepSample(series.label, step, round(ms, 4), series.warmup.pop(step, False))
@@ -200,6 +221,25 @@ def callable_label(original: Any) -> str:
         return type(original).__name__
     name = getattr(original, "__qualname__", None) or getattr(original, "__name__", None)
     return str(name or type(original).__name__).replace(".<locals>", "")
+
+
+def _cuda_device(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
+    """The first CUDA device among the call's tensors (one level into lists, tuples and dicts)
+    and the compiled module's parameters."""
+    import torch
+
+    values: list[Any] = [*args, *kwargs.values()]
+    for value in list(values):
+        if isinstance(value, list | tuple):
+            values += list(value)
+        elif isinstance(value, dict):
+            values += list(value.values())
+    if _is_module(module):
+        values += [next(module.parameters(), None)]
+    for value in values:
+        if isinstance(value, torch.Tensor) and value.is_cuda:
+            return str(value.device)
+    return None
 
 
 def _is_module(value: Any) -> bool:

@@ -37,8 +37,19 @@ def physical_memory_bytes() -> int | None:
         return None
 
 
+def memory_device(device: str) -> str:
+    """The device whose memory rules apply. A script run's "auto" clock device may become CUDA
+    only where an NVIDIA driver is loaded; elsewhere the run is a CPU run (its default cap and
+    RLIMIT_AS apply). Checked without importing torch: the client calls this too."""
+    if device != "auto":
+        return device
+    driver = os.path.exists("/proc/driver/nvidia/version") or os.path.exists("/dev/nvidiactl")
+    return "cuda" if driver else "cpu"
+
+
 def limit_bytes(device: str, max_memory_mb: int | None) -> int | None:
     """The cap to apply: explicit MiB (0 = none), else a default for CPU captures only."""
+    device = memory_device(device)
     if max_memory_mb is not None:
         return max_memory_mb * 2**20 if max_memory_mb > 0 else None
     if not device.startswith("cpu"):
@@ -49,6 +60,7 @@ def limit_bytes(device: str, max_memory_mb: int | None) -> int | None:
 
 def apply_memory_limit(device: str, max_memory_mb: int | None) -> str:
     """Set the cap for this process (children inherit it); returns what it covers, in words."""
+    device = memory_device(device)
     cap = limit_bytes(device, max_memory_mb)
     if cap is None:
         return "no memory cap"

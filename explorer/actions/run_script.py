@@ -81,9 +81,11 @@ class RunScriptDialog(QDialog):
         self.args.setPlaceholderText("--epochs 3 --lr 0.01   (as on a shell command line)")
         self.cwd = QLineEdit(cwd or (str(Path(script).resolve().parent) if script else os.getcwd()))
         self.device = QComboBox()
-        self.device.addItems(["cpu", "cuda"])
-        self.device.setToolTip("How step times are taken: CUDA events on cuda, wall clock on cpu. "
-                               "Where the script puts its tensors is up to the script.")
+        self.device.addItems(["auto", "cpu", "cuda"])
+        self.device.setToolTip("How step times are taken: CUDA events on cuda, wall clock on cpu; auto "
+                               "follows each compiled callable's tensors (CUDA events when they are on "
+                               "a GPU) and says which it used. Where the script puts its tensors is up "
+                               "to the script.")
         self.max_steps = QSpinBox()
         self.max_steps.setRange(0, 10_000_000)
         self.max_steps.setSpecialValueText("until the script ends")

@@ -213,3 +213,13 @@ def test_ddp_breaks_under_two_ranks_point_at_the_script_not_at_compilescope(tmp_
         assert brk.user_stack[0].file == script  # no launcher frames above the script
         assert not any("compiler_core" in f.file for f in brk.user_stack), brk.user_stack
     assert not any("compiler_core" in path for path in session.sources)
+
+
+def test_auto_device_times_each_callable_by_its_tensors_and_says_which(tmp_path: Path) -> None:
+    client = _run(_spec("train_loader.py", tmp_path, "--epochs", "1", "--batch-size", "32", device="auto"))
+    assert client.exit is not None and client.exit.ok, client.stderr_tail
+    assert "Sequential: step times on the cpu clock (no CUDA tensor in its calls)" in client.stderr_tail
+    session = load(tmp_path / "s.json")
+    assert session.meta.device == "cpu"
+    assert "Sequential: cpu (no CUDA tensor in its calls)" in session.meta.extra["clock"]
+    assert len(_samples(session, "Sequential")) == 4
