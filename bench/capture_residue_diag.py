@@ -104,6 +104,46 @@ def state() -> dict[str, Any]:
     return found
 
 
+def paired(spec_a: Any, spec_b: Any, device: str, pairs: int, gc_b: bool | None = None) -> dict[str, float]:
+    """Blocks of A and B alternating (drift hits both alike): median ms of each and their ratio.
+    `gc_b=False` runs B's blocks with the cyclic collector off (A keeps it as it is)."""
+    a, b = [], []
+    for _ in range(pairs + 2):
+        a.append(eager_ms(spec_a, device, 1))
+        was = gc.isenabled()
+        if gc_b is False:
+            gc.disable()
+        try:
+            b.append(eager_ms(spec_b, device, 1))
+        finally:
+            if was:
+                gc.enable()
+    ma, mb = statistics.median(a[2:]), statistics.median(b[2:])
+    return {"a_ms": ma, "b_ms": mb, "b_over_a": mb / ma}
+
+
+def run_paired(model_path: str, device: str, pairs: int) -> dict[str, Any]:
+    """The question the per-process medians cannot answer on a host that drifts 30 % a minute,
+    asked in pairs inside one process: after a capture, is the captured model slower than a
+    fresh copy, and does the collector (turned off for alternate blocks) account for it? The
+    same pairs before the capture are the control."""
+    from compiler_core.modelfile import load_model_file
+
+    fresh = load_model_file(model_path, device=device)
+    fresh.model.to(device)
+    out: dict[str, Any] = {"phase": "paired", "gc_objects_before": len(gc.get_objects())}
+    out["before_gc_off_vs_on"] = paired(fresh, fresh, device, pairs, gc_b=False)
+    captured = do_phase("capture", model_path, device, fresh)
+    captured.model.to(device)
+    out["gc_objects_after"] = len(gc.get_objects())
+    out["after_captured_vs_fresh"] = paired(fresh, captured, device, pairs)
+    out["after_gc_off_vs_on"] = paired(fresh, fresh, device, pairs, gc_b=False)
+    gc.collect()
+    out["after_collect_captured_vs_fresh"] = paired(fresh, captured, device, pairs)
+    out["after_collect_gc_off_vs_on"] = paired(fresh, fresh, device, pairs, gc_b=False)
+    return out
+
+
 def run_phase(phase: str, model_path: str, device: str, blocks: int) -> dict[str, Any]:
     from compiler_core.modelfile import load_model_file
 
@@ -242,7 +282,12 @@ def main() -> None:
     p.add_argument("--blocks", type=int, default=15)
     p.add_argument("--rounds", type=int, default=1)
     p.add_argument("--json", action="store_true")
+    p.add_argument("--paired", type=int, default=0, metavar="PAIRS",
+                   help="one process: captured vs fresh model and collector off vs on, in alternating blocks")
     args = p.parse_args()
+    if args.paired:
+        print(json.dumps(run_paired(args.model, args.device, args.paired)))
+        return
     if args.phase:
         result = run_phase(args.phase, args.model, args.device, args.blocks)
         print(json.dumps(result, default=str))
