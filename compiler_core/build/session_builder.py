@@ -174,21 +174,27 @@ def _with_stage_artifacts(session: Session, ranks: list[RankRecords]) -> Session
     """Autotune / CUDA-graph / decomposition artifacts through the stage readers' own functions
     (compiler_core/stages), fed from this single pass instead of a second read of the log.
     Runs even without artifacts: the CUDA-graph skip torch writes into compile metrics applies too."""
-    from compiler_core.stages.autotune_records import autotune_from_artifact, autotune_graph
+    from compiler_core.stages.autotune_records import autotune_from_artifact, autotune_graph, autotune_problem
     from compiler_core.stages.stage_artifacts import StagePayloads, apply_stage_payloads
 
     payloads = StagePayloads()
+    skipped: list[Diagnostic] = []
     for rr in ranks:
-        for name, cid, text, _line in rr.stage_artifacts:
+        for name, cid, text, line in rr.stage_artifacts:
             key = (cid, rr.rank)
             if name == "compilescope_decompositions":
                 payloads.decompositions.setdefault(key, text)
             elif name == "compilescope_autotune":
+                problem = autotune_problem(text)
+                if problem is not None:  # one that does not fit the model never reaches a pane
+                    skipped.append(Diagnostic("warning", f"compilescope_autotune {problem}; record skipped",
+                                              path=rr.path, line=line, stage="trace"))  # fmt: skip
+                    continue
                 graph = autotune_graph(text)
                 payloads.autotune[key].extend((graph, r) for r in autotune_from_artifact(text))
             else:
                 payloads.cudagraphs.append((rr.rank, text))
-    return apply_stage_payloads(session, payloads)
+    return _with_diagnostics(apply_stage_payloads(session, payloads), skipped, last=True)
 
 
 def _logged_torch_version(ranks: list[RankRecords]) -> str:
@@ -263,9 +269,10 @@ def _replace_meta(meta: SessionMeta, ranks: tuple[int, ...]) -> SessionMeta:
     return replace(meta, ranks=ranks)
 
 
-def _with_diagnostics(session: Session, extra: list[Diagnostic]) -> Session:
+def _with_diagnostics(session: Session, extra: list[Diagnostic], last: bool = False) -> Session:
     if not extra:
         return session
     from dataclasses import replace
 
-    return replace(session, diagnostics=(*extra, *session.diagnostics))
+    both = (*session.diagnostics, *extra) if last else (*extra, *session.diagnostics)
+    return replace(session, diagnostics=both)

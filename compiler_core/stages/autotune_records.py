@@ -12,6 +12,7 @@ from typing import Any
 
 from compiler_core.session.codec import from_jsonable
 from compiler_core.session.model import AutotuneChoice, AutotuneResult, Compile
+from compiler_core.session.validate import SessionValidationError, validate_as
 from compiler_core.trace.json_payload import JsonPayloadError, parse_json
 
 ARTIFACT = "compilescope_autotune"
@@ -27,33 +28,37 @@ def _data(payload: str | dict[str, Any]) -> dict[str, Any]:
 
 
 def autotune_from_artifact(payload: str | dict[str, Any]) -> list[AutotuneResult]:
-    """The results one artifact holds (malformed entries are skipped, never raised)."""
-    out: list[AutotuneResult] = []
+    """The results one artifact holds; an artifact with any ill-typed result gives none (the
+    session builder warns with `autotune_problem`), never raises."""
+    if autotune_problem(payload) is not None:
+        return []
     results = _data(payload).get("results", [])
-    for item in results if isinstance(results, list) else []:
+    return [from_jsonable(AutotuneResult, item) for item in results]
+
+
+def autotune_problem(payload: str | dict[str, Any]) -> str | None:
+    """Why the artifact cannot be read (naming the field: `results[0].nodes[0]: expected str, got
+    int`), or None. Checked against the model's own types (session/validate.py): a value that
+    does not fit (ints for node names, a list inside `config`) once reached the Autotuning pane
+    (a TypeError) and a saved session, which then failed validation when reopened."""
+    if isinstance(payload, str):
         try:
-            result = from_jsonable(AutotuneResult, item)
-        except (TypeError, ValueError, AttributeError, KeyError):
-            continue
-        if _well_typed(result):
-            out.append(result)
-    return out
-
-
-def _well_typed(r: AutotuneResult) -> bool:
-    """The fields the Autotune pane sorts and formats (from_jsonable keeps JSON types as they are)."""
-    num = (int, float)
-    return (
-        isinstance(r.choices, tuple)
-        and all(
-            isinstance(c, AutotuneChoice) and (c.time_ms is None or isinstance(c.time_ms, num))
-            and isinstance(c.kind, str) and isinstance(c.name, str) and isinstance(c.error, str)
-            and isinstance(c.config, dict)
-            for c in r.choices
-        )
-        and (r.tuning_s is None or isinstance(r.tuning_s, num))
-        and all(isinstance(s, str) for s in (r.op, r.shape, r.winner, r.kernel))
-    )
+            payload = parse_json(payload)
+        except JsonPayloadError as exc:
+            return f"malformed JSON ({exc})"
+    if not isinstance(payload, dict):
+        return "not a JSON object"
+    if not isinstance(payload.get("graph", ""), str):
+        return "graph: not a string"
+    results = payload.get("results", [])
+    if not isinstance(results, list):
+        return "results: not a list"
+    for i, item in enumerate(results):
+        try:
+            validate_as(AutotuneResult, item)
+        except SessionValidationError as exc:
+            return f"results[{i}]{'.' + exc.path if exc.path else ''}: {exc.problem}"
+    return None
 
 
 def autotune_graph(payload: str | dict[str, Any]) -> str:
