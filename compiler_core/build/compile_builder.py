@@ -22,6 +22,7 @@ from compiler_core.build.module_paths import graphs_of, with_graphs, with_module
 from compiler_core.build.parse_memo import ParseMemo
 from compiler_core.build.saved_tensors import saved_tensors
 from compiler_core.build.user_crash import crash_text, is_crash_break, user_crash
+from compiler_core.build.value_bounds import seconds
 from compiler_core.session.model import (
     AotInfo,
     Compile,
@@ -284,20 +285,22 @@ def _line_nodes(source: str, fused: list[str]) -> dict[str, tuple[str, ...]]:
 
 def _metrics(acc: CompileRecords) -> CompileMetrics:
     m = acc.metrics
-    stage = dict(acc.stage_s)
-    total = _float(m.get("entire_frame_compile_time_s")) or stage.pop("total", None)
+    stage = {k: v for k, v in acc.stage_s.items() if _seconds(acc, f"the {k} stage events", v) is not None}
+    total = _seconds(acc, "entire_frame_compile_time_s", m.get("entire_frame_compile_time_s")) or \
+        stage.pop("total", None)  # fmt: skip
     stage.pop("total", None)
-    backend = _float(m.get("backend_compile_time_s"))
+    backend = _seconds(acc, "backend_compile_time_s", m.get("backend_compile_time_s"))
     if backend is not None:
         stage["backend"] = backend
     for key, field in (("inductor", "inductor_compile_time_s"), ("codegen", "code_gen_time_s")):
-        value = _float(m.get(field))
+        value = _seconds(acc, field, m.get(field))
         if value is not None:
             stage[key] = value
     # A training graph's backward is compiled lazily, at its first call: after the frame's compile
     # and outside its timers, so it is its own stage (its Inductor time includes its codegen).
     # Added to the frame's `inductor` it outgrew `aot` and `backend`, which contain the forward's.
-    backward = _float(acc.bwd_metrics.get("inductor_compile_time_s"))
+    backward = _seconds(acc, "the backward's inductor_compile_time_s",
+                        acc.bwd_metrics.get("inductor_compile_time_s"))  # fmt: skip
     if backward:
         stage["backward"] = backward
     if total is not None and "backend" in stage and "dynamo" not in stage:
@@ -326,11 +329,14 @@ def _metrics(acc: CompileRecords) -> CompileMetrics:
     )  # fmt: skip
 
 
-def _float(value: Any) -> float | None:
-    try:
-        return None if value is None else float(value)
-    except (TypeError, ValueError):
-        return None
+def _seconds(acc: CompileRecords, what: str, value: Any) -> float | None:
+    """A time in seconds; one that is no number or past anything real (value_bounds.py) is
+    dropped and noted in `acc.problems`."""
+    out = seconds(value)
+    if out is None and value is not None:
+        acc.problems.append(f"compile {acc.compile_id}: {what} = {str(value)[:40]} is no time in seconds; "
+                            "left unmeasured")  # fmt: skip
+    return out
 
 
 def _status(acc: CompileRecords, metrics: CompileMetrics, dynamo: Graph | None) -> tuple[CompileStatus, str]:

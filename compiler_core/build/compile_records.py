@@ -109,6 +109,7 @@ class CompileRecords:
     finished: bool = False
     run: int = 0  # which run of the log (0 = the first)
     crash: UserCrash | None = None  # set by compile_builder: the user's code raised while traced
+    problems: list[str] = field(default_factory=list)  # values compile_builder dropped, said as warnings
 
 
 @dataclass

@@ -23,6 +23,7 @@ from compiler_core.build.parse_memo import ParseMemo
 from compiler_core.build.source_lookup import SourceLookup
 from compiler_core.build.user_crash import crash_diagnostic
 from compiler_core.build.user_sources import collect_sources
+from compiler_core.build.value_bounds import bounded_lines
 from compiler_core.session.gc_pause import gc_paused
 from compiler_core.session.links import LinkBuilder
 from compiler_core.session.model import Compile, Diagnostic, Session, SessionMeta
@@ -108,6 +109,7 @@ def build_session(streams: Iterable[tuple[str, int | None, Iterable[Record]]], *
                 continue
             if acc.crash is not None:
                 diagnostics.append(crash_diagnostic(compiles[-1], acc.crash))
+            diagnostics.extend(Diagnostic("warning", p, path=rr.path, stage="build") for p in acc.problems)
             merged: dict[str, list[str]] = {}
             for part in acc.partitions:
                 merged.update(part.provenance.get("preToPost") or {})
@@ -120,6 +122,8 @@ def build_session(streams: Iterable[tuple[str, int | None, Iterable[Record]]], *
             path=ranks[0].path, stage="trace"))  # fmt: skip
     if lookup is None and meta is not None and meta.origin in ("capture", "script"):
         lookup = SourceLookup.capture()  # the user's own run: its files are the user's
+    compiles, out_of_bounds = bounded_lines(compiles)  # before the sources: they are rebuilt from lines
+    diagnostics.extend(out_of_bounds)
     found = collect_sources(compiles, sources, lookup)
     srcs, source_notes = found.sources, found.notes
     diagnostics.extend(Diagnostic("info", f"source of {path} {note}", path=path, stage="build")

@@ -12,6 +12,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QSplitter, QTreeWidget, QTreeWidgetItem, QVBoxLayout
 
+from compiler_core.build.value_bounds import seconds
 from compiler_core.session import Compile, Ref, Session
 from explorer.panes.base import Pane
 from explorer.plain_text import tip
@@ -35,17 +36,23 @@ MAX_ROWS = 2000
 
 
 def exclusive_times(stage_s: dict[str, float]) -> dict[str, float]:
-    """Seconds spent in each stage itself, so stacked bars add up to the real total."""
+    """Seconds spent in each stage itself, so stacked bars add up to the real total. A time no
+    compile takes (1e308 s, NaN: a saved session from someone else) counts as unmeasured: the
+    builder drops such values with a warning (build/value_bounds.py), a saved file may hold them."""
     out = {}
     for stage in STAGES:
         inner = _INNER.get(stage)
-        own = stage_s.get(stage, 0.0) - (stage_s.get(inner, 0.0) if inner else 0.0)
+        own = _seconds(stage_s.get(stage)) - (_seconds(stage_s.get(inner)) if inner else 0.0)
         out[stage] = max(0.0, own)
     return out
 
 
+def _seconds(value: float | None) -> float:
+    return seconds(value) or 0.0
+
+
 def _total(c: Compile) -> float:
-    return c.metrics.total_s or max(c.metrics.stage_s.values(), default=0.0)
+    return _seconds(c.metrics.total_s) or max(map(_seconds, c.metrics.stage_s.values()), default=0.0)
 
 
 def charted(compiles: list[Compile], limit: int = MAX_BARS) -> list[Compile]:
@@ -61,8 +68,8 @@ def stage_rows(compiles: list[Compile]) -> list[tuple[str, dict[str, float]]]:
     rows = []
     for c in compiles:
         times = exclusive_times(c.metrics.stage_s)
-        if not any(times.values()) and c.metrics.total_s:
-            times["backend"] = c.metrics.total_s
+        if not any(times.values()) and _seconds(c.metrics.total_s):
+            times["backend"] = _seconds(c.metrics.total_s)
         if any(times.values()):
             rows.append((c.compile_id if c.rank is None else f"r{c.rank} {c.compile_id}", times))
     return rows
@@ -108,8 +115,8 @@ class CompileTimePane(Pane):
         items = []
         for c in compiles[:MAX_ROWS]:
             cache = ", ".join(f"{k}: {v}" for k, v in sorted(c.metrics.cache.items())) or "—"
-            total = f"{c.metrics.total_s:.3f}" if c.metrics.total_s is not None else "—"
-            backward = c.metrics.stage_s.get("backward")
+            total = f"{c.metrics.total_s:.3f}" if seconds(c.metrics.total_s) is not None else "—"
+            backward = seconds(c.metrics.stage_s.get("backward"))
             item = QTreeWidgetItem([c.compile_id, total, cache, status_text(c.status),
                                     f"{backward:.3f}" if backward else "—"])
             item.setData(0, Qt.ItemDataRole.UserRole, Ref.compile(c.compile_id, c.rank))
