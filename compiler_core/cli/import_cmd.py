@@ -39,25 +39,30 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from compiler_core.build import import_trace
-    from compiler_core.session import save
+    from compiler_core.cli.terminal_text import shown
+    from compiler_core.session import SessionFormatError, save
 
     try:
         session = import_trace(args.path, limits=limits_from_args(args), lookup=lookup_from_args(args))
     except OSError as exc:
-        print(f"error: import failed reading the trace: {exc}", file=sys.stderr)
+        print(f"error: import failed reading the trace: {shown(exc)}", file=sys.stderr)
         return 2
     refused = not_a_trace(session)
     if refused:
-        print(f"error: {refused}", file=sys.stderr)
+        print(f"error: {shown(refused)}", file=sys.stderr)
         return 2
-    save(session, args.output, include_sources=args.include_sources)
+    try:
+        save(session, args.output, include_sources=args.include_sources)
+    except (OSError, SessionFormatError) as exc:  # a session that would not reopen is not written
+        print(f"error: {shown(exc)}", file=sys.stderr)
+        return 1
     if args.local_sources and not args.include_sources:
         print("note: the files --local-sources read are not in the saved session (--include-sources "
               "keeps them)", file=sys.stderr)
     warnings = sum(1 for d in session.diagnostics if d.severity != "info")
-    print(f"wrote {args.output}: {len(session.compiles)} compiles, {warnings} warnings")
+    print(f"wrote {shown(args.output)}: {len(session.compiles)} compiles, {warnings} warnings")
     for d in session.diagnostics[:10]:
         if d.severity != "info":
             where = f"{d.path}:{d.line}" if d.line else d.path
-            print(f"  {d.severity}: {where}: {d.message}", file=sys.stderr)
+            print(f"  {d.severity}: {shown(where)}: {shown(d.message)}", file=sys.stderr)
     return 0

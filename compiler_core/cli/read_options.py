@@ -49,11 +49,15 @@ def limits_from_args(args: argparse.Namespace) -> ReadLimits:
 
 def not_a_trace(session: Session) -> str | None:
     """Why `session` is no import of a trace log (a model file or any text read as one: the
-    reader found no record in any file), else None. The GUI still shows such a session with
-    its diagnostics; the CLI exits non-zero instead of writing an empty session and 0."""
-    from compiler_core.trace.records import NOT_A_TRACE
+    reader found no record in any file; or every file was empty), else None. The GUI still
+    shows such a session with its diagnostics; the CLI exits non-zero instead of writing an
+    empty session and 0."""
+    from compiler_core.trace.records import EMPTY_LOG, NOT_A_TRACE
 
     if session.compiles:
         return None
-    bad = [d.path for d in session.diagnostics if d.message == NOT_A_TRACE]
-    return f"{', '.join(bad[:3])}: {NOT_A_TRACE}" if bad else None
+    for why in (NOT_A_TRACE, EMPTY_LOG):
+        bad = [d.path for d in session.diagnostics if d.message == why]
+        if bad:
+            return f"{', '.join(bad[:3])}: {why}"
+    return None

@@ -29,6 +29,7 @@ def add_parser(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from compiler_core.build import import_trace
+    from compiler_core.cli.terminal_text import shown
     from compiler_core.session import SessionFormatError, load
     from compiler_core.summary import summarize
 
@@ -38,11 +39,12 @@ def run(args: argparse.Namespace) -> int:
         else:
             session = import_trace(args.path, limits=limits_from_args(args), lookup=lookup_from_args(args))
     except (OSError, SessionFormatError) as exc:
-        print(f"error: summary failed loading {args.path}: {exc}", file=sys.stderr)
+        print(f"error: summary failed loading {shown(args.path)}: {shown(exc)}", file=sys.stderr)
         return 2
     refused = not_a_trace(session)
     if refused:
-        print(f"error: {refused}", file=sys.stderr)
+        print(f"error: {shown(refused)}", file=sys.stderr)
         return 2
+    # json.dumps writes every control character of log text as a \u escape (ensure_ascii)
     print(json.dumps(summarize(session), indent=1, sort_keys=True))
     return 0

@@ -9,9 +9,8 @@ a thread of their own. Times are microseconds, as the format requires.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -28,21 +27,38 @@ def samples_csv(samples: Sequence[StepSample], events: Sequence[TimelineEvent] =
     marks: dict[tuple[str, int], list[str]] = {}
     for e in events:
         marks.setdefault((e.mode, e.step), []).append(f"{e.kind}: {e.reason}" if e.reason else e.kind)
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
+    lines = [_row(CSV_COLUMNS)]
     for s in samples:
         peak = "" if s.peak_mem_bytes is None else s.peak_mem_bytes
         note = "" if s.baseline_for else " | ".join(marks.get((s.mode, s.step), []))
         mode, paired = _cell(s.mode), _cell(s.baseline_for)
-        writer.writerow([mode, s.step, repr(s.ms), int(s.warmup), peak, paired, _cell(note)])
-    return out.getvalue()
+        lines.append(_row([mode, s.step, repr(s.ms), int(s.warmup), peak, paired, _cell(note)]))
+    return "".join(lines)
+
+
+# A cell a spreadsheet runs as a formula starts with one of these (OWASP's list for CSV exports).
+# It may start after any separator a spreadsheet may split on: the comma we write, or what a
+# locale or an import dialog picks instead (`;`, tab, `|`): `x;=cmd|' /C calc'!A0` is one cell
+# here and a formula cell in a `;` locale. Quoting protects only from the comma reader.
+_FORMULA_START = re.compile(r"(?:^|(?<=[,;\t|\r\n]))( *)(?=[=+\-@])|^(?=[\t\r])")
+_QUOTED = re.compile(r"[,;\t|\r\n\"]")
 
 
 def _cell(text: str) -> str:
     """A text cell from session data that a spreadsheet will not run as a formula (`=HYPERLINK(…)`,
-    `+cmd|…`): such a cell gets a leading apostrophe, as OWASP advises for CSV exports."""
-    return f"'{text}" if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+    `+cmd|…`) whatever separator it reads with: the cell, and each part of it after a separator,
+    that starts one gets a leading apostrophe; `_row` quotes a cell holding a separator."""
+    return _FORMULA_START.sub(lambda m: (m.group(1) or "") + "'", text)
+
+
+def _row(cells: Sequence[object]) -> str:
+    """One CSV line as `csv.writer` writes it, but a cell with any separator a spreadsheet may
+    use (not only the comma) is quoted."""
+    out = []
+    for cell in cells:
+        text = str(cell)
+        out.append('"' + text.replace('"', '""') + '"' if _QUOTED.search(text) else text)
+    return ",".join(out) + "\n"
 
 
 def chrome_trace(samples: Sequence[StepSample], events: Sequence[TimelineEvent] = ()) -> dict[str, Any]:

@@ -27,6 +27,8 @@ BLOCK_SIZE = 1 << 22
 NOT_A_TRACE = ("not a TORCH_TRACE log: no trace record in it (a log is what `TORCH_TRACE=DIR` writes: "
                "glog-prefixed lines such as `V1123 10:00:00.000000 123 torch/_dynamo/...] "
                '{"dynamo_start": ...}`)')
+EMPTY_LOG = ("the log is empty (0 bytes): the run wrote no trace record to it (did it compile anything, "
+             "with TORCH_TRACE set?)")
 _BAD = "\0bad"  # placeholder kind for a damaged header; never yielded
 
 # glog prefix: level letter, MMDD, time, thread id, file:line, then "] " and the metadata JSON.
@@ -106,11 +108,15 @@ class RecordReader:
                 records += 1
                 yield record
             read_any = fh.tell() > 0
-        if not records and read_any:
+        if not records:
             # A model file, a saved session or any text opened as a log: say so once, not only
             # as a "not a trace line" per line (the CLI exits non-zero on it, issue 12 keeps the
-            # GUI opening whatever it can)
-            self.diagnostics.insert(0, Diagnostic("error", NOT_A_TRACE, path=self.path, stage="trace"))
+            # GUI opening whatever it can). An empty file says it is empty: a run that wrote
+            # nothing, not a file of another kind.
+            if read_any:
+                self.diagnostics.insert(0, Diagnostic("error", NOT_A_TRACE, path=self.path, stage="trace"))
+            else:
+                self.diagnostics.insert(0, Diagnostic("warning", EMPTY_LOG, path=self.path, stage="trace"))
 
     def _warn(self, message: str, line: int | None) -> None:
         if len(self.diagnostics) < self.max_diagnostics:

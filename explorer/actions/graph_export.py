@@ -8,6 +8,7 @@ QSvgGenerator) or at any scale (PNG). DOT comes from the session graph: one clus
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -24,8 +25,15 @@ MAX_PNG_SIDE = 32000  # pixels: QImage's limit is 2 GiB, and no viewer opens mor
 _OP_FILL = {"placeholder": OP_COLORS[1], "get_attr": OP_COLORS[2], "output": OP_COLORS[3]}
 
 
+# Control characters but the newline: Graphviz refuses a NUL in a node name ("syntax error") and
+# a log may put any of them there. They are written as their escapes, visible in the label.
+_CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f]")
+
+
 def _quote(text: str) -> str:
-    """A DOT string; newlines stay real newlines (Graphviz breaks the label there)."""
+    """A DOT string; newlines stay real newlines (Graphviz breaks the label there), other control
+    characters read as their escape (`\\x00`)."""
+    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
