@@ -1,0 +1,372 @@
+"""Every fact the app shows, checked against a source independent of the code that computed it.
+
+    python bench/oracle.py                       # bench/corpus/logs, bench/data, shared tlparse logs
+    python bench/oracle.py LOG_OR_SESSION ... --json
+
+Each input is opened the way the app opens it (`import_trace` for a log, `load` for a session).
+Each check then compares what the session says with an oracle that shares no code with the app's
+reader or builder:
+
+- the log itself, read here line by line with `json` (`RawLog`): `dynamo_output_graph` records per
+  run, `dynamo_graph_break_reason` artifacts and the frames their tracebacks print, the
+  `# File: path:N ..., code: ...` quotes of every graph, each kernel's own comments in
+  `inductor_output_code` (`Topologically Sorted Source Nodes: [...]`, `%name` of its graph
+  fragment), failures in `compilation_metrics`;
+- PyTorch's own `torch._dynamo.explain`, run on the model in a separate process when the corpus
+  was made (the `.json` beside a corpus log: `explain.graph_count`, `graph_break_count`);
+- the files on disk (a source text shown as a file must equal the file).
+
+Checks (a cell is ok, FAIL with the first counter-example, or n/a when the entry has no such fact):
+`runs`, `graphs`, `explain`, `breaks`, `break_frames`, `sources`, `kernel_claims`, `device`,
+`crash`, `speedups`. Prints one table of entries x checks and, with --json, the figures (pass
+counts per check).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import lzma
+import re
+import sys
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+CHECKS = ("runs", "graphs", "explain", "breaks", "break_frames", "sources", "kernel_claims", "device",
+          "crash", "speedups")
+_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+_QUOTE = re.compile(r"# File: (?P<path>.+?):(?P<line>\d+) in [^,]*, code: (?P<code>.*)$", re.M)
+# guards quote the code first, then a path relative to site-packages
+_GUARD_QUOTE = re.compile(r"# (?P<code>\S.*?)  # (?P<path>\S+\.py):(?P<line>\d+) in \w+$", re.M)
+_TRACE_LINE = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+), in [^\n]*\n {4}(?P<code>\S[^\n]*)')
+_SOURCE_NODES = re.compile(r"Source Nodes: \[([^\]]*)\]")
+_FRAGMENT = re.compile(r"^\s*#\s+%(\w+)\s*:", re.M)
+_KERNEL_DEF = re.compile(r"^(\w+) = async_compile\.(triton|cpp_pybinding|cpp)\(\s*'(\w+)'", re.M)
+_OWN = re.compile(r"[/\\]compiler_core[/\\]")
+
+
+def _open(path: Path) -> Iterator[str]:
+    if path.suffix == ".xz":
+        return lzma.open(path, "rt", encoding="utf-8", errors="replace")  # type: ignore[return-value]
+    if path.suffix == ".gz":
+        return gzip.open(path, "rt", encoding="utf-8", errors="replace")  # type: ignore[return-value]
+    return open(path, encoding="utf-8", errors="replace")
+
+
+@dataclass
+class RawRun:
+    graphs: int = 0
+    breaks: list[str] = field(default_factory=list)  # payloads of break-reason artifacts
+    restarts: set[str] = field(default_factory=set)  # restart reasons (logs without break artifacts)
+    keys: set[tuple[Any, ...]] = field(default_factory=set)
+
+
+@dataclass
+class RawLog:
+    """The log read with nothing but `json`: records, payloads, runs (a compile key seen again
+    starts a new run, as does another pid)."""
+
+    runs: list[RawRun] = field(default_factory=list)
+    quotes: dict[tuple[str, int], str] = field(default_factory=dict)
+    kernel_nodes: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    output_code: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+
+    @staticmethod
+    def read(paths: list[Path]) -> RawLog:
+        raw = RawLog()
+        for path in paths:
+            raw._read_one(path)
+        return raw
+
+    def _read_one(self, path: Path) -> None:
+        run = RawRun()
+        self.runs.append(run)
+        pid = None
+        meta: dict[str, Any] | None = None
+        payload: list[str] = []
+        with _open(path) as f:
+            for line in f:
+                if line.startswith("\t"):
+                    payload.append(line[1:])
+                    continue
+                if meta is not None:
+                    run = self._record(meta, "".join(payload), run)
+                meta, payload = None, []
+                brace = line.find("{")
+                if brace < 0:
+                    continue
+                head = line[:brace].split()
+                if len(head) >= 3 and head[2] != pid:
+                    if pid is not None and (run.graphs or run.keys):
+                        run = RawRun()
+                        self.runs.append(run)
+                    pid = head[2]
+                try:
+                    meta = json.loads(line[brace:])
+                except json.JSONDecodeError:
+                    meta = None
+            if meta is not None:
+                self._record(meta, "".join(payload), run)
+        self.runs[:] = [r for r in self.runs if r.graphs or r.keys]
+
+    def _record(self, meta: dict[str, Any], payload: str, run: RawRun) -> RawRun:
+        if "dynamo_start" in meta:
+            key = (meta.get("rank"), meta.get("frame_id"), meta.get("frame_compile_id"), meta.get("attempt"))
+            if key in run.keys:
+                run = RawRun()
+                self.runs.append(run)
+            run.keys.add(key)
+        if "dynamo_output_graph" in meta:
+            run.graphs += 1
+        artifact = meta.get("artifact") or {}
+        if isinstance(artifact, dict) and artifact.get("name") == "dynamo_graph_break_reason":
+            run.breaks.append(payload)
+        if "inductor_output_code" in meta:
+            self.output_code.append(payload)
+            self._kernels(payload)
+        metrics = meta.get("compilation_metrics")
+        if isinstance(metrics, dict) and not run.breaks:
+            # older torch logs no break artifact: the restarts name each break once
+            run.restarts |= {str(r)[:300] for r in metrics.get("restart_reasons") or ()}
+        if isinstance(metrics, dict) and metrics.get("fail_type"):
+            self.failures.append(f"{metrics.get('fail_type')}: {str(metrics.get('fail_reason'))[:200]}")
+        for pattern in (_QUOTE, _TRACE_LINE, _GUARD_QUOTE):
+            for m in pattern.finditer(payload):
+                self.quotes.setdefault((m.group("path"), int(m.group("line"))), m.group("code").rstrip())
+        return run
+
+    def quote(self, path: str, line: int) -> str | None:
+        """The log's quote of `path:line`; guards name files by a path relative to site-packages."""
+        found = self.quotes.get((path, line))
+        if found is not None:
+            return found
+        by_line = self._by_line.get(line)
+        if by_line is None:
+            return None
+        for qpath, code in by_line:
+            if path.endswith("/" + qpath.lstrip("/")):
+                return code
+        return None
+
+    @property
+    def _by_line(self) -> dict[int, list[tuple[str, str]]]:
+        if not hasattr(self, "_line_index"):
+            index: dict[int, list[tuple[str, str]]] = defaultdict(list)
+            for (qpath, n), code in self.quotes.items():
+                index[n].append((qpath, code))
+            self._line_index = index
+        return self._line_index
+
+    def _kernels(self, code: str) -> None:
+        defs = list(_KERNEL_DEF.finditer(code))
+        for i, m in enumerate(defs):
+            end = defs[i + 1].start() if i + 1 < len(defs) else len(code)
+            # a kernel's comments (source nodes, graph fragment) sit between the previous
+            # definition's header and its own, and inside its own source
+            own = code[defs[i - 1].end() if i else 0:end]
+            names = set(_FRAGMENT.findall(own))
+            for nodes in _SOURCE_NODES.findall(own):
+                names |= {n.strip() for n in nodes.split(",") if n.strip()}
+            self.kernel_nodes[m.group(1)] |= names
+            self.kernel_nodes[m.group(3)] |= names
+
+    @property
+    def device(self) -> str:
+        text = "\n".join(self.output_code)
+        if "async_compile.triton(" in text or "device(type='cuda'" in text:
+            return "cuda"
+        if "cpp_fused" in text or "async_compile.cpp" in text:
+            return "cpu"
+        return ""
+
+
+@dataclass
+class Entry:
+    name: str
+    paths: list[Path]
+    facts: dict[str, Any]
+
+
+def _cell(ok: bool | None, why: str = "") -> tuple[str, str]:
+    return ("n/a", "") if ok is None else (("ok", "") if ok else ("FAIL", why))
+
+
+def check(entry: Entry) -> dict[str, tuple[str, str]]:
+    from compiler_core.build import import_trace
+
+    raw = RawLog.read(entry.paths)
+    target = entry.paths[0].parent if len(entry.paths) > 1 else entry.paths[0]
+    session = import_trace(target)
+    out: dict[str, tuple[str, str]] = {}
+    runs = sorted({getattr(c, "run", 0) for c in session.compiles})
+    per_run = {r: [c for c in session.compiles if getattr(c, "run", 0) == r] for r in runs}
+    ranked = len({c.rank for c in session.compiles}) > 1
+    app_runs = len(runs)
+    raw_runs = len(raw.runs) if not ranked else len(raw.runs) // max(1, len(entry.paths))
+    out["runs"] = _cell(app_runs == raw_runs, f"app {app_runs}, log {raw_runs}")
+    app_graphs = [sum(1 for c in per_run[r] if c.dynamo_graph is not None) for r in runs]
+    raw_graphs = [r.graphs for r in raw.runs]
+    out["graphs"] = _cell(sum(app_graphs) == sum(raw_graphs), f"app {app_graphs}, log {raw_graphs}")
+    explain = entry.facts.get("explain") or {}
+    if "graph_count" in explain and app_graphs:
+        want = (explain["graph_count"], explain.get("graph_break_count"))
+        got = (app_graphs[0], sum(len(c.graph_breaks) for c in per_run[runs[0]]))
+        out["explain"] = _cell(got[0] == want[0], f"app graphs {got[0]} breaks {got[1]}, explain {want}")
+    else:
+        out["explain"] = _cell(None)
+    raw_breaks = [b for r in raw.runs for b in (r.breaks or sorted(r.restarts))
+                  if "Failed to handle graph break gracefully" not in b[:200]]
+    app_breaks = [b for c in session.compiles for b in c.graph_breaks]
+    out["breaks"] = _cell(len(app_breaks) <= len(raw_breaks) and (bool(app_breaks) == bool(raw_breaks)),
+                          f"app {len(app_breaks)}, log {len(raw_breaks)} (wrappers left out)")
+    frames = {(f, int(n)) for b in raw_breaks for f, n in _FRAME.findall(b)}
+    bad = [b.location for b in app_breaks if b.location is not None and (
+        _OWN.search(b.location.file) or ("/lib/python3." in b.location.file.split("-packages")[0] and
+        "-packages" not in b.location.file) or (frames and (b.location.file, b.location.line) not in frames))]
+    out["break_frames"] = _cell(None if not app_breaks else not bad, f"{bad[:1]}")
+    out["sources"] = _sources(session, raw)
+    out["kernel_claims"] = _kernel_claims(session, raw)
+    want_device = entry.facts.get("device") or raw.device
+    shown = session.meta.device.lower()
+    shown_class = "cuda" if any(k in shown for k in ("cuda", "nvidia", "h100", "h200", "gpu")) else (
+        "cpu" if shown else "")
+    out["device"] = _cell(None if not want_device else shown_class == want_device.split(":")[0],
+                          f"shown {session.meta.device!r}, log {want_device!r}")
+    crashed = bool(entry.facts.get("crashed")) or any(
+        not f.startswith(("Unsupported", "None")) for f in raw.failures)
+    has_error = any(d.severity == "error" for d in session.diagnostics)
+    out["crash"] = _cell(crashed == has_error if (crashed or raw.failures or entry.facts) else None,
+                         f"log crashed={crashed} ({raw.failures[:1]}), app error diagnostic={has_error}")
+    out["speedups"] = _speedups(session)
+    return out
+
+
+def _sources(session: Any, raw: RawLog) -> tuple[str, str]:
+    origins = getattr(session, "source_origins", {}) or {}
+    checked = 0
+    for path, text in session.sources.items():
+        origin = str(origins.get(path, ""))
+        lines = text.splitlines()
+        if "quote" in origin.lower():
+            for i, line in enumerate(lines, 1):
+                if not line.strip():
+                    continue
+                code = raw.quote(path, i)
+                if code is None:
+                    return _cell(False, f"{path}:{i} shown, quoted nowhere in the log: {line.strip()[:60]!r}")
+                if code.strip() != line.strip():
+                    return _cell(False, f"{path}:{i} shown {line.strip()!r}, log quotes {code.strip()!r}")
+            checked += 1
+            continue
+        disk = Path(path)
+        if disk.is_file():
+            if disk.read_text(encoding="utf-8", errors="replace") != text:
+                return _cell(False, f"{path}: shown text differs from the file on disk")
+            checked += 1
+    return _cell(None if not checked else True)
+
+
+def _kernel_claims(session: Any, raw: RawLog) -> tuple[str, str]:
+    checked = 0
+    for c in session.compiles:
+        for out in c.inductor:
+            for k in out.kernels:
+                if k.language == "extern" or not k.fused_nodes:
+                    continue
+                known = raw.kernel_nodes.get(k.name)
+                if not known:
+                    continue
+                extra = [n for n in k.fused_nodes if n not in known]
+                checked += 1
+                if extra:
+                    return _cell(False, f"{c.compile_id} {k.name} claims {len(extra)} of "
+                                        f"{len(k.fused_nodes)} nodes its code never names, e.g. {extra[:3]}")
+    return _cell(None if not checked else True)
+
+
+def _speedups(session: Any) -> tuple[str, str]:
+    stats = getattr(session, "mode_stats", ())
+    if not stats:
+        return _cell(None)
+    for s in stats:
+        base = s.baseline_ms
+        if s.speedup is None or s.median_ms is None or base is None:
+            continue
+        if abs(s.speedup - base / s.median_ms) > 1e-6 * max(1.0, s.speedup):
+            return _cell(False, f"{s.mode}: speedup {s.speedup} but baseline/median {base / s.median_ms}")
+    return _cell(True)
+
+
+def entries(args: list[str]) -> list[Entry]:
+    found: list[Entry] = []
+    if args:
+        return [Entry(Path(a).name, _log_paths(Path(a)), _facts(Path(a))) for a in args]
+    corpus = ROOT / "bench/corpus/logs"
+    for path in sorted(corpus.glob("*")) if corpus.is_dir() else []:
+        if path.suffix == ".json":
+            continue
+        found.append(Entry(path.name.split(".")[0], _log_paths(path), _facts(path)))
+    for path in sorted((ROOT / "bench/data").glob("*.log.xz")):
+        found.append(Entry(path.name.split(".")[0], [path], {}))
+    shared = ROOT.parent / "shared/traces/tlparse-inputs/inputs"
+    for path in sorted(shared.glob("*.log")) if shared.is_dir() else []:
+        found.append(Entry("tlparse:" + path.stem, [path], {}))
+    return found
+
+
+def _log_paths(path: Path) -> list[Path]:
+    if path.is_dir():
+        return sorted(p for p in path.iterdir() if p.is_file() and not p.name.endswith(".json"))
+    return [path]
+
+
+def _facts(path: Path) -> dict[str, Any]:
+    side = path.parent / (path.name.split(".")[0] + ".json")
+    try:
+        facts: dict[str, Any] = json.loads(side.read_text())
+        return facts
+    except (OSError, json.JSONDecodeError):
+        return {}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("inputs", nargs="*")
+    p.add_argument("--json", action="store_true")
+    args = p.parse_args()
+    rows: list[tuple[str, dict[str, tuple[str, str]]]] = []
+    for entry in entries(args.inputs):
+        try:
+            rows.append((entry.name, check(entry)))
+        except Exception as exc:  # a failure to open is itself a finding
+            rows.append((entry.name, {c: ("FAIL", f"{type(exc).__name__}: {exc}"[:200]) for c in CHECKS}))
+        print(f"# {entry.name}: " + " ".join(f"{c}={rows[-1][1][c][0]}" for c in CHECKS), flush=True)
+    width = max((len(n) for n, _ in rows), default=10)
+    print("| entry".ljust(width + 2) + " | " + " | ".join(CHECKS) + " |")
+    print("|" + "-" * (width + 2) + "|" + "|".join("-" * (len(c) + 2) for c in CHECKS) + "|")
+    for name, cells in rows:
+        print(f"| {name.ljust(width)} | " + " | ".join(cells[c][0].ljust(len(c)) for c in CHECKS) + " |")
+    print("\nFailures:")
+    for name, cells in rows:
+        for c in CHECKS:
+            if cells[c][0] == "FAIL":
+                print(f"- {name} / {c}: {cells[c][1]}")
+    figures = []
+    for c in CHECKS:
+        applicable = [cells[c][0] for _, cells in rows if cells[c][0] != "n/a"]
+        passed = applicable.count("ok")
+        figures.append({"name": f"oracle {c}", "value": passed, "unit": f"of {len(applicable)} entries",
+                        "target": "all", "ok": passed == len(applicable)})
+    if args.json:
+        print(json.dumps({"figures": figures}))
+
+
+if __name__ == "__main__":
+    main()
