@@ -194,6 +194,8 @@ class CodeView(QPlainTextEdit):
         return marker[1] if marker else ""
 
     def scroll_to_line(self, line: int) -> None:
+        if line > self.document().blockCount():
+            return  # past the text (a saved session may name any 64-bit line; Qt takes a C int)
         block = self.document().findBlockByNumber(max(0, line - 1))
         cursor = QTextCursor(block)
         self.setTextCursor(cursor)
@@ -263,12 +265,15 @@ class CodeView(QPlainTextEdit):
 
     def _refresh(self) -> None:
         extras = []
+        count = self.document().blockCount()  # a line past the text has nothing to tint
         for line, colors in self._colors.items():
             tint = QColor(colors[0])
             tint.setAlpha(70)
-            extras.append(self._line_extra(line, tint))
+            if 1 <= line <= count:
+                extras.append(self._line_extra(line, tint))
         for line in self._selected:
-            extras.append(self._line_extra(line, SELECT_COLOR))
+            if 1 <= line <= count:
+                extras.append(self._line_extra(line, SELECT_COLOR))
         self.setExtraSelections(extras)
         self._gutter.update()
 

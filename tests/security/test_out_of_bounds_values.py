@@ -67,15 +67,24 @@ def test_absurd_lines_and_times_are_dropped_and_never_shown(window: MainWindow, 
     assert not seen, seen
 
 
-def test_a_saved_session_with_absurd_times_shows_without_error(window: MainWindow, tmp_path: Path) -> None:
-    """A session file is data too: the Compile-time pane reads its times as unmeasured."""
+def test_a_saved_session_with_absurd_times_and_lines_shows_without_error(window: MainWindow,
+                                                                        tmp_path: Path) -> None:  # fmt: skip
+    """A session file is data too: the Compile-time pane reads its times as unmeasured, the
+    Source pane neither scrolls to nor tints a line past the text (Qt takes a C int)."""
     session = load(_hostile_session(tmp_path))
     c = session.compiles[0]
     metrics = replace(c.metrics, total_s=1e308, stage_s={**c.metrics.stage_s, "backend": 1e308,
                                                            "inductor": float("inf")})  # fmt: skip
-    hostile = replace(session, compiles=(replace(c, metrics=metrics),))
+    nodes = tuple(replace(n, source=replace(n.source, line=HUGE_LINE)) if n.source else n
+                  for n in c.inductor[0].post_grad.nodes) if c.inductor[0].post_grad else ()  # fmt: skip
+    assert any(n.source for n in nodes)
+    output = replace(c.inductor[0], post_grad=replace(c.inductor[0].post_grad, nodes=nodes))
+    hostile = replace(session, compiles=(replace(c, metrics=metrics, inductor=(output, *c.inductor[1:])),))
+    path = next(n.source.file for n in nodes if n.source)
     with slot_errors() as seen:
         window.set_session(hostile, "hostile.json")
         window.ensure_panes()
+        window.state.updates.flush()
+        window.selection.select({source_line(path, HUGE_LINE)})
         window.state.updates.flush()
     assert not seen, seen
