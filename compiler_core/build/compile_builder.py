@@ -208,11 +208,13 @@ def _kernels(part: Partition, post: Graph | None) -> list[Kernel]:
     for pk in parsed:
         fused = fused_of[pk.name]
         fused = [n for n in dict.fromkeys(fused) if not post_names or n in post_names]
+        named = _named_nodes(pk, by_kernel, backward=part.name == "backward")
         out.append(Kernel(
             name=pk.name, language=pk.language, graph=graph, source=pk.source,
             fused_nodes=tuple(fused), original_aten=tuple(pk.original_aten),
             line_nodes=_line_nodes(pk.source, fused), output_code_line=pk.line,
             launches=1 if pk.language == "extern" else len(pk.calls),
+            inferred_nodes=tuple(n for n in fused if n not in named),
         ))  # fmt: skip
     if post is None:
         return out
@@ -222,6 +224,17 @@ def _kernels(part: Partition, post: Graph | None) -> list[Kernel]:
                 else k for k in out]  # fmt: skip
     marks = kernel_marks(part.output_code, at_first, post, pre_to_post)
     return [k if k.language == "extern" else replace(k, line_nodes=marks.get(k.name, {})) for k in out]
+
+
+def _named_nodes(pk: ParsedKernel, by_kernel: dict[str, list[str]], backward: bool) -> set[str]:
+    """Nodes a record of Inductor names for this kernel: its provenance entry, its Graph
+    fragment, its node-mapping comment and, in a backward, the comments above its launches (a
+    forward's launch comments give Dynamo's names, some of which spell unrelated post-grad nodes)."""
+    named = set(by_kernel.get(pk.name, ())) | set(pk.fragment_nodes) | set(pk.post_grad_nodes)
+    if backward:
+        for names in pk.call_names:
+            named.update(names)
+    return named
 
 
 def _fused(pk: ParsedKernel, by_kernel: dict[str, list[str]], index: KernelNodes,

@@ -178,6 +178,10 @@ class Kernel:
     line_nodes: dict[str, tuple[str, ...]] = field(default_factory=dict)
     output_code_line: int | None = None  # where the definition starts in the whole output code
     launches: int = 0
+    # the part of `fused_nodes` no record of Inductor names for this kernel (no provenance entry,
+    # Graph fragment, node-mapping or launch comment): later launches' counterparts of the
+    # fragment's nodes, followed by data flow (build/kernel_nodes.py). Shown as inferred.
+    inferred_nodes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,10 @@ def fused_text(kernel: Kernel) -> str:
     over = f" over {kernel.launches} launches" if kernel.launches > 1 else ""
     names = ", ".join(kernel.fused_nodes[:SHOWN_NODES])
     more = f", … and {n - SHOWN_NODES} more" if n > SHOWN_NODES else ""
-    return f"Fuses {n} node{'s' * (n != 1)}{over}: {names}{more}"
+    inferred = len(kernel.inferred_nodes)
+    told = (f" ({inferred} inferred: named by no record of Inductor, followed from the named "
+            f"nodes by data flow)") if inferred else ""
+    return f"Fuses {n} node{'s' * (n != 1)}{over}{told}: {names}{more}"
 
 
 class KernelCodePane(Pane):

@@ -143,3 +143,21 @@ def test_each_linear_lists_exactly_its_own_matmul() -> None:
     `key_states` (the transpose after it, least by name), up_proj's mm_5 to `down_proj`."""
     rows, _ = _linear_rows()
     assert [name for name, ks in rows if len(ks) != 1] == []
+
+
+def test_nodes_no_record_names_are_marked_inferred_and_the_rest_are_named_by_the_code() -> None:
+    """A reused kernel's later launches compute other layers' counterparts that no comment of
+    Inductor names (the forward's launch comments give Dynamo's names): those are `inferred_nodes`,
+    told apart in the Kernel code pane; every other claim is named by the kernel's own fragment."""
+    out = _llama("forward")
+    k = next(k for k in out.kernels if k.name == "triton_poi_fused__unsafe_view_mul_silu_8")
+    frag = set(fragments(out.output_code)[k.name].nodes)
+    assert set(k.fused_nodes) - set(k.inferred_nodes) <= frag
+    assert len(k.inferred_nodes) == 31 * 9  # every layer but the fragment's own
+    from explorer.panes.kernel_code_pane import fused_text
+
+    assert "279 inferred" in fused_text(k)
+    for kernel in out.kernels:  # no claim outside both the code's names and the inferred ones
+        if kernel.language != "extern" and kernel.name in fragments(out.output_code):
+            named = set(fragments(out.output_code)[kernel.name].nodes)
+            assert set(kernel.fused_nodes) - set(kernel.inferred_nodes) <= named, kernel.name
