@@ -7,8 +7,10 @@ forged or replayed line detectable, and never let an event decide success on its
 - The parent makes a 32-byte key per run and writes it to the worker's **stdin**, then closes
   it. The worker reads it before any user code runs and rebinds fd 0 to /dev/null; the key is
   never in argv, the environment or a file, so `ps`, /proc/PID/environ, inherited fds and
-  child processes do not see it. Code in the worker process could still dig it out of memory
-  (gc, ctypes); that is not "trivial", and the verdict does not rest on events anyway (below).
+  child processes do not see it. Code in the worker process can still find it in memory (three
+  lines through `gc.get_objects()`) and forge an authentic stream: a model that sets out to fool
+  its own recorder can (docs/reliability.md, threat model). The signature keeps out accidents and
+  other processes, not the code under test.
   stdin, not an extra pipe, because QProcess (the GUI) can write a child's stdin but cannot
   pass it other descriptors.
 - Each line is `MAC SEQ JSON`: HMAC-SHA256 over `SEQ JSON` with SEQ counting from 1. The
