@@ -57,14 +57,36 @@ def open_regular(path: str) -> int:
     the flag is cleared again for the regular file we keep (it means nothing for one anyway)."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise NotRegularFileError(f"not a regular file ({_kind(mode)}): {path}")
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegularFileError(f"not a regular file ({_kind(st.st_mode)}): {path}")
+        if _on_pseudo_filesystem(path, st):
+            raise NotRegularFileError(f"a file of the kernel's pseudo-filesystems ({path}), not a log")
         os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
         raise
     return fd
+
+
+_PSEUDO_ROOTS = ("/proc", "/sys", "/dev")
+
+
+def _on_pseudo_filesystem(path: str, st: os.stat_result) -> bool:
+    """/proc, /sys and /dev files pass as regular files but are not: /proc/self/pagemap reads
+    8 bytes per page of the address space (terabytes, minutes of reading), others block or
+    change under the reader. Refused by where the path really leads (symlinks resolved) and by
+    the device the file lives on (a bind mount elsewhere)."""
+    real = os.path.realpath(path)
+    if any(real == root or real.startswith(root + "/") for root in _PSEUDO_ROOTS):
+        return True
+    for root in ("/proc", "/sys"):  # /dev may share the root filesystem's device
+        try:
+            if os.stat(root).st_dev == st.st_dev:
+                return True
+        except OSError:
+            continue
+    return False
 
 
 def _kind(mode: int) -> str:
