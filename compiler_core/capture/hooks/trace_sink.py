@@ -34,6 +34,7 @@ class _TraceFileHandler(logging.FileHandler):
         self._observer = observer
 
     def emit(self, record: logging.LogRecord) -> None:
+        _bound(record)
         super().emit(record)  # StreamHandler flushes after every record
         if self._observer is not None:
             metadata = getattr(record, "metadata", None)
@@ -42,6 +43,31 @@ class _TraceFileHandler(logging.FileHandler):
                     self._observer(metadata, getattr(record, "payload", None))
                 except Exception:  # an observer bug must not break the user's compile
                     logging.getLogger(__name__).exception("trace observer failed")
+
+
+MAX_TEXT = 1 << 20  # one field or payload; an exception message of 300 MB was logged 9 times
+_CUT = "\n[... {} characters cut by CompileScope: a trace record is kept under 1 MiB a field]"
+
+
+def _bound(record: logging.LogRecord) -> None:
+    """Cut any string field of the record's metadata, and its payload, to MAX_TEXT: a model that
+    raised with a 300 MB message made torch log it nine times (2.8 GB, 98 s of writing)."""
+    payload = getattr(record, "payload", None)
+    if isinstance(payload, str) and len(payload) > MAX_TEXT:
+        record.payload = payload[:MAX_TEXT] + _CUT.format(len(payload) - MAX_TEXT)
+    metadata = getattr(record, "metadata", None)
+    if isinstance(metadata, dict):
+        record.metadata = _bounded(metadata)
+
+
+def _bounded(value: Any, depth: int = 0) -> Any:
+    if isinstance(value, str):
+        return value if len(value) <= MAX_TEXT else value[:MAX_TEXT] + _CUT.format(len(value) - MAX_TEXT)
+    if depth < 4 and isinstance(value, dict):
+        return {k: _bounded(v, depth + 1) for k, v in value.items()}
+    if depth < 4 and isinstance(value, list):
+        return [_bounded(v, depth + 1) for v in value]
+    return value
 
 
 class TraceLogSink:

@@ -1,0 +1,38 @@
+"""A model that raises with an enormous message: torch logs the message into the trace in several
+records; each field is cut to 1 MiB so the trace stays small and the failure stays cheap."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from compiler_core.capture.hooks.trace_sink import MAX_TEXT
+from compiler_core.worker.client import WorkerClient
+from compiler_core.worker.protocol import CaptureSpec
+
+HUGE = """
+import torch
+
+class M(torch.nn.Module):
+    def forward(self, x):
+        y = x + 1
+        raise RuntimeError("x" * (40 * 2**20))
+
+model = M()
+example_inputs = (torch.randn(4),)
+"""
+
+
+@pytest.mark.slow
+def test_a_40_mib_exception_message_leaves_a_small_trace_and_a_clear_failure(
+        model_file: Callable[[str, str], Path], capture_cache: Path, tmp_path: Path) -> None:
+    spec = CaptureSpec(str(model_file("huge", HUGE)), str(tmp_path / "s.json"), input_steps=0)
+    client = WorkerClient(spec, cache_dir=capture_cache, timeout_s=600)
+    exit_ = client.run()
+    assert exit_.returncode != 0 and client.error is not None and "RuntimeError" in client.error.message
+    trace = Path(spec.resolved_trace_path)
+    # unbounded, torch logs the message in about nine records: 360 MiB
+    assert trace.stat().st_size < 12 * MAX_TEXT, trace.stat().st_size
+    assert client.recover_session() is not None
