@@ -1,10 +1,12 @@
 """`python -m compiler_core budget MODEL.py --budgets 1,0.5,0.2 [--device cuda] [-o SESSION.json]`.
 
-Re-partitions the model file's training step at each `activation_memory_budget` in a worker
-process (compiler_core/stages/memory_budget.py) and prints, per budget, saved bytes, recomputed
-ops and (with `--steps`, on any device) the median step time, plus peak memory on a GPU. With
-`-o`, the results are stored in that session (`Session.memory_budget`), which is created if it
-does not exist; an existing session keeps everything else. Torch is never imported here.
+Re-partitions the model file's training step at each `activation_memory_budget` in the capture
+worker (compiler_core/stages/memory_budget.py), launched and watched as a capture is (memory cap,
+process sweep, signed events), and prints, per budget, saved bytes, recomputed ops and (with
+`--steps`, on any device) the median step time, plus peak memory on a GPU. With `-o`, the results
+are stored in that session (`Session.memory_budget`), which is created if it does not exist; an
+existing session keeps everything else, and is written only from an authentic run. Torch is never
+imported here.
 """
 
 from __future__ import annotations
@@ -13,14 +15,13 @@ import argparse
 import dataclasses
 import json
 import os
-import subprocess
 import sys
-from pathlib import Path
+import tempfile
 from typing import Any
 
 from compiler_core.session.codec import load, save
 from compiler_core.session.model import BudgetPoint, Session, SessionMeta
-from compiler_core.stages.memory_budget import parse_point, worker_command
+from compiler_core.stages.memory_budget import budget_spec, point_from_event
 
 
 def add_parser(subparsers: Any) -> None:
@@ -35,26 +36,23 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--json", action="store_true", help="print the results as one JSON line")
 
 
-def run_sweep(model: str, budgets: str, device: str, steps: int,
-              timeout: float) -> tuple[list[BudgetPoint], str]:  # fmt: skip
-    """Run the worker; returns the points it reported and the tail of its stderr."""
-    cmd = worker_command(model, budgets, device, steps)
-    root = str(Path(__file__).resolve().parents[2])
-    paths = (root, os.environ.get("PYTHONPATH", ""))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in paths if p))
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, check=False)
-        stdout, err = proc.stdout, proc.stderr[-3000:].strip() if proc.returncode else ""
-        if proc.returncode:  # os._exit / a signal prints nothing: say how it ended
-            how = (f"was killed by signal {-proc.returncode}" if proc.returncode < 0
-                   else f"ended with exit code {proc.returncode}")  # fmt: skip
-            err = f"the budget worker {how}" + (f"\n{err}" if err else "")
-    except subprocess.TimeoutExpired as exc:  # keep the budgets that finished in time
-        out = exc.stdout or b""
-        stdout = out.decode() if isinstance(out, bytes) else out
-        err = f"timed out after {timeout:.0f} s"
-    points = [p for p in map(parse_point, stdout.splitlines()) if p is not None]
-    return points, err
+def run_sweep(model: str, budgets: str, device: str, steps: int, timeout: float,
+              output: str = "") -> tuple[list[BudgetPoint], str]:  # fmt: skip
+    """Run the sweep in the worker; returns the points it reported and why it is not a success
+    ("" when it is). Points come only from the authenticated event channel, never stdout."""
+    from compiler_core.worker.client import WorkerClient
+
+    out = output or os.path.join(tempfile.mkdtemp(prefix="cs-budget-"), "budget.json")
+    client = WorkerClient(budget_spec(model, budgets, device, steps, out), timeout_s=timeout)
+    points = [p for e in client.events() if e.kind == "budget"
+              for p in [point_from_event(e.data)] if p is not None]  # fmt: skip
+    exit_ = client.exit
+    problems = client.problems()
+    if exit_ is None or not exit_.ok or problems:
+        why = "; ".join(problems) or (client.error.message if client.error else "")
+        how = exit_.describe() if exit_ is not None else "did not start"
+        return (points if not problems else []), f"the budget worker {how}" + (f": {why}" if why else "")
+    return points, ""
 
 
 def store(points: list[BudgetPoint], output: str, model: str) -> Session:

@@ -10,17 +10,16 @@ by storage, as the session's saved-tensor totals) and what the partitioner recom
 step is read from the CUDA allocator. PyTorch itself only plots its own *estimate* of this
 trade-off; here it is measured on the user's model.
 
-Run in its own process (`python -m compiler_core budget` spawns `python -m
-compiler_core.stages.memory_budget`), so torch never loads in the CLI or the GUI and a crash in a
-budget's compile cannot take them down. The process prints one JSON line per budget.
+Run in the capture worker (`python -m compiler_core.worker MODEL --budgets 1,0.5`), launched
+by the same clients as a capture (worker/client.py for the CLI, explorer/worker_process.py for
+the GUI): torch never loads in the CLI or the GUI, and the sweep gets the capture's memory cap,
+process sweep and signed events. Each finished budget is one `budget` event; the model's own
+stdout cannot forge one, and the client stores points only from an authentic run.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import statistics
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
@@ -28,28 +27,47 @@ from typing import Any
 
 from compiler_core.session.model import BudgetPoint, Graph
 
-LINE_PREFIX = "BUDGET "  # the worker's stdout: one `BUDGET {json}` line per finished budget
 
-
-def parse_point(line: str) -> BudgetPoint | None:
-    """A worker stdout line → its BudgetPoint (None for any other line); torch-free."""
+def point_from_event(data: dict[str, Any]) -> BudgetPoint | None:
+    """A `budget` event's data → its BudgetPoint (None when it does not fit); torch-free."""
     from compiler_core.session.codec import from_jsonable
 
-    if not line.startswith(LINE_PREFIX):
-        return None
-    from compiler_core.trace.json_payload import parse_json
-
-    try:  # the worker's stdout is shared with user code: any line may be forged or deep
-        point: BudgetPoint = from_jsonable(BudgetPoint, parse_json(line[len(LINE_PREFIX):]))
+    try:
+        point: BudgetPoint = from_jsonable(BudgetPoint, data)
     except (ValueError, TypeError, AttributeError, KeyError):
         return None
     return point
 
 
-def worker_command(model: str, budgets: str, device: str, steps: int) -> list[str]:
-    """argv (interpreter first) of the sweep worker, for the CLI and the GUI alike."""
-    return [sys.executable, "-m", "compiler_core.stages.memory_budget", model, "--budgets", budgets,
-            "--device", device, "--steps", str(steps)]  # fmt: skip
+def budget_spec(model: str, budgets: str, device: str, steps: int, out_path: str) -> Any:
+    """The worker spec of a sweep, for the CLI and the GUI alike (`out_path`: where the client
+    stores the points; the worker writes no session)."""
+    import os
+
+    from compiler_core.worker.protocol import CaptureSpec
+
+    return CaptureSpec(model_path=os.path.abspath(model), out_path=os.path.abspath(out_path), device=device,
+                       steps=steps, budgets=budgets, input_steps=0)
+
+
+def run_budget_job(spec: Any, emit: Callable[[Any], None]) -> int:
+    """The worker's sweep: one `budget` event per value; exit code as a capture's."""
+    from compiler_core.capture.user_errors import describe_failure
+    from compiler_core.worker import protocol
+    from compiler_core.worker.protocol import Event
+
+    emit(Event("stage", stage="budget", state="started"))
+    try:
+        budgets = [float(b) for b in spec.budgets.split(",") if b.strip()]
+        sweep(spec.model_path, budgets, spec.device, spec.steps,
+              emit=lambda pt: emit(Event("budget", data=asdict(pt))))
+    except BaseException as exc:  # user code may raise anything, SystemExit included
+        report = describe_failure(exc)
+        emit(Event("stage", stage="budget", state="failed"))
+        emit(Event("error", stage="budget", message=report.message, traceback=report.user_traceback))
+        return protocol.EXIT_USER_ERROR
+    emit(Event("stage", stage="budget", state="finished"))
+    return protocol.EXIT_OK
 
 
 def _storage_bytes(saved: Sequence[Any]) -> int:
@@ -141,20 +159,3 @@ def sweep(model_path: str, budgets: Sequence[float], device: str, steps: int,
         if emit is not None:
             emit(point)
     return out
-
-
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description="memory-budget sweep worker (one JSON line per budget)")
-    p.add_argument("model")
-    p.add_argument("--budgets", default="1,0.5,0.2")
-    p.add_argument("--device", default="cpu")
-    p.add_argument("--steps", type=int, default=5)
-    args = p.parse_args(argv)
-    budgets = [float(b) for b in args.budgets.split(",") if b.strip()]
-    sweep(args.model, budgets, args.device, args.steps,
-          emit=lambda pt: print(LINE_PREFIX + json.dumps(asdict(pt)), flush=True))  # fmt: skip
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -56,7 +56,7 @@ EXIT_INTERNAL = 4  # CompileScope itself failed (a bug: please report)
 EXIT_BUILD_FAILED = 5  # the model ran but the session could not be built/saved
 
 STAGES = ("load", "run", "dynamo", "aot", "inductor", "steps", "timeline", "build", "save")
-EVENT_KINDS = ("hello", "stage", "warning", "error", "timeline", "session", "done", "rank")
+EVENT_KINDS = ("hello", "stage", "warning", "error", "timeline", "session", "done", "rank", "budget")
 STATES = ("started", "finished", "failed")
 MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 
@@ -145,6 +145,9 @@ class CaptureSpec:
     shape_change_step: int | None = None  # timeline: feed a grown input shape from this step on
     max_memory_mb: int | None = None  # worker memory cap (0 = none; None: default, see memory_limit)
     train: bool | None = None  # None: the file decides; False: forward under no_grad; True: backward too
+    # a memory-budget sweep instead of a capture ("1,0.5,0.2"): one `budget` event per value,
+    # `steps` timed steps each; no session is written by the worker
+    budgets: str = ""
 
     @property
     def resolved_trace_path(self) -> str:
@@ -185,6 +188,8 @@ def worker_argv(spec: CaptureSpec, events_fd: int | None = None, events_file: st
         argv.append("--dynamic" if spec.dynamic else "--no-dynamic")
     if spec.train is not None:
         argv.append("--train" if spec.train else "--no-train")
+    if spec.budgets:
+        argv += ["--budgets", spec.budgets]
     return argv
 
 

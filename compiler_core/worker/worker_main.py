@@ -127,6 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="cap on the worker's memory (0 = none; default: 75%% of RAM on CPU)")
     p.add_argument("--trace", default="")
     p.add_argument("--train", action=argparse.BooleanOptionalAction, default=None)
+    p.add_argument("--budgets", default="", help="a memory-budget sweep at these values instead of a capture")
     p.add_argument(TIMELINE_FLAG, dest="timeline_only", action="store_true",
                    help="(internal) time the model in this fresh process and add the timeline to --out")
     p.add_argument("--key-fd", type=int, help="(internal) the run's key and next sequence number")
@@ -138,7 +139,7 @@ def spec_from_args(args: argparse.Namespace) -> CaptureSpec:
         model_path=os.path.abspath(args.model), out_path=os.path.abspath(args.out), device=args.device,
         mode=args.mode, dynamic=args.dynamic, input_steps=args.input_steps, steps=args.steps,
         modes=args.modes, trace_path=os.path.abspath(args.trace) if args.trace else "",
-        shape_change_step=args.shape_change_step, train=args.train,
+        shape_change_step=args.shape_change_step, train=args.train, budgets=args.budgets,
     )
 
 
@@ -184,6 +185,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.timeline_only:
             code = TimelineJob(spec_from_args(args), channel.send).run()
+        elif args.budgets:
+            from compiler_core.stages.memory_budget import run_budget_job
+
+            code = run_budget_job(spec_from_args(args), channel.send)
         else:
             from compiler_core.worker.capture_job import CaptureJob
 

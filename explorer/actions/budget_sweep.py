@@ -1,21 +1,24 @@
-"""Runs the memory-budget sweep worker from the GUI through QProcess (never torch in this process).
+"""Runs the memory-budget sweep from the GUI in the capture worker (never torch in this process).
 
-The worker (`python -m compiler_core.stages.memory_budget`) prints one `BUDGET {json}` line per
-finished budget; each becomes a `pointReady` as it arrives, so the table fills while later
-budgets still compile. `finished` carries every point and an error line ("" when all went well).
+The sweep is a worker run like a capture (`explorer/worker_process.py`: the same memory cap,
+process sweep and signed events); each finished budget arrives as an authenticated `budget` event
+and becomes a `pointReady`, so the table fills while later budgets still compile. `finished`
+carries every point and an error line ("" when all went well); a run whose channel carried
+forged lines gives no points at all.
 """
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
+import tempfile
 
-from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, Signal
+from PySide6.QtCore import QObject, Signal
 
 from compiler_core.session.model import BudgetPoint
-from compiler_core.stages.memory_budget import parse_point, worker_command
-
-ROOT = Path(__file__).resolve().parents[2]
+from compiler_core.stages.memory_budget import budget_spec, point_from_event
+from compiler_core.worker.capture_outcome import CaptureOutcome
+from compiler_core.worker.protocol import Event
+from explorer.worker_process import WorkerProcess
 
 
 class BudgetSweepRun(QObject):
@@ -27,42 +30,31 @@ class BudgetSweepRun(QObject):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.points: list[BudgetPoint] = []
-        self._buffer = ""
-        self._stderr = ""
-        self.process = QProcess(self)
-        self.process.readyReadStandardOutput.connect(self._read)
-        self.process.readyReadStandardError.connect(self._read_err)
+        self.process = WorkerProcess(self)
+        self.process.eventReceived.connect(self._event)
         self.process.finished.connect(self._done)
-        self.process.errorOccurred.connect(lambda _e: self._done(-1, QProcess.ExitStatus.CrashExit))
 
     def start(self, model: str, budgets: str, device: str, steps: int = 5) -> None:
-        argv = worker_command(model, budgets, device, steps)
-        env = QProcessEnvironment.systemEnvironment()
-        env.insert("PYTHONPATH", os.pathsep.join(p for p in (str(ROOT), env.value("PYTHONPATH")) if p))
-        env.insert("PYTHONUNBUFFERED", "1")
-        self.process.setProcessEnvironment(env)
         self.points.clear()
-        self.process.start(argv[0], argv[1:])
+        out = os.path.join(tempfile.mkdtemp(prefix="cs-budget-"), "budget.json")
+        self.process.start(budget_spec(model, budgets, device, steps, out))
 
     def running(self) -> bool:
-        return self.process.state() != QProcess.ProcessState.NotRunning
+        return self.process.running()
 
-    def _read(self) -> None:
-        self._buffer += bytes(self.process.readAllStandardOutput().data()).decode(errors="replace")
-        *lines, self._buffer = self._buffer.split("\n")
-        for line in lines:
-            point = parse_point(line)
-            if point is not None:
-                self.points.append(point)
-                self.pointReady.emit(point)
+    def _event(self, event: Event) -> None:
+        if event.kind != "budget":
+            return
+        point = point_from_event(event.data)
+        if point is not None:
+            self.points.append(point)
+            self.pointReady.emit(point)
 
-    def _read_err(self) -> None:
-        text = bytes(self.process.readAllStandardError().data()).decode(errors="replace")
-        self._stderr = (self._stderr + text)[-4000:]
-
-    def _done(self, code: int, status: QProcess.ExitStatus) -> None:
-        self._read()
-        ok = code == 0 and status == QProcess.ExitStatus.NormalExit
-        lines = [ln for ln in self._stderr.splitlines() if ln.strip()]
-        error = "" if ok else (lines[-1] if lines else f"sweep worker exited with code {code}")
+    def _done(self, outcome: CaptureOutcome) -> None:
+        if outcome.problems:  # forged lines or no authentic end: nothing of the run is believed
+            self.finished.emit([], "; ".join(outcome.problems))
+            return
+        ok = outcome.exit_code == 0 and not (outcome.cancelled or outcome.timed_out or outcome.crashed)
+        first = outcome.error.splitlines()[0] if outcome.error else ""
+        error = "" if ok else (first or f"the worker {outcome.fate()}")
         self.finished.emit(list(self.points), error)

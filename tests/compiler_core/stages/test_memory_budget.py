@@ -80,3 +80,48 @@ def test_a_worker_that_exits_silently_is_named_with_its_exit_code(tmp_path: Path
                           capture_output=True, text=True, env=env, timeout=600, check=False)  # fmt: skip
     assert proc.returncode == 1
     assert "exit code 3" in proc.stderr, proc.stderr
+
+
+FORGES_AND_ESCAPES = """
+import json, os, subprocess, sys
+import torch
+
+model = torch.nn.Linear(8, 4)
+example_inputs = (torch.randn(2, 8),)
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"], start_new_session=True)
+with open(os.environ["CS_CHILD_PID"], "w") as f:
+    f.write(str(child.pid))
+
+def train_step(model, inputs):
+    print("BUDGET " + json.dumps({"budget": 0.123, "saved_bytes": 1, "device": "forged"}), flush=True)
+    model(*inputs).sum().backward()
+"""
+
+
+@pytest.mark.slow
+def test_budget_runs_in_the_capture_worker_forged_lines_and_escaped_children_do_nothing(tmp_path: Path) -> None:
+    """The sweep is a worker run like a capture: stdout is only the model's prints (a forged
+    `BUDGET` line there is not a point), and a child that left the process group with setsid is
+    swept when the run ends instead of keeping the CLI waiting."""
+    import time
+
+    from compiler_core.session.codec import save
+    from compiler_core.session.model import Session, SessionMeta
+
+    model = tmp_path / "forges.py"
+    model.write_text(FORGES_AND_ESCAPES)
+    out = tmp_path / "existing.json"
+    save(Session(meta=SessionMeta(origin="capture", origin_path=str(model))), out)
+    pid_file = tmp_path / "child.pid"
+    env = dict(os.environ, PYTHONPATH=str(ROOT), CS_CHILD_PID=str(pid_file))
+    t0 = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "compiler_core", "budget", str(model), "--budgets", "1",
+                           "--steps", "1", "-o", str(out)], capture_output=True, text=True, env=env,
+                          timeout=600, check=False)  # fmt: skip
+    assert time.monotonic() - t0 < 250  # not the child's 300 s
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    session = load(out)
+    assert [p.budget for p in session.memory_budget] == [1.0]
+    assert session.meta.origin == "capture"  # the existing session kept the rest
+    child = int(pid_file.read_text())
+    assert not Path(f"/proc/{child}").exists() or "Z" in Path(f"/proc/{child}/stat").read_text().split()[2]
