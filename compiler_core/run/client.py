@@ -15,11 +15,8 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import subprocess
 import sys
 import threading
-import time
-from pathlib import Path
 from typing import IO
 
 from compiler_core.run.spec import ScriptSpec
@@ -65,22 +62,8 @@ class ScriptClient(WorkerClient):
         self.worker_pid: int | None = None
 
     def start(self) -> None:
-        read_fd, write_fd = os.pipe()
-        env = dict(self._env)
-        root = str(Path(__file__).resolve().parents[2])  # so `-m compiler_core.run` imports
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
-        self._started_unix = time.time()
-        try:
-            self.proc = subprocess.Popen(
-                self.spec.argv(events_fd=write_fd), cwd=self.spec.cwd or None, env=env,
-                pass_fds=(write_fd,), stdin=subprocess.PIPE if self._signed else subprocess.DEVNULL,
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-            )
-        finally:
-            os.close(write_fd)
-        if self._signed:
-            self._send_key()
-        assert self.proc.stdout is not None and self.proc.stderr is not None
+        read_fd = self._spawn(self.spec.argv, self.spec.cwd or None)
+        assert self.proc is not None and self.proc.stdout is not None and self.proc.stderr is not None
         out = sys.stdout.buffer if self.echo else None
         err = sys.stderr.buffer if self.echo else None
         self._stdout = _EchoTail(self.proc.stdout, out)

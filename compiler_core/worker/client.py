@@ -27,7 +27,7 @@ import subprocess
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -144,17 +144,26 @@ class WorkerClient:
         return self.run_book.received
 
     def start(self) -> None:
+        read_fd = self._spawn(self.spec.argv, str(Path(self.spec.model_path).resolve().parent))
+        assert self.proc is not None and self.proc.stdout is not None and self.proc.stderr is not None
+        self._stdout = _TailBuffer(self.proc.stdout)
+        self._stderr = _TailBuffer(self.proc.stderr)
+        threading.Thread(target=self._read_events, args=(read_fd,), daemon=True).start()
+
+    def _spawn(self, argv: Callable[..., list[str]], cwd: str | None) -> int:
+        """Start the worker the one way every run is started (model file, script, budget sweep):
+        its own session, the run token in its environment, this process its subreaper and the
+        worker registered, the key on stdin. Returns the events pipe's read end."""
         read_fd, write_fd = os.pipe()
-        cwd = str(Path(self.spec.model_path).resolve().parent)
         env = dict(self._env)
-        root = str(Path(__file__).resolve().parents[2])  # so `-m compiler_core.worker` imports
+        root = str(Path(__file__).resolve().parents[2])  # so `-m compiler_core.*` imports
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
         env[process_sweep.RUN_TOKEN_ENV] = self.token
         process_sweep.become_subreaper()
         self._started_unix = time.time()
         try:
             self.proc = subprocess.Popen(
-                self.spec.argv(events_fd=write_fd), cwd=cwd, env=env, pass_fds=(write_fd,),
+                argv(events_fd=write_fd), cwd=cwd, env=env, pass_fds=(write_fd,),
                 stdin=subprocess.PIPE if self._signed else subprocess.DEVNULL, stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE, start_new_session=True,
             )
@@ -163,10 +172,7 @@ class WorkerClient:
         process_sweep.register_child(self.proc.pid)
         if self._signed:
             self._send_key()
-        assert self.proc.stdout is not None and self.proc.stderr is not None
-        self._stdout = _TailBuffer(self.proc.stdout)
-        self._stderr = _TailBuffer(self.proc.stderr)
-        threading.Thread(target=self._read_events, args=(read_fd,), daemon=True).start()
+        return read_fd
 
     def _send_key(self) -> None:
         """The run's key on the worker's stdin, which is then closed (worker_main._read_key)."""

@@ -223,3 +223,16 @@ def test_auto_device_times_each_callable_by_its_tensors_and_says_which(tmp_path:
     assert session.meta.device == "cpu"
     assert "Sequential: cpu (no CUDA tensor in its calls)" in session.meta.extra["clock"]
     assert len(_samples(session, "Sequential")) == 4
+
+
+def test_a_fork_chain_daemon_with_no_environment_is_swept_when_the_run_ends(tmp_path: Path) -> None:
+    """Found by kinship, not by the run token it dropped: the run's client is the subreaper."""
+    pid_file = tmp_path / "chain.pid"
+    client = _run(_spec("fork_chain_daemon.py", tmp_path, str(pid_file)), timeout=300)
+    assert client.exit is not None and client.exit.ok, client.stderr_tail
+    assert client.swept  # the chain was found and killed
+    time.sleep(1.0)
+    last = int(pid_file.read_text())
+    alive = Path(f"/proc/{last}").exists() and "Z" not in Path(f"/proc/{last}/stat").read_text().split()[2]
+    assert not alive
+    assert pid_file.read_text() == str(last)  # nothing of the chain wrote since
