@@ -18,8 +18,10 @@ Children: rlimits are per process, so N forked children could each use the cap. 
 (client.py, explorer/worker_process.py) therefore sums the proportional resident memory (PSS) of the worker's
 whole process tree every 0.5 s (process_sweep.tree_pss_bytes) and kills the run past the cap.
 Still not covered, and said so in the session (`meta.extra["memory_cap"]`) and by the CLI: the
-tree's total between two checks (a burst can overshoot for up to 0.5 s), and without RLIMIT_AS
-(CUDA) shared mappings. Only a cgroup v2 memory limit bounds a tree exactly; this module does
+tree's total between two checks (a burst can overshoot for up to 0.5 s), without RLIMIT_AS
+(CUDA) shared mappings, and RAM-backed files written but never mapped (3 GiB written to a memfd
+under a 1 GiB cap is page cache: no rlimit and no process's PSS counts it).
+Only a cgroup v2 memory limit bounds a tree exactly; this module does
 not create one (the machines we test on have no writable cgroup v2 hierarchy to test it on).
 """
 
@@ -76,7 +78,9 @@ def apply_memory_limit(device: str, max_memory_mb: int | None) -> str:
         resource.setrlimit(which, (cap if hard == resource.RLIM_INFINITY else min(cap, hard), hard))
     shared = "" if device.startswith("cpu") else "shared mappings (MAP_SHARED) and "
     return (f"{cap >> 20} MiB per process ({' and '.join(_names(limits))}), child processes summed "
-            f"every 0.5 s; not covered: {shared}bursts of the process tree between checks (no cgroup)")
+            f"every 0.5 s; not covered: {shared}RAM-backed files the model writes without mapping them "
+            f"(memfd, /dev/shm, tmpfs: page cache, in no process's memory), bursts of the process tree "
+            f"between checks (no cgroup)")
 
 
 def _names(limits: list[int]) -> list[str]:
