@@ -23,7 +23,7 @@ from compiler_core.break_ranking import distinct_breaks
 from compiler_core.recompile_explain import distinct_recompiles
 from compiler_core.session.model import CRASH_STAGE, Compile, Diagnostic, InductorOutput, ModeStats, Session
 from compiler_core.session.refs import Ref, RefKind
-from compiler_core.timeline.stats import speedups
+from compiler_core.timeline.stats import speedups, untrustworthy
 
 FIRST_DIAGNOSTICS = 5
 
@@ -109,6 +109,9 @@ def summarize(session: Session) -> dict[str, Any]:
                 "peak_mem_bytes": m.peak_mem_bytes,
                 "speedup": speed.get(m.mode),
                 "baseline_ms": m.baseline_ms,
+                "spread": m.spread,
+                "baseline_spread": m.baseline_spread,
+                "speedup_doubt": untrustworthy(m, speed.get(m.mode)) or None,
                 **_runtime_summary(m),
             }
             for m in session.mode_stats

@@ -397,6 +397,11 @@ class ModeStats:
     runtime: RuntimeProfile | None = None  # where the time went (a few profiled steps)
     time_by_ref: dict[str, float] = field(default_factory=dict)  # encoded Ref -> µs per step
     saved_bytes: int | None = None  # saved-activation bytes of the session's graphs (train only)
+    # half the interquartile range of the steady block means over their median: how far one
+    # block of 10 steps typically strays from the median (0.03 = ±3 %); for the paired eager
+    # blocks too. What the speedup's trust is judged by (timeline/stats.py, speedup_noise).
+    spread: float | None = None
+    baseline_spread: float | None = None
 
 
 # Diagnostic.stage of a compile the user's code raised in while Dynamo traced it (build/user_crash.py):

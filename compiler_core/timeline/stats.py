@@ -84,9 +84,9 @@ def mode_stats(
                      baseline_steps=[(s.step, s.warmup) for s in paired], **measured)
 
 
-def block_median(ms: Sequence[float], warmup: Sequence[bool], steps: Sequence[int]) -> float | None:
-    """Median over blocks (`step // BLOCK`) of each block's mean steady step; all steps count
-    when every step was a warm-up."""
+def block_means(ms: Sequence[float], warmup: Sequence[bool], steps: Sequence[int]) -> list[float]:
+    """Each block's (`step // BLOCK`) mean steady step; all steps count when every step was a
+    warm-up."""
     blocks: dict[int, list[float]] = {}
     for v, w, st in zip(ms, warmup, steps, strict=True):
         if not w:
@@ -94,7 +94,45 @@ def block_median(ms: Sequence[float], warmup: Sequence[bool], steps: Sequence[in
     if not blocks:
         for v, st in zip(ms, steps, strict=True):
             blocks.setdefault(st // BLOCK, []).append(v)
-    return median([sum(b) / len(b) for b in blocks.values()])
+    return [sum(b) / len(b) for b in blocks.values()]
+
+
+def block_median(ms: Sequence[float], warmup: Sequence[bool], steps: Sequence[int]) -> float | None:
+    """Median over blocks of each block's mean steady step (`block_means`)."""
+    return median(block_means(ms, warmup, steps))
+
+
+def relative_spread(values: Sequence[float]) -> float | None:
+    """Half the interquartile range over the median (None under 2 values or a zero median)."""
+    mid = median(values)
+    if len(values) < 2 or not mid:
+        return None
+    q1, q3 = percentile(values, 25.0), percentile(values, 75.0)
+    return None if q1 is None or q3 is None else (q3 - q1) / 2.0 / mid
+
+
+def speedup_noise(stats: ModeStats) -> float | None:
+    """The speedup's relative noise: its two medians' spreads combined (None when unknown)."""
+    if stats.spread is None:
+        return None
+    return float((stats.spread ** 2 + (stats.baseline_spread or 0.0) ** 2) ** 0.5)
+
+
+def untrustworthy(stats: ModeStats, speed: float | None) -> str:
+    """Why a speedup is not to be trusted, in words ("" when its effect stands out of the noise):
+    on a busy host a block strays further from the median than the speedup is from 1."""
+    if speed is None or stats.mode == EAGER:
+        return ""
+    noise = speedup_noise(stats)
+    if noise is None:
+        return ("not trustworthy: one steady block of steps, so no spread to judge this speedup by; "
+                "run more steps")
+    effect = abs(speed - 1.0)
+    if noise < effect:
+        return ""
+    return (f"not trustworthy: the step times scatter by ±{noise:.0%} (half the interquartile range of "
+            f"the blocks), more than the {effect:.0%} this speedup reports; the host was busy or "
+            f"the run too short")
 
 
 def summarize(
@@ -113,17 +151,21 @@ def summarize(
     (and `baseline_steps`: (step, warm-up) per paired step) medians are block medians."""
     marks = [e for e in events if e.mode == mode]
     steady = [v for v, w in zip(ms, warmup, strict=True) if not w] or list(ms)
-    mid = block_median(ms, warmup, steps) if steps is not None else median(steady)
+    blocks = block_means(ms, warmup, steps) if steps is not None else steady
+    mid = median(blocks)
     if baseline_steps is not None:
-        base_mid = block_median(baseline, [w for _, w in baseline_steps], [st for st, _ in baseline_steps])
+        base_blocks = block_means(baseline, [w for _, w in baseline_steps], [st for st, _ in baseline_steps])
     else:
-        base_mid = median(baseline)
+        base_blocks = list(baseline)
+    base_mid = median(base_blocks)
     compile_durations = [e.duration_s for e in marks if e.kind in COMPILE_KINDS and e.duration_s]
     known_peaks = [p for p in peaks if p is not None]
     fields: dict[str, int | float | None] = {
         "compile_s": sum(compile_durations) if compile_durations else None,
         "peak_mem_bytes": max(known_peaks) if known_peaks else None,
         "baseline_ms": base_mid,
+        "spread": relative_spread(blocks),
+        "baseline_spread": relative_spread(base_blocks),
     }
     fields.update({k: v for k, v in measured.items() if v is not None})
     return ModeStats(

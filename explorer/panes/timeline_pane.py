@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QFileDialog,
     QHeaderView,
@@ -31,6 +32,7 @@ from PySide6.QtWidgets import (
 from compiler_core.session.model import ModeStats, Session, StepSample, TimelineEvent
 from compiler_core.timeline.exporters import write_chrome_trace, write_csv
 from compiler_core.timeline.records import from_record
+from compiler_core.timeline.stats import untrustworthy
 from compiler_core.timeline.step_clock import BLOCK
 from explorer.panes.base import Pane
 from explorer.panes.number_text import human_bytes
@@ -42,9 +44,12 @@ from explorer.state.timeline_data import TimelineData
 
 PLOT_INTERVAL_MS = 25
 TABLE_INTERVAL_MS = 200
-COLUMNS = ["Mode", "Steps", "Median ms", "p99 ms", "Total s", "Speedup", "Compile s", "Recomp.",
+COLUMNS = ["Mode", "Steps", "Median ms", "Spread", "p99 ms", "Total s", "Paired eager ms", "Speedup",
+           "Compile s", "Recomp.",
            "Peak mem", "Saved act.", "Launch/step", "Kernels/step", "GPU idle/step", "In CUDA graphs"]
 SPEEDUP_COLUMN = COLUMNS.index("Speedup")
+SPREAD_COLUMN = COLUMNS.index("Spread")
+NOISY_COLOR = "#b35c00"  # a speedup inside its own noise: shown, but not as a plain figure
 MEDIAN_COLUMN = COLUMNS.index("Median ms")
 
 
@@ -181,9 +186,17 @@ class TimelinePane(Pane):
                         "Each block runs at the start of a fresh Python data-stack chunk: on CPython 3.12\n"
                         "and older a loop of yours can read up to 2x slower at some stack depths\n"
                         "(a chunk allocated and freed per call, CPython issue 142183)."))
+                doubt = untrustworthy(stats, speed)
                 if c == SPEEDUP_COLUMN and stats.baseline_ms is not None:
-                    item.setToolTip(tip(f"vs {stats.baseline_ms:.3f} ms: the median of the eager steps run "
-                                        f"alternately with {stats.mode}'s, under the same host conditions"))
+                    item.setToolTip(tip(f"Paired eager {stats.baseline_ms:.3f} ms / median: the median of "
+                                        f"the eager steps run alternately with {stats.mode}'s, under the "
+                                        f"same host conditions" + (f"\n{doubt}" if doubt else "")))
+                if c == SPEEDUP_COLUMN and doubt:
+                    item.setForeground(QColor(NOISY_COLOR))
+                if c == SPREAD_COLUMN:
+                    item.setToolTip(tip("Half the interquartile range of the steady blocks' mean step, "
+                                        "over the median: how far a block of 10 steps typically "
+                                        "strays from the median"))
                 self.table.setItem(r, c, item)
         self.table.blockSignals(False)
 
@@ -231,9 +244,10 @@ def _make_table() -> QTableWidget:
     table.verticalHeader().setVisible(False)
     table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
     table.setToolTip("Median and p99 leave out warm-up steps (compiles, recompiles, CUDA graph "
-                     "recording); Total includes them. Speedup = eager median / mode median, "
-                     "where eager is measured in steps alternating with the mode's own (hover "
-                     "a speedup for that paired median). Medians are over blocks of 10 steps, "
+                     "recording); Total includes them. Speedup = paired eager / median, "
+                     "where paired eager is the median of eager steps alternating with the mode's "
+                     "own (eager's own row has none: its speedup is 1). A speedup the blocks' spread "
+                     "exceeds is marked (noisy). Medians are over blocks of 10 steps, "
                      "timed between two synchronisations. Saved act.: bytes the forward graphs "
                      "save for backward, part of Peak mem. Kernels/step counts every device kernel "
                      "(extern GEMMs and attention included) the same way in every mode; GPU idle/step "
@@ -243,10 +257,11 @@ def _make_table() -> QTableWidget:
 
 def _row_texts(s: ModeStats, speed: float | None) -> list[str]:
     rt = s.runtime
+    noisy = " (noisy)" if untrustworthy(s, speed) else ""
     return [
-        s.mode, str(s.samples), _num(s.median_ms, 3), _num(s.p99_ms, 3),
-        _num(None if s.total_ms is None else s.total_ms / 1000, 2),
-        "" if speed is None else f"{speed:.2f}×", _num(s.compile_s, 2),
+        s.mode, str(s.samples), _num(s.median_ms, 3), "" if s.spread is None else f"±{s.spread:.0%}",
+        _num(s.p99_ms, 3), _num(None if s.total_ms is None else s.total_ms / 1000, 2),
+        _num(s.baseline_ms, 3), "" if speed is None else f"{speed:.2f}×{noisy}", _num(s.compile_s, 2),
         str(s.recompiles), _bytes(s.peak_mem_bytes), _bytes(s.saved_bytes),
         "" if s.kernel_launches_per_step is None else str(s.kernel_launches_per_step),
         "" if s.kernels is None else str(s.kernels),

@@ -82,6 +82,7 @@ class ModeSeries:
             kernel_launches_per_step=m.kernel_launches_per_step, kernels=m.kernels,
             cudagraph_graphs=m.cudagraph_graphs, baseline_ms=live.baseline_ms,
             runtime=m.runtime, time_by_ref=m.time_by_ref, saved_bytes=m.saved_bytes,
+            spread=live.spread, baseline_spread=live.baseline_spread,
         )
 
 

@@ -16,7 +16,7 @@ from pytestqt.qtbot import QtBot
 
 from compiler_core.session import Session, load
 from compiler_core.timeline.records import to_record
-from compiler_core.timeline.stats import all_mode_stats, speedups
+from compiler_core.timeline.stats import all_mode_stats, speedups, untrustworthy
 from explorer.panes.timeline_pane import COLUMNS, PLOT_INTERVAL_MS, TimelinePane
 from tests.conftest import FIXTURES
 
@@ -52,7 +52,8 @@ def test_table_shows_the_same_figures_as_the_core_stats(pane: TimelinePane, sess
         assert _cell(pane, row, "Median ms") == f"{st.median_ms:.3f}"
         assert _cell(pane, row, "p99 ms") == f"{st.p99_ms:.3f}"
         assert _cell(pane, row, "Total s") == f"{st.total_ms / 1000:.2f}"  # type: ignore[operator]
-        assert _cell(pane, row, "Speedup") == f"{speed[st.mode]:.2f}×"
+        noisy = " (noisy)" if untrustworthy(st, speed[st.mode]) else ""
+        assert _cell(pane, row, "Speedup") == f"{speed[st.mode]:.2f}×{noisy}"
         assert _cell(pane, row, "Recomp.") == str(st.recompiles)
     assert _cell(pane, 0, "Compile s") == ""  # eager compiles nothing
     assert float(_cell(pane, 1, "Compile s")) > 0
@@ -185,3 +186,28 @@ def test_mode_start_restarts_only_that_mode(pane: TimelinePane, session: Session
     assert len(pane.plot.layers["eager"].curve.getData()[0]) == 200
     assert [str(p.data()).split("\n")[0] for p in pane.plot.layers["default"].marks.points()] == [
         "default · step 0 · compile (0.00 s)"]
+
+
+def test_a_speedup_inside_its_own_noise_is_marked_and_the_quiet_ones_are_not(qtbot: QtBot) -> None:
+    """A short run recorded on a busy 2-core box (steps from 1.2 to 600 ms, one steady block): the
+    speedup is shown beside the paired eager median it divides and marked noisy; on a quieter
+    run only the speedup whose effect stands out of its blocks' spread is a plain figure."""
+    busy = load(FIXTURES / "timeline" / "transformer_cpu_profiled.json")
+    stats = {s.mode: s for s in all_mode_stats(busy.timeline, busy.timeline_events)}
+    speed = speedups(list(stats.values()))
+    assert untrustworthy(stats["default"], speed["default"]).startswith("not trustworthy")
+    pane = TimelinePane()
+    qtbot.addWidget(pane)
+    pane.set_session(busy)
+    row = next(r for r in range(pane.table.rowCount()) if _cell(pane, r, "Mode") == "default")
+    assert _cell(pane, row, "Speedup").endswith("(noisy)")
+    assert _cell(pane, row, "Paired eager ms") == f"{stats['default'].baseline_ms:.3f}"
+    assert _cell(pane, row, "Spread") == ""  # one steady block: no spread to show, so no trust either
+    assert "one steady block" in untrustworthy(stats["default"], speed["default"])
+    # the quieter run: reduce-overhead's 1.08x stands out of its ±4 % blocks, default's 1.05x
+    # does not stand out of its ±8 %
+    quiet = load(FIXTURE)
+    quiet_stats = {s.mode: s for s in all_mode_stats(quiet.timeline, quiet.timeline_events)}
+    quiet_speed = speedups(list(quiet_stats.values()))
+    assert not untrustworthy(quiet_stats["reduce-overhead"], quiet_speed["reduce-overhead"])
+    assert untrustworthy(quiet_stats["default"], quiet_speed["default"])
