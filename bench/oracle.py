@@ -345,12 +345,19 @@ def _log_paths(path: Path) -> list[Path]:
 
 
 def _facts(path: Path) -> dict[str, Any]:
+    """The corpus metadata beside a log (bench/corpus/README.md), reduced to what the checks use:
+    `explain` (PyTorch's own counts from a separate process), `device`, `crashed`."""
     side = path.parent / (path.name.split(".")[0] + ".json")
     try:
-        facts: dict[str, Any] = json.loads(side.read_text())
-        return facts
+        meta: dict[str, Any] = json.loads(side.read_text())
     except (OSError, json.JSONDecodeError):
         return {}
+    explain = (meta.get("oracle") or {}).get("explain") or {}
+    facts: dict[str, Any] = {"device": meta.get("device", ""),
+                             "crashed": meta.get("expected_outcome") == "crash"}
+    if explain.get("status") == "ok" and "graph_count" in explain and meta.get("scenario") == "steps":
+        facts["explain"] = explain
+    return facts
 
 
 def main() -> None:

@@ -95,6 +95,33 @@ def merge_wrapped(breaks: tuple[GraphBreak, ...]) -> tuple[GraphBreak, ...]:
     return tuple(out) if len(out) != len(breaks) else breaks
 
 
+def fold_wrappers_across(compiles: list[Any]) -> list[Any]:
+    """`merge_wrapped` over compiles: Dynamo often logs the "failed to handle gracefully" re-log
+    in a compile attempt of its own (T5's GB0179 broke in 1/0, its wrapper came as 2/0 and 4/0),
+    where a per-compile merge cannot see the break it wraps. Such a wrapper joins the earlier
+    break of the same cause in the same rank and run; that break then reads not resumable, and
+    no compile counts the cause twice."""
+    seen: dict[tuple[Any, ...], tuple[int, int]] = {}  # (rank, run, cause) -> (compile, break)
+    out = list(compiles)
+    for i, c in enumerate(out):
+        kept: list[GraphBreak] = []
+        for brk in c.graph_breaks:
+            loc = brk.location
+            key = (c.rank, getattr(c, "run", 0), brk.gb_code, brk.reason, loc and (loc.file, loc.line))
+            if brk.header.startswith(_WRAPPER) and key in seen:
+                ci, bi = seen[key]
+                first = out[ci].graph_breaks[bi]
+                wrapped = replace(first, resumable=False, header=first.header or brk.header)
+                out[ci] = replace(out[ci], graph_breaks=(*out[ci].graph_breaks[:bi], wrapped,
+                                                         *out[ci].graph_breaks[bi + 1:]))
+                continue
+            seen.setdefault(key, (i, len(kept)))
+            kept.append(brk)
+        if len(kept) != len(c.graph_breaks):
+            out[i] = replace(out[i], graph_breaks=tuple(kept))
+    return out
+
+
 def _same_cause(a: GraphBreak, b: GraphBreak) -> bool:
     loc_a, loc_b = a.location, b.location
     where_a = (loc_a.file, loc_a.line) if loc_a else None

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from compiler_core.build.compile_builder import build_compile
 from compiler_core.build.compile_records import PAYLOAD_KINDS, RankRecords, route
 from compiler_core.build.decompositions import with_decompositions
+from compiler_core.build.graph_breaks import fold_wrappers_across
 from compiler_core.build.link_memo import LinkMemo
 from compiler_core.build.parse_memo import ParseMemo
 from compiler_core.build.source_lookup import SourceLookup
@@ -122,6 +123,7 @@ def build_session(streams: Iterable[tuple[str, int | None, Iterable[Record]]], *
             path=ranks[0].path, stage="trace"))  # fmt: skip
     if lookup is None and meta is not None and meta.origin in ("capture", "script"):
         lookup = SourceLookup.capture()  # the user's own run: its files are the user's
+    compiles = fold_wrappers_across(compiles)
     compiles, out_of_bounds = bounded_lines(compiles)  # before the sources: they are rebuilt from lines
     diagnostics.extend(out_of_bounds)
     found = collect_sources(compiles, sources, lookup)

@@ -81,3 +81,21 @@ def test_runs_survive_a_save_and_an_older_session_gets_them_from_its_ids(tmp_pat
             del row[at]
     old = loads(json.dumps(packed))
     assert [c.run for c in old.compiles] == [0, 0, 1, 1, 2, 2]
+
+
+def test_a_wrapper_logged_in_its_own_compile_joins_the_break_it_wraps() -> None:
+    """The corpus's HF T5 training log (H100, torch 2.11): GB0179 `copy.deepcopy()` broke in 1/0
+    and Dynamo re-logged it as "Failed to handle graph break gracefully" in 2/0 and 4/0. One
+    cause: the wrappers join the earlier break (now not resumable) and are not counted again,
+    so the count equals the log's own break artifacts that are not wrappers (5)."""
+    from pathlib import Path
+
+    from compiler_core.build import import_trace
+
+    log = Path(__file__).resolve().parents[3] / "bench" / "corpus" / "logs" / "hf_t5_train.log.xz"
+    session = import_trace(log)
+    breaks = [b for c in session.compiles for b in c.graph_breaks]
+    assert len(breaks) == 5
+    assert not any(b.header.startswith("Failed to handle graph break gracefully") for b in breaks)
+    assert {b.gb_code for b in breaks} == {"GB0179"}
+    assert any(not b.resumable for b in breaks)
