@@ -32,6 +32,12 @@ def test_cache_hits_show_as_ok_cached(window: MainWindow, shared_traces: Path) -
     rows = {item.text(0): item.text(3) for item in items if item is not None}
     assert all(rows[cid] == "ok (cached)" for cid in hits), rows
     assert "cache_hit" not in rows.values()
+    # the log holds three runs (0/0 again after 1/0); the compile list shows the run picked, so
+    # pick the one holding the hit
+    runs = window.navigation.runs
+    hit_run = next(c.run for c in session.compiles if c.status == "cache_hit")
+    runs.setCurrentIndex(runs.findData(hit_run))
+    runs.activated.emit(runs.currentIndex())
     combo = window.navigation.compiles
     labels = [combo.itemText(i) for i in range(combo.count())]
     assert any("(cached)" in label for label in labels) and not any("cache_hit" in t for t in labels)
