@@ -22,7 +22,7 @@ from compiler_core.build.graph_breaks import fold_wrappers_across
 from compiler_core.build.link_memo import LinkMemo
 from compiler_core.build.parse_memo import ParseMemo
 from compiler_core.build.source_lookup import SourceLookup
-from compiler_core.build.user_crash import crash_diagnostic
+from compiler_core.build.user_crash import compiler_failure_diagnostic, crash_diagnostic
 from compiler_core.build.user_sources import collect_sources
 from compiler_core.build.value_bounds import bounded_lines
 from compiler_core.session.gc_pause import gc_paused
@@ -110,6 +110,8 @@ def build_session(streams: Iterable[tuple[str, int | None, Iterable[Record]]], *
                 continue
             if acc.crash is not None:
                 diagnostics.append(crash_diagnostic(compiles[-1], acc.crash))
+            elif (failed := compiler_failure_diagnostic(compiles[-1])) is not None:
+                diagnostics.append(failed)
             diagnostics.extend(Diagnostic("warning", p, path=rr.path, stage="build") for p in acc.problems)
             merged: dict[str, list[str]] = {}
             for part in acc.partitions:

@@ -69,6 +69,22 @@ def crash_diagnostic(c: Compile, crash: UserCrash) -> Diagnostic:
                       line=where.line if where is not None else None, stage=CRASH_STAGE)  # fmt: skip
 
 
+def compiler_failure_diagnostic(c: Compile) -> Diagnostic | None:
+    """An error for a compile the compiler itself failed (a backend that raised, an Inductor
+    error): by default torch raises it into the user's call, so the run stopped there unless
+    `suppress_errors` was on. A failure that is only a graph break the frame fell back from
+    (`Unsupported`) is not one."""
+    fail_type = c.metrics.fail_type if c.metrics is not None else None
+    if c.status != "failed" or not fail_type or fail_type in ("Unsupported", "SkipFrame"):
+        return None
+    label = c.compile_id if c.rank is None else f"rank {c.rank} {c.compile_id}"
+    first = (c.failure or fail_type).strip().splitlines()
+    text = " ".join(line.strip() for line in first[:2])
+    return Diagnostic("error", f"compile [{label}] failed in the compiler: {text}\nNot your code's "
+                      "exception: torch raises it into the compiled call, so the run stopped there "
+                      "unless torch._dynamo.config.suppress_errors was on.", stage="compile")
+
+
 def is_crash_break(brk: GraphBreak) -> bool:
     """A break record that stands for the user's exception leaving the compiled function."""
     return brk.reason == OBSERVED and brk.gb_code in ("", "GB0088")

@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from compiler_core.break_ranking import distinct_breaks
 from compiler_core.build import import_trace
 from compiler_core.summary import summarize
@@ -48,3 +50,12 @@ def test_a_crash_in_user_code_is_a_crash_not_a_break() -> None:
     summary = summarize(session)
     assert summary["graph_breaks"] == 0 and summary["distinct_breaks"] == []
     assert summary["crashes"] and "AttributeError" in summary["crashes"][0]
+
+
+def test_a_backend_that_raised_is_an_error_not_a_crash_of_user_code(shared_traces: Path) -> None:
+    """tlparse's comp_failure.log: the backend raised (BackendCompilerFailed). Not the user's
+    exception, but the run stopped there all the same: an error diagnostic says so."""
+    session = import_trace(shared_traces / "inputs" / "comp_failure.log")
+    errors = [d for d in session.diagnostics if d.severity == "error"]
+    assert len(errors) == 1 and "failed in the compiler: BackendCompilerFailed" in errors[0].message
+    assert "crash in user code" not in errors[0].message
