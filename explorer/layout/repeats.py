@@ -1,8 +1,10 @@
 """Fold repeated structure: N identical numbered sibling modules become one block.
 
 A 32-layer transformer is 32 copies of one layer; drawn as 32 boxes (or 9k nodes) it is a wall.
-Here, runs of at least two consecutive sibling groups labelled `0`, `1`, ... whose subtrees are
-structurally identical are moved under one new *fold* group labelled `layers.0–31 × 32`. The fold
+Here, runs of at least two consecutive sibling groups numbered `0`, `1`, ... (the label's trailing
+number: `0` in HF's `layers.0`, `encoder_layer_0` in torchvision's ViT; siblings of one run share
+what comes before it) whose subtrees are structurally identical are moved under one new *fold*
+group labelled `layers.0–31 × 32` or `encoder_layer_0–11 × 12`. The fold
 collapsed is one box; expanded it is the list of the layers (each still collapsed), any one of
 which expands as usual. ResNet's `layer1` folds its blocks `1–2` (block 0 has the downsample).
 
@@ -25,6 +27,20 @@ _PLAIN_TARGET = re.compile(r"[\w.]+")
 _DIGITS = re.compile(r"\d+")
 FOLD_MIN = 2
 _CALL_SUFFIX = re.compile(r" \(\d+\)$")
+_NUMBERED = re.compile(r"^(.*?)(\d+)$")
+
+
+def numbered(label: str) -> tuple[str, int] | None:
+    """(`encoder_layer_`, 3) for `encoder_layer_3`, ("", 3) for `3`; None without a trailing number
+    set off by a separator: `fc1` and `fc2` (an MLP's two projections) or `conv1` are names, not
+    copies, and a call suffix `h (2)` is not one either."""
+    m = _NUMBERED.match(label)
+    if m is None or _CALL_SUFFIX.search(label):
+        return None
+    prefix = m.group(1)
+    if prefix and prefix[-1].isalnum():
+        return None
+    return prefix, int(m.group(2))
 
 
 def op_token(op: str, target: str) -> str:
@@ -51,9 +67,10 @@ def _runs(tree: GroupTree, g: int, sig: list[int]) -> list[list[int]]:
     run: list[int] = []
     step = 0
     for c in tree.children[g]:
-        numbered = tree.label[c].isdigit() and not tree.is_section[c]
-        if run and numbered and sig[c] == sig[run[-1]]:
-            d = int(tree.label[c]) - int(tree.label[run[-1]])
+        num = None if tree.is_section[c] else numbered(tree.label[c])
+        last = numbered(tree.label[run[-1]]) if run else None
+        if num is not None and last is not None and num[0] == last[0] and sig[c] == sig[run[-1]]:
+            d = num[1] - last[1]
             if d in (1, -1) and step in (0, d):  # backward graphs run the layers in reverse
                 run.append(c)
                 step = d
@@ -61,7 +78,7 @@ def _runs(tree: GroupTree, g: int, sig: list[int]) -> list[list[int]]:
         step = 0
         if len(run) >= FOLD_MIN:
             out.append(run)
-        run = [c] if numbered else []
+        run = [c] if num is not None else []
     if len(run) >= FOLD_MIN:
         out.append(run)
     return out
@@ -88,11 +105,16 @@ def fold_repeats(tree: GroupTree, arrays: GraphArrays) -> GroupTree:
         for c in tree.children[g]:
             if c in first_of:
                 run = first_of[c]
-                a, b = sorted((tree.label[run[0]], tree.label[run[-1]]), key=int)
+                ends = [numbered(tree.label[r]) for r in (run[0], run[-1])]
+                prefix = ends[0][0] if ends[0] else ""
+                a, b = sorted(n[1] for n in ends if n is not None)
                 name = tree.label[g] if g != ROOT and not tree.is_section[g] else ""
                 name = _CALL_SUFFIX.sub("", name)  # `h (2)`: the second call of `h` still holds `h.3`
-                label = f"{name}.{a}–{b} × {len(run)}" if name else f"{a}–{b} × {len(run)}"
-                f = out.add(new_id[g], label, f"{tree.path[g]}/{a}–{b}")
+                if prefix:  # `encoder_layer_0–11 × 12`: the siblings' own name says what they are
+                    label = f"{prefix}{a}–{b} × {len(run)}"
+                else:
+                    label = f"{name}.{a}–{b} × {len(run)}" if name else f"{a}–{b} × {len(run)}"
+                f = out.add(new_id[g], label, f"{tree.path[g]}/{prefix}{a}–{b}")
                 out.fold.append(f)
                 for r in run:
                     copy(r, f)

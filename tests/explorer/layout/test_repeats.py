@@ -61,3 +61,22 @@ def test_different_siblings_do_not_fold() -> None:
     tree = build_groups(from_graph(Graph("dynamo", tuple(nodes))))
     assert _fold_labels(tree) == ["blocks.0–1 × 2"]
     assert op_token("call_function", "hidden_states_5 + down_proj") == op_token("call_function", "a_1 + b")
+
+
+def test_layers_named_with_a_prefix_fold_and_numbered_names_do_not() -> None:
+    """torchvision's ViT names its layers `encoder_layer_0..11` (the corpus's ViT-B/16 log, H100):
+    folded as `encoder_layer_1–11 × 11` (layer 0 also reads the class token); timm's DeiT MLPs
+    call their projections `fc1`, `fc2`: names, never folded as copies."""
+    from pathlib import Path
+
+    from compiler_core.build import import_trace
+
+    logs = Path(__file__).resolve().parents[3] / "bench" / "corpus" / "logs"
+    vit = next(c for c in import_trace(logs / "tv_vit_b16_train.log.xz").compiles if c.dynamo_graph)
+    assert vit.dynamo_graph is not None
+    tree = build_groups(from_graph(vit.dynamo_graph))
+    assert any(lab.startswith("encoder_layer_") and lab.endswith("× 11") for lab in _fold_labels(tree))
+    deit = next(c for c in import_trace(logs / "timm_deit_small_train.log.xz").compiles if c.dynamo_graph)
+    assert deit.dynamo_graph is not None
+    labels = _fold_labels(build_groups(from_graph(deit.dynamo_graph)))
+    assert labels == ["blocks.0–11 × 12"]
