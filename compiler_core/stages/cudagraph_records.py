@@ -113,3 +113,25 @@ def skip_summary(reason: str) -> str:
     if where:
         first += f" at {where[1].rsplit('/', 1)[-1]}:{where[2]}"
     return first
+
+
+def timeline_cudagraphs(session: Any) -> list[tuple[str, int, float | None]]:
+    """(mode, graphs recorded, share of the device's busy time inside CUDA graphs) for every
+    timeline mode that recorded CUDA graphs: what the run phase saw, where the capture's own
+    compile (another mode) recorded none. Counted from the mode's recording markers when its
+    figures do not carry the count."""
+    recorded: dict[str, int] = defaultdict(int)
+    for e in session.timeline_events:
+        if e.kind == "cudagraph_record":
+            recorded[e.mode] += 1
+    out = []
+    for m in session.mode_stats:
+        graphs = m.cudagraph_graphs or recorded.get(m.mode, 0)
+        if not graphs:
+            continue
+        rt = m.runtime
+        share = None
+        if rt is not None and rt.cudagraph_us_per_step is not None and rt.busy_us_per_step:
+            share = rt.cudagraph_us_per_step / rt.busy_us_per_step
+        out.append((m.mode, graphs, share))
+    return out

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QVBoxLayout
 
 from compiler_core.session import Compile, Ref, Session
 from compiler_core.stages import skip_summary
+from compiler_core.stages.cudagraph_records import timeline_cudagraphs
 from explorer.panes.base import Pane
 from explorer.panes.stage_table import StageTable
 from explorer.plain_text import plain_label
@@ -61,8 +62,15 @@ class CudaGraphPane(Pane):
         self.entries = cudagraph_rows(session)
         self.table.set_rows([e[2] for e in self.entries], [e[3] for e in self.entries])
         skipped = sum(1 for e in self.entries if e[2][2] == "skipped")
+        timed = timeline_cudagraphs(session)
         if self.entries:
             head = f"{len(self.entries) - skipped} graph(s) captured, {skipped} skipped."
+        elif timed:
+            runs = "; ".join(f"{mode}: {n} graph(s) recorded" + (f", {share:.0%} of the GPU's busy time "
+                             "inside them" if share is not None else "") for mode, n, share in timed)
+            head = (f"The timeline ran with CUDA graphs ({runs}). The capture's own compile used "
+                    f"mode '{session.meta.mode}', so which partitions were captured or skipped, and "
+                    "why, is not recorded: capture with that mode to see it here.")
         else:
             head = ("No CUDA-graph information: capture on a GPU with mode='reduce-overhead' "
                     "or 'max-autotune'.")

@@ -139,3 +139,18 @@ def test_panes_empty_session(qtbot) -> None:  # type: ignore[no-untyped-def]
         qtbot.addWidget(p)
     state.set_session(Session())
     assert not any(p.has_content() for p in panes)
+
+
+def test_cudagraph_pane_tells_the_timelines_graphs_when_the_capture_recorded_none(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """An H100 session captured with max-autotune-no-cudagraphs, timed in reduce-overhead and
+    max-autotune too: the pane said "No CUDA-graph information" while the Modes table showed
+    graphs; it now says what the timeline recorded and why the per-partition reasons are missing."""
+    session = load(FIXTURES / "gpu_stages_h100.json")
+    state, selection = _state(session)
+    pane = CudaGraphPane(state, selection)
+    qtbot.addWidget(pane)
+    pane.on_session(session)
+    text = pane.note.text()
+    assert "No CUDA-graph information" not in text
+    assert "reduce-overhead: 2 graph(s) recorded" in text and "max-autotune: 2 graph(s)" in text
+    assert "max-autotune-no-cudagraphs" in text  # the capture's own mode, said
