@@ -70,6 +70,7 @@ class ScriptJob:
     def run(self) -> int:
         from compiler_core.capture.hooks import check_torch_version
         from compiler_core.capture.hooks.compile_hook import CompileHook
+        from compiler_core.capture.hooks.inspect_config import inspect_config
         from compiler_core.capture.hooks.stage_hooks import stage_recorders
         from compiler_core.capture.hooks.trace_sink import TraceLogSink
         from compiler_core.capture.stage_tracker import StageTracker
@@ -86,7 +87,7 @@ class ScriptJob:
         started = time.monotonic()
         self.emit(Event("stage", t=self.clock(), stage="run", state="started"))
         with TraceLogSink(self.trace_path, observer=tracker), stage_recorders(), \
-                CompileHook(timer.wrap), _stop_on_signal(timer):
+                inspect_config(provenance_only=True), CompileHook(timer.wrap), _stop_on_signal(timer):
             try:
                 run_script(self.spec)
             except BaseException as exc:  # the user's code may raise anything, SystemExit included

@@ -82,12 +82,21 @@ def inspect_patches(replay: bool | None = None) -> tuple[dict[str, Any], dict[st
 
 
 @contextlib.contextmanager
-def inspect_config() -> Iterator[dict[str, Any]]:
-    """Apply the inspect flags; yields what was set (recorded in the session's meta)."""
+def inspect_config(provenance_only: bool = False) -> Iterator[dict[str, Any]]:
+    """Apply the inspect flags; yields what was set (recorded in the session's meta).
+
+    `provenance_only`: a user's own script run gets kernel provenance (what maps C++ kernels to
+    their nodes on CPU, where the output code has no Graph fragment), with the backward lowered
+    beside the forward (a lazily lowered backward logs empty provenance), and nothing that changes
+    whether it compiles (the caches stay as the script has them). The backward's compile then
+    lands in the first forward instead of the first backward: the same first step."""
     from torch._functorch import config as functorch_config
     from torch._inductor import config as inductor_config
 
     inductor, functorch = inspect_patches()
+    if provenance_only:
+        inductor = {k: v for k, v in inductor.items() if k.startswith("trace.provenance")}
+        functorch = {k: v for k, v in functorch.items() if k == "force_non_lazy_backward_lowering"}
     with inductor_config.patch(inductor), functorch_config.patch(functorch):
         yield {**{f"inductor.{k}": v for k, v in inductor.items()},
                **{f"functorch.{k}": v for k, v in functorch.items()}}

@@ -236,3 +236,14 @@ def test_a_fork_chain_daemon_with_no_environment_is_swept_when_the_run_ends(tmp_
     alive = Path(f"/proc/{last}").exists() and "Z" not in Path(f"/proc/{last}/stat").read_text().split()[2]
     assert not alive
     assert pid_file.read_text() == str(last)  # nothing of the chain wrote since
+
+
+def test_a_cpu_script_runs_kernels_map_to_their_nodes(tmp_path: Path) -> None:
+    """C++ kernels carry no Graph fragment: their nodes come from Inductor's provenance, which a
+    script run now turns on as a capture does (every C++ kernel read 'No post-grad node maps')."""
+    client = _run(_spec("train_loader.py", tmp_path, "--epochs", "1", "--batch-size", "32"))
+    assert client.exit is not None and client.exit.ok, client.stderr_tail
+    session = load(tmp_path / "s.json")
+    forward = [k for c in session.compiles for o in c.inductor if o.graph != "backward"
+               for k in o.kernels if k.language == "cpp"]  # fmt: skip
+    assert forward and all(k.fused_nodes for k in forward)
