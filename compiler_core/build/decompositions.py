@@ -27,6 +27,7 @@ HF Llama training step (2k Dynamo ops, 9k decomposed nodes), where the view-time
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections import defaultdict
 from collections.abc import Mapping
 from functools import cache, lru_cache
@@ -56,11 +57,24 @@ class DecompNode(NamedTuple):
     backward: bool = False
 
 
+# A Dynamo graph read from a log's text names an operator node by its Python expression
+# (`variance + 1e-06`, `q_arange[`, `0 + mul_2`): the operator, by the name `operator` gives it.
+_EXPRESSION_OPS = (("**", "pow"), ("//", "floordiv"), ("<<", "lshift"), (">>", "rshift"),
+                   ("==", "eq"), ("!=", "ne"), ("<=", "le"), (">=", "ge"), ("+", "add"), ("-", "sub"),
+                   ("*", "mul"), ("/", "truediv"), ("%", "mod"), ("@", "matmul"), ("&", "and_"),
+                   ("|", "or_"), ("^", "xor"), ("<", "lt"), (">", "gt"), ("[", "getitem"), ("~", "invert"))
+_OPERAND = re.compile(r"\d+(?:\.\d*)?(?:[eE][+-]?\d+)?|[\w.]+|'[^']*'|\"[^\"]*\"")  # 1e-06: one number
+
+
 @cache
 @lru_cache(maxsize=8192)  # a few hundred targets over ~10k nodes per compile
 def op_name(target: str) -> str:
     """`aten.amax.default` → `amax`, `prims.convert_element_type.default` → `prims.convert_element_type`,
-    `torch._VariableFunctionsClass.softmax` → `softmax`, `_operator.add` → `add`."""
+    `torch._VariableFunctionsClass.softmax` → `softmax`, `_operator.add` → `add`, and an operator
+    node's expression from a log's text, `variance + 1e-06` → `add`, `q_arange[` → `getitem`."""
+    if not re.fullmatch(r"[\w.]+", target.strip() or "x"):
+        symbols = _OPERAND.sub(" ", target)
+        return next((name for symbol, name in _EXPRESSION_OPS if symbol in symbols), target.strip())
     parts = target.split(".")
     if parts[0] == "aten" and len(parts) >= 2:
         return parts[1]
