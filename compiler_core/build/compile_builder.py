@@ -216,6 +216,7 @@ def _kernels(part: Partition, post: Graph | None) -> list[Kernel]:
             launches=1 if pk.language == "extern" else len(pk.calls),
             inferred_nodes=tuple(n for n in fused if n not in named),
         ))  # fmt: skip
+    out = _with_recomputed(out)
     if post is None:
         return out
     # Lines are marked at the call the Graph fragment describes, from that call's nodes: the
@@ -224,6 +225,19 @@ def _kernels(part: Partition, post: Graph | None) -> list[Kernel]:
                 else k for k in out]  # fmt: skip
     marks = kernel_marks(part.output_code, at_first, post, pre_to_post)
     return [k if k.language == "extern" else replace(k, line_nodes=marks.get(k.name, {})) for k in out]
+
+
+def _with_recomputed(kernels: list[Kernel]) -> list[Kernel]:
+    """Each generated kernel's named nodes that another generated kernel names too (inlined
+    pointwise work Inductor recomputes in each kernel that reads it)."""
+    owners: dict[str, int] = {}
+    for k in kernels:
+        if k.language != "extern":
+            for n in set(k.fused_nodes) - set(k.inferred_nodes):
+                owners[n] = owners.get(n, 0) + 1
+    return [replace(k, recomputed_nodes=tuple(n for n in k.fused_nodes if owners.get(n, 0) > 1
+                                              and n not in k.inferred_nodes))
+            if k.language != "extern" else k for k in kernels]  # fmt: skip
 
 
 def _named_nodes(pk: ParsedKernel, by_kernel: dict[str, list[str]], backward: bool) -> set[str]:

@@ -182,6 +182,10 @@ class Kernel:
     # Graph fragment, node-mapping or launch comment): later launches' counterparts of the
     # fragment's nodes, followed by data flow (build/kernel_nodes.py). Shown as inferred.
     inferred_nodes: tuple[str, ...] = ()
+    # the part of `fused_nodes` (not inferred) that other generated kernels of the partition also
+    # compute: Inductor inlines a cheap pointwise node into every kernel that reads it, so the
+    # same node is recomputed there rather than claimed twice by mistake
+    recomputed_nodes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

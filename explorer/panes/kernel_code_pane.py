@@ -39,6 +39,10 @@ def fused_text(kernel: Kernel) -> str:
     inferred = len(kernel.inferred_nodes)
     told = (f" ({inferred} inferred: named by no record of Inductor, followed from the named "
             f"nodes by data flow)") if inferred else ""
+    shared = len(kernel.recomputed_nodes)
+    if shared:
+        told += (f" ({shared} also computed by other kernels: Inductor recomputes inlined "
+                 f"pointwise work in each kernel that reads it)")
     return f"Fuses {n} node{'s' * (n != 1)}{over}{told}: {names}{more}"
 
 

@@ -161,3 +161,22 @@ def test_nodes_no_record_names_are_marked_inferred_and_the_rest_are_named_by_the
         if kernel.language != "extern" and kernel.name in fragments(out.output_code):
             named = set(fragments(out.output_code)[kernel.name].nodes)
             assert set(kernel.fused_nodes) - set(kernel.inferred_nodes) <= named, kernel.name
+
+
+def test_a_node_two_kernels_name_is_told_as_recomputed() -> None:
+    """Llama's inference graph (H200 log): the attention kernels' fragments name the same rotary
+    and mask nodes, which Inductor inlines into each; each such node is in `recomputed_nodes` of
+    every kernel that names it, and the pane says so."""
+    session = bench_session("hf_llama_infer")
+    out = next(o for c in session.compiles for o in c.inductor if o.kernels)
+    named = {k.name: set(k.fused_nodes) - set(k.inferred_nodes)
+             for k in out.kernels if k.language != "extern"}  # fmt: skip
+    shared = {n for k, ns in named.items() for n in ns if sum(n in other for other in named.values()) > 1}
+    assert shared
+    for k in out.kernels:
+        if k.language != "extern":
+            assert set(k.recomputed_nodes) == named[k.name] & shared, k.name
+    from explorer.panes.kernel_code_pane import fused_text
+
+    kernel = next(k for k in out.kernels if k.recomputed_nodes)
+    assert "also computed by other kernels" in fused_text(kernel)
