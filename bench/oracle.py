@@ -17,7 +17,8 @@ reader or builder:
 - the files on disk (a source text shown as a file must equal the file).
 
 Checks (a cell is ok, FAIL with the first counter-example, or n/a when the entry has no such fact):
-`runs`, `graphs`, `explain`, `breaks`, `break_frames`, `sources`, `kernel_claims`, `device`,
+`runs`, `graphs`, `explain`, `breaks`, `break_frames`, `sources`, `kernel_claims`, `fold`
+(networkx's Weisfeiler-Lehman hash of each numbered block against the app's folds), `device`,
 `crash`, `speedups`. Prints one table of entries x checks and, with --json, the figures (pass
 counts per check).
 """
@@ -38,8 +39,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-CHECKS = ("runs", "graphs", "explain", "breaks", "break_frames", "sources", "kernel_claims", "device",
-          "crash", "speedups")
+CHECKS = ("runs", "graphs", "explain", "breaks", "break_frames", "sources", "kernel_claims", "fold",
+          "device", "crash", "speedups")
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
 _QUOTE = re.compile(r"# File: (?P<path>.+?):(?P<line>\d+) in [^,]*, code: (?P<code>.*)$", re.M)
 # guards quote the code first, then a path relative to site-packages
@@ -253,6 +254,7 @@ def check(entry: Entry) -> dict[str, tuple[str, str]]:
     out["break_frames"] = _cell(None if not app_breaks else not bad, f"{bad[:1]}")
     out["sources"] = _sources(session, raw)
     out["kernel_claims"] = _kernel_claims(session, raw)
+    out["fold"] = _fold(session)
     want_device = entry.facts.get("device") or raw.device
     shown = session.meta.device.lower()
     shown_class = "cuda" if any(k in shown for k in ("cuda", "nvidia", "h100", "h200", "gpu")) else (
@@ -331,6 +333,67 @@ def _kernel_claims(session: Any, raw: RawLog) -> tuple[str, str]:
                                         f"{len(k.fused_nodes)} nodes its code never names and the app does "
                                         f"not mark inferred, e.g. {extra[:3]}")
     return _cell(None if not checked else True)
+
+
+_NUMBERED_PART = re.compile(r"^(.*?[^A-Za-z0-9])?(\d+)$")
+
+
+def _fold(session: Any) -> tuple[str, str]:
+    """Repeated blocks of the largest Dynamo graph, found with networkx's Weisfeiler-Lehman hash
+    of each numbered sibling's subgraph (ops with digits stripped, edges from node inputs), must
+    be folded by the app (all but at most one of a run), and no node may sit directly under the
+    parent of folded siblings (a block's nodes spilled out of it)."""
+    import networkx as nx
+
+    from explorer.layout import build_groups, from_graph
+
+    graphs = [c.dynamo_graph for c in session.compiles if c.dynamo_graph is not None]
+    if not graphs:
+        return _cell(None)
+    g = max(graphs, key=lambda x: len(x.nodes))
+    members: dict[tuple[str, str], dict[int, list[Any]]] = defaultdict(lambda: defaultdict(list))
+    direct: dict[str, int] = defaultdict(int)
+    for n in g.nodes:
+        parts = [p for p in (n.module_path or "").split("/") if p]
+        for depth, part in enumerate(parts):
+            m = _NUMBERED_PART.match(part)
+            if m:
+                members[("/".join(parts[:depth]), m.group(1) or "")][int(m.group(2))].append(n)
+                break
+        else:
+            direct["/".join(parts)] += 1
+    runs: list[tuple[str, list[int]]] = []
+    for (parent, prefix), by_index in members.items():
+        hashes = {}
+        for i, nodes in by_index.items():
+            names = {x.name for x in nodes}
+            dg = nx.DiGraph()
+            for x in nodes:
+                dg.add_node(x.name, label=f"{x.op}:{re.sub(r'[0-9_]+', '', x.target)}")
+                dg.add_edges_from((a, x.name) for a in x.inputs if a in names)
+            hashes[i] = nx.weisfeiler_lehman_graph_hash(dg, node_attr="label", iterations=3)
+        run: list[int] = []
+        for i in sorted(hashes):
+            if run and i == run[-1] + 1 and hashes[i] == hashes[run[-1]]:
+                run.append(i)
+            else:
+                if len(run) >= 2:
+                    runs.append((f"{parent}/{prefix}", run))
+                run = [i]
+        if len(run) >= 2:
+            runs.append((f"{parent}/{prefix}", run))
+    if not runs:
+        return _cell(None)
+    tree = build_groups(from_graph(g))
+    folded = [{int(m.group(2)) for c in tree.children[f] if (m := _NUMBERED_PART.match(tree.label[c]))}
+              for f in tree.fold]
+    for where, run in runs:
+        if not any(len(set(run) & f) >= len(run) - 1 for f in folded):
+            return _cell(False, f"{where}{run[0]}..{run[-1]}: {len(run)} identical blocks (WL hash) "
+                                "not folded")
+    spilled = {where.rsplit("/", 1)[0]: direct.get(where.rsplit("/", 1)[0], 0) for where, _ in runs}
+    bad = {p: k for p, k in spilled.items() if k}
+    return _cell(not bad, f"nodes directly under a folded block's parent (spilled out of its blocks): {bad}")
 
 
 def _speedups(session: Any) -> tuple[str, str]:
