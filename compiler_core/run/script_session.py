@@ -39,6 +39,10 @@ def save_script_session(
         session = with_timeline(session, *timeline)
         emit(Event("stage", t=clock(), stage="build", state="finished"))
         save(session, spec.out_path)
+    except OSError as exc:  # the output path is no longer writable (the script made it a folder)
+        emit(Event("error", t=clock(), stage="save", message=f"the session could not be written to "
+                   f"{spec.out_path}: {exc.strerror or exc} (the path was changed while the script ran?)"))
+        return code if code != protocol.EXIT_OK else protocol.EXIT_BUILD_FAILED
     except Exception as exc:
         report = describe_failure(exc)
         emit(Event("error", t=clock(), stage="build", message=report.message, traceback=report.user_traceback,

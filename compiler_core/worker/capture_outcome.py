@@ -252,5 +252,8 @@ def recover_session(spec: CaptureSpec, outcome: CaptureOutcome) -> Session | Non
 
         meta = capture_meta(spec, {})
         session = build_session(spec.resolved_trace_path, meta, read_sources([spec.model_path]), notes)
-    save(session, spec.out_path)
+    try:
+        save(session, spec.out_path)
+    except OSError:  # the run made the output path unwritable (a folder there): nothing to save to
+        return None
     return session

@@ -247,3 +247,12 @@ def test_a_cpu_script_runs_kernels_map_to_their_nodes(tmp_path: Path) -> None:
     forward = [k for c in session.compiles for o in c.inductor if o.graph != "backward"
                for k in o.kernels if k.language == "cpp"]  # fmt: skip
     assert forward and all(k.fused_nodes for k in forward)
+
+
+def test_a_script_that_makes_the_output_path_a_folder_gets_a_clear_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "s.json"
+    code = cli_main(["run", "-q", "-o", str(out), str(SCRIPTS / "output_becomes_folder.py"), "--", str(out)])
+    err = capsys.readouterr().err
+    assert code != 0 and "could not be written to" in err and "Traceback" not in err, err
+    assert out.is_dir()
