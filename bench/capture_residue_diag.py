@@ -25,6 +25,7 @@ a second copy loaded from the file afresh.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
 import os
@@ -93,7 +94,8 @@ def state() -> dict[str, Any]:
         found["monitoring_tools"] = [monitoring.get_tool(i) for i in range(6) if monitoring.get_tool(i)]
     loggers = {}
     for name, logger in logging.root.manager.loggerDict.items():
-        if isinstance(logger, logging.Logger) and name.startswith("torch") and (logger.handlers or logger.level):
+        if isinstance(logger, logging.Logger) and name.startswith("torch") and \
+                (logger.handlers or logger.level):
             loggers[name] = [logging.getLevelName(logger.level), len(logger.handlers)]
     found["torch_loggers"] = loggers
     try:
@@ -178,10 +180,8 @@ def _reset() -> None:
 def _malloc_trim() -> None:
     import ctypes
 
-    try:
+    with contextlib.suppress(OSError):
         ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except OSError:
-        pass
 
 
 def do_phase(phase: str, model_path: str, device: str, spec: Any) -> Any:

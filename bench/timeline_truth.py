@@ -103,7 +103,8 @@ def compare(name: str, app: list[dict[str, Any]], plain: list[dict[str, Any]], m
         noise = spread(plain_values)
         ok = None if noise > TARGET else abs(err) <= TARGET
         verdict = "noisy host" if ok is None else ("ok" if ok else "OFF")
-        cells = " ".join(f"{v:8.3f}" for v in app_values) + " | " + " ".join(f"{v:8.3f}" for v in plain_values)
+        cells = " ".join(f"{v:8.3f}" for v in app_values) + " | " + \
+            " ".join(f"{v:8.3f}" for v in plain_values)
         lines.append(f"{name:16} {label:26} app {a:8.3f} loop {p:8.3f} {unit:2} err {err * 100:+6.1f} % "
                      f"loop spread {noise * 100:4.1f} %  {verdict}   [{cells}]")
         figures.append({"name": f"{name} {label} error", "value": round(err * 100, 2), "unit": "%",

@@ -8,11 +8,11 @@ mode `torch.compile(model, mode=...)`, then blocks of 10 steps between two
 `torch.cuda.synchronize()` read with `perf_counter`, the compiled block and an eager block
 alternating so host drift hits both alike. The first two block pairs are warm-up. Prints one
 JSON line: per mode its median ms per step, the paired eager median, and their ratio; and the
-eager median over all eager blocks. Imports nothing of this repository.
+eager median over all eager blocks. Imports nothing of CompileScope (the model loader is the
+corpus runner's, plain torch).
 """
 
 import argparse
-import importlib.util
 import json
 import statistics
 import sys
@@ -21,27 +21,11 @@ from pathlib import Path
 
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "corpus"))
+from runner import load, to
+
 BLOCK = 10
 WARM_BLOCKS = 2
-
-
-def load(path: str):
-    spec = importlib.util.spec_from_file_location("user_model", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["user_model"] = module
-    sys.path.insert(0, str(Path(path).resolve().parent))
-    spec.loader.exec_module(module)
-    return module
-
-
-def to(value, device):
-    if isinstance(value, torch.Tensor):
-        return value.to(device)
-    if isinstance(value, (tuple, list)):
-        return type(value)(to(v, device) for v in value)
-    if isinstance(value, dict):
-        return {k: to(v, device) for k, v in value.items()}
-    return value
 
 
 def main() -> None:
@@ -83,18 +67,21 @@ def main() -> None:
     for mode in [x for x in args.modes.split(",") if x and x != "eager"]:
         torch.compiler.reset()
         compiled = torch.compile(model, mode=None if mode == "default" else mode)
-        mark = torch.compiler.cudagraph_mark_step_begin if (cuda and mode in ("reduce-overhead", "max-autotune")) else None
+        graphs = cuda and mode in ("reduce-overhead", "max-autotune")
+        mark = torch.compiler.cudagraph_mark_step_begin if graphs else None
         step = step_fn(compiled, mark)
         own, paired = [], []
         for _ in range(max(args.steps // BLOCK, WARM_BLOCKS + 1)):
             own.append(block(step))
             paired.append(block(eager))
         own, paired = own[WARM_BLOCKS:], paired[WARM_BLOCKS:]
-        result["modes"][mode] = {"median_ms": statistics.median(own), "baseline_ms": statistics.median(paired),
+        result["modes"][mode] = {"median_ms": statistics.median(own),
+                                 "baseline_ms": statistics.median(paired),
                                  "speedup": statistics.median(paired) / statistics.median(own)}
         result["eager_all"] += paired
     if not result["modes"]:
-        result["eager_all"] = [block(eager) for _ in range(max(args.steps // BLOCK, WARM_BLOCKS + 1))][WARM_BLOCKS:]
+        blocks = [block(eager) for _ in range(max(args.steps // BLOCK, WARM_BLOCKS + 1))]
+        result["eager_all"] = blocks[WARM_BLOCKS:]
     result["eager_ms"] = statistics.median(result.pop("eager_all"))
     print(json.dumps(result))
 

@@ -157,7 +157,7 @@ def _run_of_id(c: Compile) -> Compile:
 
 def _derived(session: Session) -> Session:
     """What today's builder stores and older files lack, derived once here by the builder's own
-    code (decomposition tables, issue 18; where each source text came from): views only look
+    code (decomposition tables; where each source text came from): views only look
     things up. Free for a current file."""
     from compiler_core.build.decompositions import with_missing_decompositions
     from compiler_core.build.user_sources import with_source_origins

@@ -99,7 +99,8 @@ def train_step(model, inputs):
 
 
 @pytest.mark.slow
-def test_budget_runs_in_the_capture_worker_forged_lines_and_escaped_children_do_nothing(tmp_path: Path) -> None:
+def test_budget_runs_in_the_capture_worker_forged_lines_and_escaped_children_do_nothing(
+        tmp_path: Path) -> None:
     """The sweep is a worker run like a capture: stdout is only the model's prints (a forged
     `BUDGET` line there is not a point), and a child that left the process group with setsid is
     swept when the run ends instead of keeping the CLI waiting."""
