@@ -217,9 +217,39 @@ def _cell(ok: bool | None, why: str = "") -> tuple[str, str]:
     return ("n/a", "") if ok is None else (("ok", "") if ok else ("FAIL", why))
 
 
+def check_session(path: Path) -> dict[str, tuple[str, str]]:
+    """A saved session (no log beside it): its timeline's figures against its own samples,
+    recomputed here from the step times with nothing but `statistics` (block means, medians)."""
+    import statistics
+
+    from compiler_core.session import load
+    from compiler_core.summary import summarize
+
+    session = load(path)
+    out = {c: _cell(None) for c in CHECKS}
+    out["speedups"] = _speedups(session)
+    shown = (summarize(session).get("timeline") or {})
+    for mode, row in shown.items():
+        mine = [s for s in session.timeline if s.mode == mode and not s.baseline_for]
+        blocks: dict[int, list[float]] = defaultdict(list)
+        for s in mine:
+            if not s.warmup:
+                blocks[s.step // 10].append(s.ms)
+        if not blocks or row.get("median_ms") is None:
+            continue
+        want = statistics.median(sum(b) / len(b) for b in blocks.values())
+        if abs(want - row["median_ms"]) > 1e-6 * max(1.0, want):
+            out["speedups"] = _cell(False, f"{path.name} {mode}: median {row['median_ms']} printed, "
+                                           f"{want} from its own steady blocks")
+            break
+    return out
+
+
 def check(entry: Entry) -> dict[str, tuple[str, str]]:
     from compiler_core.build import import_trace
 
+    if entry.paths[0].suffix == ".json":
+        return check_session(entry.paths[0])
     raw = RawLog.read(entry.paths)
     target = entry.paths[0].parent if len(entry.paths) > 1 else entry.paths[0]
     session = import_trace(target)
@@ -397,23 +427,29 @@ def _fold(session: Any) -> tuple[str, str]:
 
 
 def _speedups(session: Any) -> tuple[str, str]:
-    stats = getattr(session, "mode_stats", ())
-    if not stats:
+    """The speedup `summary` prints equals the paired eager median over the mode's median, both
+    printed beside it (eager's own median where a mode has no paired blocks)."""
+    from compiler_core.summary import summarize
+
+    timeline = summarize(session).get("timeline") or {}
+    if not timeline:
         return _cell(None)
-    for s in stats:
-        base = s.baseline_ms
-        if s.speedup is None or s.median_ms is None or base is None:
+    eager = (timeline.get("eager") or {}).get("median_ms")
+    for mode, row in timeline.items():
+        shown, median = row.get("speedup"), row.get("median_ms")
+        base = row.get("baseline_ms") or eager
+        if shown is None or not median or base is None or mode == "eager":
             continue
-        if abs(s.speedup - base / s.median_ms) > 1e-6 * max(1.0, s.speedup):
-            return _cell(False, f"{s.mode}: speedup {s.speedup} but baseline/median {base / s.median_ms}")
+        if abs(shown - base / median) > 1e-6 * max(1.0, shown):
+            return _cell(False, f"{mode}: speedup {shown} printed beside {base} / {median}")
     return _cell(True)
 
 
 def entries(args: list[str]) -> list[Entry]:
     found: list[Entry] = []
-    if args:  # logs, rank directories; a corpus entry's metadata .json is read beside its log
+    if args:  # logs, rank directories, saved sessions; a corpus entry's .json is its metadata
         return [Entry(Path(a).name.split(".")[0], _log_paths(Path(a)), _facts(Path(a)))
-                for a in args if not a.endswith(".json")]
+                for a in args if not (a.endswith(".json") and _is_corpus_meta(Path(a)))]
     corpus = ROOT / "bench/corpus/logs"
     for path in sorted(corpus.glob("*")) if corpus.is_dir() else []:
         if path.suffix == ".json":
@@ -421,10 +457,19 @@ def entries(args: list[str]) -> list[Entry]:
         found.append(Entry(path.name.split(".")[0], _log_paths(path), _facts(path)))
     for path in sorted((ROOT / "bench/data").glob("*.log.xz")):
         found.append(Entry(path.name.split(".")[0], [path], {}))
+    for path in [*sorted((ROOT / "resources/sessions").glob("*.json")),
+                 ROOT / "tests/fixtures/gpu_stages_h100.json",
+                 *sorted((ROOT / "tests/fixtures/timeline").glob("*.json"))]:
+        if path.is_file():
+            found.append(Entry("session:" + path.stem, [path], {}))
     shared = ROOT.parent / "shared/traces/tlparse-inputs/inputs"
     for path in sorted(shared.glob("*.log")) if shared.is_dir() else []:
         found.append(Entry("tlparse:" + path.stem, [path], {}))
     return found
+
+
+def _is_corpus_meta(path: Path) -> bool:
+    return (path.parent / (path.stem + ".log.xz")).exists() or (path.parent / path.stem).is_dir()
 
 
 def _log_paths(path: Path) -> list[Path]:

@@ -23,7 +23,7 @@ from compiler_core.break_ranking import distinct_breaks
 from compiler_core.recompile_explain import distinct_recompiles
 from compiler_core.session.model import CRASH_STAGE, Compile, Diagnostic, InductorOutput, ModeStats, Session
 from compiler_core.session.refs import Ref, RefKind
-from compiler_core.timeline.stats import speedups, untrustworthy
+from compiler_core.timeline.stats import shown_stats, speedups, untrustworthy
 
 FIRST_DIAGNOSTICS = 5
 
@@ -98,7 +98,8 @@ def summarize(session: Session) -> dict[str, Any]:
         "diagnostics_first": [_diagnostic(d) for d in session.diagnostics[:FIRST_DIAGNOSTICS]],
     }
     if session.mode_stats:
-        speed = speedups(session.mode_stats)
+        shown = shown_stats(session)
+        speed = speedups(shown)
         out["timeline"] = {
             m.mode: {
                 "samples": m.samples,
@@ -114,7 +115,7 @@ def summarize(session: Session) -> dict[str, Any]:
                 "speedup_doubt": untrustworthy(m, speed.get(m.mode)) or None,
                 **_runtime_summary(m),
             }
-            for m in session.mode_stats
+            for m in shown
         }
     if session.memory_budget:
         out["memory_budget"] = [dataclasses.asdict(p) for p in session.memory_budget]

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 
-from compiler_core.session.model import ModeStats, StepSample, TimelineEvent
+from compiler_core.session.model import ModeStats, Session, StepSample, TimelineEvent
 from compiler_core.timeline.step_clock import BLOCK
 
 EAGER = "eager"
@@ -195,3 +195,33 @@ def speedups(stats: Sequence[ModeStats]) -> dict[str, float | None]:
 def mode_speedup(stats: ModeStats, eager_median_ms: float | None) -> float | None:
     """Against the paired eager steps when there were any, else against eager's own run."""
     return speedup(stats.baseline_ms or eager_median_ms, stats.median_ms)
+
+
+def with_measured(live: ModeStats, measured: ModeStats | None) -> ModeStats:
+    """What the app shows for a mode: step figures from the samples themselves (`live`), and
+    what only the run measured (compile time, launches, kernels, CUDA graphs, profile) from
+    its stored figures. A session saved by an older build stored medians taken another way;
+    the GUI and `summary` both show these, so they never disagree."""
+    if measured is None:
+        return live
+    m = measured
+    return ModeStats(
+        mode=live.mode, samples=live.samples, median_ms=live.median_ms, p99_ms=live.p99_ms,
+        total_ms=live.total_ms, recompiles=live.recompiles,
+        compile_s=m.compile_s if m.compile_s is not None else live.compile_s,
+        peak_mem_bytes=m.peak_mem_bytes if m.peak_mem_bytes is not None else live.peak_mem_bytes,
+        kernel_launches_per_step=m.kernel_launches_per_step, kernels=m.kernels,
+        cudagraph_graphs=m.cudagraph_graphs, baseline_ms=live.baseline_ms,
+        runtime=m.runtime, time_by_ref=m.time_by_ref, saved_bytes=m.saved_bytes,
+        spread=live.spread, baseline_spread=live.baseline_spread,
+    )
+
+
+def shown_stats(session: Session) -> list[ModeStats]:
+    """Every mode's figures as the app shows them (`with_measured`); the stored figures alone
+    for a session saved without its steps."""
+    if not session.timeline:
+        return list(session.mode_stats)
+    stored = {m.mode: m for m in session.mode_stats}
+    return [with_measured(live, stored.get(live.mode)) for live in all_mode_stats(session.timeline,
+                                                                                   session.timeline_events)]

@@ -15,7 +15,7 @@ from typing import Any
 
 from compiler_core.session.model import ModeStats, Session, StepSample, TimelineEvent
 from compiler_core.timeline.records import EVENT, MODE_START, SAMPLE, STATS, from_record
-from compiler_core.timeline.stats import EAGER, mode_speedup, summarize
+from compiler_core.timeline.stats import EAGER, mode_speedup, summarize, with_measured
 
 MODE_ORDER = ("eager", "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 
@@ -69,21 +69,9 @@ class ModeSeries:
                          baseline=[ms for _, ms in self.baseline], steps=self.steps,
                          baseline_steps=[(st, w) for (st, _), w in zip(self.baseline, self.baseline_warmup,
                                                                           strict=True)])
-        if self.measured is None:
-            return live
-        m = self.measured
-        if not self.ms:  # a session saved without its steps (stage captures): the figures as stored
-            return m
-        return ModeStats(
-            mode=self.mode, samples=live.samples, median_ms=live.median_ms, p99_ms=live.p99_ms,
-            total_ms=live.total_ms, recompiles=live.recompiles,
-            compile_s=m.compile_s if m.compile_s is not None else live.compile_s,
-            peak_mem_bytes=m.peak_mem_bytes if m.peak_mem_bytes is not None else live.peak_mem_bytes,
-            kernel_launches_per_step=m.kernel_launches_per_step, kernels=m.kernels,
-            cudagraph_graphs=m.cudagraph_graphs, baseline_ms=live.baseline_ms,
-            runtime=m.runtime, time_by_ref=m.time_by_ref, saved_bytes=m.saved_bytes,
-            spread=live.spread, baseline_spread=live.baseline_spread,
-        )
+        if self.ms or self.measured is None:
+            return with_measured(live, self.measured)
+        return self.measured  # a session saved without its steps (stage captures): as stored
 
 
 class TimelineData:
