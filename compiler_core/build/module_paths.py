@@ -38,6 +38,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from compiler_core.session.model import AotInfo, Compile, Graph, InductorOutput, Node
+from compiler_core.session.vocab import GraphKind
 
 _CALL_OPS = ("call_function", "call_method", "call_module")
 _PARAM_SPLIT = re.compile(r"_(?:parameters|buffers)_")
@@ -226,7 +227,12 @@ def _derive(g: Graph, seeds: dict[str, str], dyn_loc: dict[tuple[str, int], list
         is_param[i] = len(nd.inputs) == 1 and (op[-1] in _VIEWISH or op[-2:-1] == [""] or
                                                (len(op) > 1 and op[-2] in _VIEWISH))  # fmt: skip
     _by_line(nodes, path, owner, dyn_loc)
-    _fill_between(nodes, path, owner)
+    # Only graphs that run a backward replay forward lines in reverse; in a forward graph a run
+    # whose lines fall is one loop iteration ending and the next starting (a layer's closing
+    # residual add, then the next layer's norm), not one stretch of code.
+    falling = g.kind not in (GraphKind.DYNAMO, GraphKind.AOT_FORWARD, GraphKind.AOT_INFERENCE,
+                             GraphKind.PRE_GRAD)
+    _fill_between(nodes, path, owner, falling)
     new = [nd if nd.module_path == p else _with_path(nd, p) for nd, p in zip(nodes, path, strict=True)]
     if all(map(operator.is_, new, nodes)):  # nothing placed that was not already
         return g
@@ -322,28 +328,67 @@ def _neighbours(path: list[str], nodes: Sequence[Node]) -> tuple[list[int], list
     return prev, nxt
 
 
-def _fill_between(nodes: Sequence[Node], path: list[str], owner: list[str]) -> None:
+def _fill_between(nodes: Sequence[Node], path: list[str], owner: list[str], falling: bool = True) -> None:
     """5. A node between two placed ones joins the one it shares a straight run of lines of one
     function with, else their deepest common module."""
     prev, nxt = _neighbours(path, nodes)
+    index = {nd.name: k for k, nd in enumerate(nodes)}
+    filled: set[int] = set()
     for i, nd in enumerate(nodes):
         if path[i] or nd.op not in _CALL_OPS:
             continue
+        filled.add(i)
         a, b = prev[i], nxt[i]
-        if b >= 0 and _same_run(nodes, i, b):
+        if b >= 0 and _same_run(nodes, i, b, falling):
             path[i] = owner[b]
-        elif a >= 0 and _same_run(nodes, a, i):
+        elif a >= 0 and _same_run(nodes, a, i, falling):
             path[i] = owner[a]
         elif a >= 0 and b >= 0:
-            path[i] = _lca(owner[a], owner[b])
+            path[i] = _between_blocks(nd, owner, index, owner[a], owner[b]) or _lca(owner[a], owner[b])
         else:
             path[i] = owner[a] if a >= 0 else (owner[b] if b >= 0 else "")
         owner[i] = path[i]
+    _enclosed(nodes, path, owner, filled)
 
 
-def _same_run(nodes: Sequence[Node], i: int, j: int) -> bool:
-    """Nodes i..j all in one function of one file with lines that only rise (or only fall:
-    backward graphs replay forward lines in reverse)."""
+def _enclosed(nodes: Sequence[Node], path: list[str], owner: list[str], filled: set[int]) -> None:
+    """A node this rule placed at an ancestor of the module its neighbours on both sides share
+    joins that module: an input-less `arange` inside an MoE layer's expert combine was drawn at
+    `layers`, splitting the layer in two. Nodes placed by the earlier rules stay."""
+    calls = [i for i, nd in enumerate(nodes) if nd.op in _CALL_OPS and path[i]]
+    for before, i, after in zip(calls, calls[1:], calls[2:], strict=False):
+        if i in filled and path[before] == path[after] and path[before].startswith(path[i] + "/"):
+            path[i] = owner[i] = path[before]
+
+
+def _between_blocks(nd: Node, owner: list[str], index: dict[str, int], before: str, after: str) -> str:
+    """A node right after a numbered block (`layers/3/...`, before `layers/4/...` or the final
+    norm) that reads the block's values belongs to it: a layer's closing residual add, an MoE
+    layer's expert combine in a library function. Their common parent (`layers`, the model)
+    would draw it outside every layer. "" when `before` is in no numbered block or the node
+    reads none of its values."""
+    common = _lca(before, after)
+    prefix = common + "/" if common else ""
+    if not before.startswith(prefix):
+        return ""
+    parts = before[len(prefix):].split("/")
+    # the first numbered module below the common one: `layers/3` under `model`, `blocks/11` under ""
+    depth = next((k for k, part in enumerate(parts) if part[-1:].isdigit()), None)
+    if depth is None:
+        return ""
+    block = prefix + "/".join(parts[:depth + 1])
+    if after == block or after.startswith(block + "/"):
+        return ""
+    for name in nd.inputs:
+        k = index.get(name)
+        if k is not None and (owner[k] == block or owner[k].startswith(block + "/")):
+            return block
+    return ""
+
+
+def _same_run(nodes: Sequence[Node], i: int, j: int, falling: bool = True) -> bool:
+    """Nodes i..j all in one function of one file with lines that only rise (or, with `falling`,
+    only fall: backward graphs replay forward lines in reverse)."""
     if j - i > 64:
         return False
     locs = [nodes[k].source for k in range(i, j + 1)]
@@ -358,5 +403,4 @@ def _same_run(nodes: Sequence[Node], i: int, j: int) -> bool:
             return False
         lines.append(s.line)
     rising = all(x <= y for x, y in itertools.pairwise(lines))
-    falling = all(x >= y for x, y in itertools.pairwise(lines))
-    return rising or falling
+    return rising or (falling and all(x >= y for x, y in itertools.pairwise(lines)))

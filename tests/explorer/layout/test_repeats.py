@@ -65,8 +65,9 @@ def test_different_siblings_do_not_fold() -> None:
 
 def test_layers_named_with_a_prefix_fold_and_numbered_names_do_not() -> None:
     """torchvision's ViT names its layers `encoder_layer_0..11` (the corpus's ViT-B/16 log, H100):
-    folded as `encoder_layer_1–11 × 11` (layer 0 also reads the class token); timm's DeiT MLPs
-    call their projections `fc1`, `fc2`: names, never folded as copies."""
+    eleven fold (the last layer's closing add is placed by its line with the encoder's norm);
+    timm's DeiT MLPs call their projections `fc1`, `fc2`: names, never folded as copies, and its
+    twelve blocks fold whole now that each block's closing residual add stays in the block."""
     from pathlib import Path
 
     from compiler_core.build import import_trace
