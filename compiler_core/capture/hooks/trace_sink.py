@@ -41,8 +41,10 @@ class _TraceFileHandler(logging.FileHandler):
             if isinstance(metadata, dict):
                 try:
                     self._observer(metadata, getattr(record, "payload", None))
-                except Exception:  # an observer bug must not break the user's compile
-                    logging.getLogger(__name__).exception("trace observer failed")
+                except Exception as exc:  # an observer bug must not break the user's compile
+                    # one line: the exception being handled may chain the user's (a 60 MB message)
+                    logging.getLogger(__name__).warning("trace observer failed: %s: %.300s",
+                                                        type(exc).__name__, exc)
 
 
 MAX_TEXT = 1 << 20  # one field or payload; an exception message of 300 MB was logged 9 times
@@ -54,7 +56,10 @@ def _bound(record: logging.LogRecord) -> None:
     raised with a 300 MB message made torch log it nine times (2.8 GB, 98 s of writing)."""
     payload = getattr(record, "payload", None)
     if isinstance(payload, str) and len(payload) > MAX_TEXT:
-        record.payload = payload[:MAX_TEXT] + _CUT.format(len(payload) - MAX_TEXT)
+        if payload.lstrip()[:1] in ("{", "["):  # JSON cut in a string is no JSON: say so instead
+            record.payload = _json({"compilescope_cut": len(payload)})
+        else:
+            record.payload = payload[:MAX_TEXT] + _CUT.format(len(payload) - MAX_TEXT)
     metadata = getattr(record, "metadata", None)
     if isinstance(metadata, dict):
         record.metadata = _bounded(metadata)
