@@ -85,6 +85,7 @@ class TimelineJob:
         self.spec = spec
         self._emit = emit
         self._t0 = time.monotonic()
+        self._checked = False  # the process was checked clean before the first timed block
 
     def clock(self) -> float:
         return round(time.monotonic() - self._t0, 4)
@@ -108,8 +109,9 @@ class TimelineJob:
             from compiler_core.timeline import with_timeline
 
             session = with_timeline(session, *result)
-        extra = {**session.meta.extra, "timeline_process": self._process_note()}
-        session = dataclasses.replace(session, meta=dataclasses.replace(session.meta, extra=extra))
+        if self._checked:  # said only once the check ran (a file that fails to load never got there)
+            extra = {**session.meta.extra, "timeline_process": self._process_note()}
+            session = dataclasses.replace(session, meta=dataclasses.replace(session.meta, extra=extra))
         code = protocol.EXIT_OK
         if error is not None:
             from compiler_core.capture.user_errors import describe_failure
@@ -121,7 +123,9 @@ class TimelineJob:
             diag = Diagnostic("error", report.message + "\n" + report.user_traceback, self.spec.model_path,
                               stage="timeline")
             session = dataclasses.replace(session, diagnostics=(*session.diagnostics, diag))
-            code = protocol.EXIT_USER_ERROR
+            from compiler_core.timeline.clean_process import ResidueError
+
+            code = protocol.EXIT_INTERNAL if isinstance(error, ResidueError) else protocol.EXIT_USER_ERROR
         save(session, self.spec.out_path)
         self._stage("save", "finished")
         self._emit(Event("session", t=self.clock(), path=str(Path(self.spec.out_path).resolve()),
@@ -137,6 +141,7 @@ class TimelineJob:
         spec = with_train_choice(load_model_file(self.spec.model_path, device=self.spec.device),
                                  self.spec.train)
         found = residue()
+        self._checked = not found
         if found:
             raise ResidueError(found)
         modes = [m for m in self.spec.modes.split(",") if m]
