@@ -171,13 +171,7 @@ class ModeRun:
         for i in indices:
             if self.inputs.changes_shape_at(i):
                 self._record(TimelineEvent(self.mode, i, "shape_change", self.inputs.shape_change_reason(i)))
-        watch, fn, mark = self.watch, self._step_fn, self._mark_step
-
-        def step(i: int) -> None:
-            watch.step = i
-            mark()
-            fn(inputs[i])
-
+        step = block_step(self.watch, self._mark_step, self._step_fn, inputs)
         self.memory.reset()
         timed = self.timer.time_block(step, indices)
         peak = self.memory.peak()
@@ -263,11 +257,39 @@ class PairedEager:
 
     def run_block(self, indices: range, inputs: dict[int, tuple[Any, ...]], warm: list[bool]) -> None:
         fn = self._step_fn
-        timed = self.timer.time_block(lambda i: fn(inputs[i]), indices)
+        timed = self.timer.time_block(block_step(_Unwatched(), _no_mark, fn, inputs), indices)
         for i, ms, w in zip(indices, timed.ms, warm, strict=False):
             self._add(StepSample(EAGER, i, ms, w, baseline_for=self.mode))
         if timed.error is not None:
             raise timed.error
+
+
+def block_step(watch: Any, mark: Callable[[], None], fn: Callable[[tuple[Any, ...]], Any],
+               inputs: dict[int, tuple[Any, ...]]) -> Callable[[int], None]:
+    """One step of a timed block, the same code for a mode's blocks and their paired eager ones.
+
+    Where a step runs on CPython's data stack decides whether its hot calls straddle a 16 KiB
+    chunk boundary (step_clock.py: up to 2x on a launch-bound step); each block starts at a fresh
+    chunk, but frames of different code objects between the block and the model (a closure for the
+    mode, a lambda for its paired eager steps) put the model's frames at different offsets, so
+    the eager steps of the pair could read slower or faster than the same steps elsewhere. One
+    code object for both keeps the offsets equal."""
+    def step(i: int) -> None:
+        watch.step = i
+        mark()
+        fn(inputs[i])
+
+    return step
+
+
+class _Unwatched:
+    """A paired eager block's stand-in for the compile watch (the step it is told goes nowhere)."""
+
+    step = 0
+
+
+def _no_mark() -> None:
+    return None
 
 
 def _with_idle(profile: RuntimeProfile, median_ms: float | None) -> RuntimeProfile:
