@@ -28,8 +28,9 @@ import sysconfig
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from compiler_core.trace.read_limits import is_pseudo_path
+
 MAX_BYTES = 2 << 20  # one file; the largest transformers file (modeling_utils.py) is ~250 kB
-_SYSTEM = ("/proc", "/sys", "/dev")
 _FLAGS = (os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NOCTTY", 0)
           | getattr(os, "O_CLOEXEC", 0))  # fmt: skip
 
@@ -75,13 +76,9 @@ def _real_dirs(paths: Iterable[str]) -> tuple[str, ...]:
     out: dict[str, None] = {}
     for p in paths:
         real = os.path.realpath(p)
-        if os.path.isdir(real) and not _is_system(real):
+        if os.path.isdir(real) and not is_pseudo_path(real):
             out.setdefault(real, None)
     return tuple(out)
-
-
-def _is_system(path: str) -> bool:
-    return any(path == s or path.startswith(s + os.sep) for s in _SYSTEM)
 
 
 def _under(path: str, root: str) -> bool:
@@ -91,12 +88,12 @@ def _under(path: str, root: str) -> bool:
 def allowed(path: str, lookup: SourceLookup) -> str | None:
     """The real path `path` may be read at under `lookup`, or None. Pure path checks: nothing is
     opened, so a refused file is never touched."""
-    if not os.path.isabs(path) or "\0" in path or _is_system(os.path.normpath(path)):
+    if not os.path.isabs(path) or "\0" in path or is_pseudo_path(os.path.normpath(path)):
         return None
     if not lookup.trusted and (not path.endswith(".py") or ".." in path.split(os.sep)):
         return None
     real = os.path.realpath(path)
-    if _is_system(real):
+    if is_pseudo_path(real):
         return None
     if lookup.trusted:
         return real

@@ -72,13 +72,18 @@ def open_regular(path: str) -> int:
 _PSEUDO_ROOTS = ("/proc", "/sys", "/dev")
 
 
+def is_pseudo_path(path: str) -> bool:
+    """A path under /proc, /sys or /dev (the caller resolves symlinks first): never a log or a
+    source file, whatever it names. The path check of every read, trace or source lookup."""
+    return any(path == root or path.startswith(root + "/") for root in _PSEUDO_ROOTS)
+
+
 def _on_pseudo_filesystem(path: str, st: os.stat_result) -> bool:
     """/proc, /sys and /dev files pass as regular files but are not: /proc/self/pagemap reads
     8 bytes per page of the address space (terabytes, minutes of reading), others block or
     change under the reader. Refused by where the path really leads (symlinks resolved) and by
     the device the file lives on (a bind mount elsewhere)."""
-    real = os.path.realpath(path)
-    if any(real == root or real.startswith(root + "/") for root in _PSEUDO_ROOTS):
+    if is_pseudo_path(os.path.realpath(path)):
         return True
     for root in ("/proc", "/sys"):  # /dev may share the root filesystem's device
         try:
