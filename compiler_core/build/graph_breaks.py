@@ -86,10 +86,9 @@ def merge_wrapped(breaks: tuple[GraphBreak, ...]) -> tuple[GraphBreak, ...]:
     out: list[GraphBreak] = []
     for brk in breaks:
         if brk.header.startswith(_WRAPPER):
-            same = next((i for i, b in enumerate(out) if _same_cause(b, brk)), None)
+            same = next((i for i, b in enumerate(out) if _cause(b) == _cause(brk)), None)
             if same is not None:
-                first = out[same]
-                out[same] = replace(first, resumable=False, header=first.header or brk.header)
+                out[same] = _wrapped(out[same], brk)
                 continue
         out.append(brk)
     return tuple(out) if len(out) != len(breaks) else breaks
@@ -101,32 +100,29 @@ def fold_wrappers_across(compiles: list[Any]) -> list[Any]:
     where a per-compile merge cannot see the break it wraps. Such a wrapper joins the earlier
     break of the same cause in the same rank and run; that break then reads not resumable, and
     no compile counts the cause twice."""
+    kept: list[list[GraphBreak]] = [[] for _ in compiles]
     seen: dict[tuple[Any, ...], tuple[int, int]] = {}  # (rank, run, cause) -> (compile, break)
-    out = list(compiles)
-    for i, c in enumerate(out):
-        kept: list[GraphBreak] = []
+    for i, c in enumerate(compiles):
         for brk in c.graph_breaks:
-            loc = brk.location
-            key = (c.rank, getattr(c, "run", 0), brk.gb_code, brk.reason, loc and (loc.file, loc.line))
+            key = (c.rank, c.run, *_cause(brk))
             if brk.header.startswith(_WRAPPER) and key in seen:
                 ci, bi = seen[key]
-                first = out[ci].graph_breaks[bi]
-                wrapped = replace(first, resumable=False, header=first.header or brk.header)
-                out[ci] = replace(out[ci], graph_breaks=(*out[ci].graph_breaks[:bi], wrapped,
-                                                         *out[ci].graph_breaks[bi + 1:]))
+                kept[ci][bi] = _wrapped(kept[ci][bi], brk)
                 continue
-            seen.setdefault(key, (i, len(kept)))
-            kept.append(brk)
-        if len(kept) != len(c.graph_breaks):
-            out[i] = replace(out[i], graph_breaks=tuple(kept))
-    return out
+            seen.setdefault(key, (i, len(kept[i])))
+            kept[i].append(brk)
+    return [c if tuple(k) == c.graph_breaks else replace(c, graph_breaks=tuple(k))
+            for c, k in zip(compiles, kept, strict=True)]
 
 
-def _same_cause(a: GraphBreak, b: GraphBreak) -> bool:
-    loc_a, loc_b = a.location, b.location
-    where_a = (loc_a.file, loc_a.line) if loc_a else None
-    where_b = (loc_b.file, loc_b.line) if loc_b else None
-    return a.gb_code == b.gb_code and a.reason == b.reason and where_a == where_b
+def _cause(brk: GraphBreak) -> tuple[str, str, tuple[str, int] | None]:
+    loc = brk.location
+    return brk.gb_code, brk.reason, (loc.file, loc.line) if loc else None
+
+
+def _wrapped(first: GraphBreak, wrapper: GraphBreak) -> GraphBreak:
+    """The break a wrapper re-logs: Dynamo skipped the function, so it is not resumable."""
+    return replace(first, resumable=False, header=first.header or wrapper.header)
 
 
 def _culprit(stack: list[SourceLoc], at: SourceLoc | None) -> SourceLoc | None:
