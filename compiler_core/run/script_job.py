@@ -128,9 +128,7 @@ class ScriptJob:
             report = FailureReport("SystemExit", f"SystemExit: the script called sys.exit({exc.code!r})",
                                    report.user_traceback, report.full_traceback)
         self.failure = report
-        self.emit(Event("error", t=self.clock(), stage="run", message=report.message,
-                        traceback=report.user_traceback,
-                        data={"exc_type": report.exc_type, "full_traceback": report.full_traceback}))
+        self.emit(Event.failure(report, "run", self.clock()))
         return protocol.EXIT_USER_ERROR
 
     def _build_and_save(self, code: int) -> int:

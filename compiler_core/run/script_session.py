@@ -45,8 +45,7 @@ def save_script_session(
         return code if code != protocol.EXIT_OK else protocol.EXIT_BUILD_FAILED
     except Exception as exc:
         report = describe_failure(exc)
-        emit(Event("error", t=clock(), stage="build", message=report.message, traceback=report.user_traceback,
-                   data={"exc_type": report.exc_type, "full_traceback": report.full_traceback}))
+        emit(Event.failure(report, "build", clock()))
         return code if code != protocol.EXIT_OK else protocol.EXIT_BUILD_FAILED
     emit(Event("session", t=clock(), path=str(Path(spec.out_path).resolve()),
                data={"trace": spec.resolved_trace_path, "partial": code != protocol.EXIT_OK,

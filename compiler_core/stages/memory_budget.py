@@ -64,7 +64,7 @@ def run_budget_job(spec: Any, emit: Callable[[Any], None]) -> int:
     except BaseException as exc:  # user code may raise anything, SystemExit included
         report = describe_failure(exc)
         emit(Event("stage", stage="budget", state="failed"))
-        emit(Event("error", stage="budget", message=report.message, traceback=report.user_traceback))
+        emit(Event.failure(report, "budget"))
         return protocol.EXIT_USER_ERROR
     emit(Event("stage", stage="budget", state="finished"))
     return protocol.EXIT_OK

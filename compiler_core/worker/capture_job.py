@@ -109,9 +109,7 @@ class CaptureJob:
         if isinstance(exc, SystemExit):
             report = _system_exit_report(exc, report)
         self.failure, self.failed_stage = report, stage
-        self._emit(Event("error", t=self.clock(), stage=stage, message=report.message,
-                         traceback=report.user_traceback,
-                         data={"exc_type": report.exc_type, "full_traceback": report.full_traceback}))
+        self._emit(Event.failure(report, stage, self.clock()))
         if isinstance(exc, UnsupportedDeviceError):
             return protocol.EXIT_UNSUPPORTED_DEVICE
         if isinstance(exc, ModelFileError):

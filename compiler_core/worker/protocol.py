@@ -101,6 +101,13 @@ class Event:
         return json.dumps(out, ensure_ascii=False, default=str)
 
     @staticmethod
+    def failure(report: Any, stage: str, t: float = 0.0) -> Event:
+        """The `error` event of a failure described by `capture.user_errors.describe_failure`
+        (a FailureReport: message, the user's traceback, the exception type, the full one)."""
+        return Event("error", t=t, stage=stage, message=report.message, traceback=report.user_traceback,
+                     data={"exc_type": report.exc_type, "full_traceback": report.full_traceback})
+
+    @staticmethod
     def from_json(line: str) -> Event:
         """Raises ValueError for anything but a JSON object whose fields have their types."""
         from compiler_core.trace.json_payload import parse_json

@@ -117,9 +117,7 @@ class TimelineJob:
             from compiler_core.capture.user_errors import describe_failure
 
             report = describe_failure(error)
-            self._emit(Event("error", t=self.clock(), stage="timeline", message=report.message,
-                             traceback=report.user_traceback,
-                             data={"exc_type": report.exc_type, "full_traceback": report.full_traceback}))
+            self._emit(Event.failure(report, "timeline", self.clock()))
             diag = Diagnostic("error", report.message + "\n" + report.user_traceback, self.spec.model_path,
                               stage="timeline")
             session = dataclasses.replace(session, diagnostics=(*session.diagnostics, diag))
