@@ -27,6 +27,7 @@ _OWN_FILE = re.compile(
 )
 _STDLIB_FILE = re.compile(r"[/\\]lib[/\\]python3\.\d+[/\\](?!site-packages|dist-packages)[^/\\]+\.py$")
 _LAUNCH = ("<frozen runpy>", "runpy.py")
+_STDLIB = sysconfig.get_paths().get("stdlib") or ""  # this machine's, for logs written here
 
 
 def is_torch_file(path: str) -> bool:
@@ -44,8 +45,7 @@ def is_stdlib_file(path: str) -> bool:
         return True
     if _STDLIB_FILE.search(path):
         return True
-    stdlib = sysconfig.get_paths().get("stdlib") or ""
-    return bool(stdlib) and path.startswith(stdlib + "/") and "-packages" not in path[len(stdlib):]
+    return bool(_STDLIB) and path.startswith(_STDLIB + "/") and "-packages" not in path[len(_STDLIB):]
 
 
 def is_user_culprit(path: str) -> bool:
