@@ -13,16 +13,24 @@ For each model file, in fresh processes, `--rounds` times, alternating which goe
   synchronisations, compiled and eager blocks alternating, medians over blocks.
 
 Per model and mode it prints both side by side and the error of the app's median and speedup
-against the loop's (means over rounds). Hosts are noisy: when the loop's own rounds disagree
-with each other by more than the target, that figure is reported as "noisy" (ok = None), not
-passed or failed. Target: every median and speedup within ±5 %.
+against the loop's: per round, the app's figure over the loop's from the run next to it (a
+paired ratio, so drift between minutes hits both), the error being the median of those ratios
+minus one, shown with their spread. Hosts are noisy: when the loop's own rounds disagree with
+each other by more than the target, that figure is reported as "noisy" (ok = None), not passed
+or failed. Target: every median and speedup within ±5 %.
+
+`--gpus 0,1,2,3` runs the models concurrently, one per GPU at a time (`CUDA_VISIBLE_DEVICES`),
+each model's app and loop runs still one after the other on its own GPU; `--out DIR` writes
+each model's raw runs there as soon as they end.
 """
 
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import json
 import os
+import queue
 import statistics
 import subprocess
 import sys
@@ -41,12 +49,15 @@ MODELS = {  # model file -> compile modes timed besides eager
 TARGET = 0.05
 
 
-def app_run(model: Path, device: str, steps: int, modes: str) -> dict[str, Any]:
+Env = dict[str, str] | None
+
+
+def app_run(model: Path, device: str, steps: int, modes: str, env: Env = None) -> dict[str, Any]:
     out = Path(tempfile.mkdtemp(prefix="cs_truth_")) / "s.json"
     t0 = time.monotonic()
     cap = subprocess.run([sys.executable, "-m", "compiler_core", "capture", str(model), "--device", device,
                           "--steps", str(steps), "--modes", f"eager,{modes}", "-o", str(out)],
-                         cwd=ROOT, capture_output=True, text=True)
+                         cwd=ROOT, capture_output=True, text=True, env=env)
     wall = time.monotonic() - t0
     if cap.returncode != 0:
         return {"error": (cap.stderr or cap.stdout)[-1500:]}
@@ -60,11 +71,11 @@ def app_run(model: Path, device: str, steps: int, modes: str) -> dict[str, Any]:
     return result
 
 
-def plain_run(model: Path, device: str, steps: int, modes: str) -> dict[str, Any]:
+def plain_run(model: Path, device: str, steps: int, modes: str, env: Env = None) -> dict[str, Any]:
     t0 = time.monotonic()
     proc = subprocess.run([sys.executable, str(ROOT / "bench/scripts/plain_loop.py"), str(model), "--device",
                            device, "--steps", str(steps), "--modes", modes], capture_output=True, text=True,
-                          cwd=model.parent)
+                          cwd=model.parent, env=env)
     if proc.returncode != 0:
         return {"error": proc.stderr[-1500:]}
     result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -79,9 +90,9 @@ def spread(values: list[float]) -> float:
 
 def compare(name: str, app: list[dict[str, Any]], plain: list[dict[str, Any]], modes: str,
             figures: list[dict[str, Any]], lines: list[str]) -> None:
-    ok_app = [a for a in app if "error" not in a]
-    ok_plain = [p for p in plain if "error" not in p]
-    if not ok_app or not ok_plain:
+    both = [(a, p) for a, p in zip(app, plain, strict=True) if "error" not in a and "error" not in p]
+    ok_app, ok_plain = [a for a, _ in both], [p for _, p in both]
+    if not both:
         errors = [r["error"] for r in app + plain if "error" in r]
         lines.append(f"{name}: FAILED {errors[0][-600:] if errors else ''}")
         figures.append({"name": f"{name} runs", "value": None, "unit": "", "target": "both run", "ok": False})
@@ -98,17 +109,40 @@ def compare(name: str, app: list[dict[str, Any]], plain: list[dict[str, Any]], m
             figures.append({"name": f"{name} {label} error", "value": None, "unit": "%",
                             "target": "within ±5 %", "ok": False})
             continue
-        a, p = statistics.mean(app_values), statistics.mean(plain_values)
-        err = a / p - 1.0
+        ratios = [x / y for x, y in zip(app_values, plain_values, strict=True)]
+        err = statistics.median(ratios) - 1.0
         noise = spread(plain_values)
         ok = None if noise > TARGET else abs(err) <= TARGET
         verdict = "noisy host" if ok is None else ("ok" if ok else "OFF")
         cells = " ".join(f"{v:8.3f}" for v in app_values) + " | " + \
             " ".join(f"{v:8.3f}" for v in plain_values)
-        lines.append(f"{name:16} {label:26} app {a:8.3f} loop {p:8.3f} {unit:2} err {err * 100:+6.1f} % "
-                     f"loop spread {noise * 100:4.1f} %  {verdict}   [{cells}]")
+        lines.append(f"{name:16} {label:26} err {err * 100:+6.1f} % (paired {min(ratios) - 1:+.1%}.."
+                     f"{max(ratios) - 1:+.1%}) loop spread {noise * 100:4.1f} %  {verdict}   "
+                     f"[app {cells} {unit}]")
         figures.append({"name": f"{name} {label} error", "value": round(err * 100, 2), "unit": "%",
                         "target": "within ±5 %", "ok": ok})
+
+
+def one_model(name: str, args: argparse.Namespace, gpus: queue.Queue[str | None]) -> tuple[list[Any], ...]:
+    """Every round of one model on one GPU taken from `gpus` (given back when done)."""
+    modes = MODELS.get(name, "default")
+    model = ROOT / "bench" / "models" / f"{name}.py"
+    gpu = gpus.get()
+    env = None if gpu is None else {**os.environ, "CUDA_VISIBLE_DEVICES": gpu}
+    app: list[dict[str, Any]] = []
+    plain: list[dict[str, Any]] = []
+    try:
+        for r in range(args.rounds):
+            order = [("app", app_run, app), ("loop", plain_run, plain)]
+            for label, run, into in (order if r % 2 == 0 else order[::-1]):
+                into.append(run(model, args.device, args.steps, modes, env))
+                print(f"# {name} gpu {gpu} round {r} {label}: {json.dumps(into[-1])[:400]}", flush=True)
+            if args.out:
+                args.out.mkdir(parents=True, exist_ok=True)
+                (args.out / f"truth_{name}.json").write_text(json.dumps({"app": app, "loop": plain}))
+    finally:
+        gpus.put(gpu)
+    return app, plain
 
 
 def main() -> None:
@@ -117,23 +151,24 @@ def main() -> None:
     p.add_argument("--models", default=",".join(MODELS))
     p.add_argument("--steps", type=int, default=100)
     p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--gpus", default="",
+                   help="comma-separated GPU indices: models run concurrently, one per GPU")
+    p.add_argument("--out", type=Path, help="folder for each model's raw runs")
     p.add_argument("--json", action="store_true")
     args = p.parse_args()
+    names = args.models.split(",")
+    gpus: queue.Queue[str | None] = queue.Queue()
+    for g in [g for g in args.gpus.split(",") if g] or [None]:
+        gpus.put(g)
+    with concurrent.futures.ThreadPoolExecutor(max(1, gpus.qsize())) as pool:
+        runs = dict(zip(names, pool.map(lambda n: one_model(n, args, gpus), names), strict=True))
     figures: list[dict[str, Any]] = []
     lines: list[str] = []
-    for name in args.models.split(","):
-        modes = MODELS.get(name, "default")
-        model = ROOT / "bench" / "models" / f"{name}.py"
-        app: list[dict[str, Any]] = []
-        plain: list[dict[str, Any]] = []
-        for r in range(args.rounds):
-            order = [("app", app_run, app), ("loop", plain_run, plain)]
-            for label, run, into in (order if r % 2 == 0 else order[::-1]):
-                into.append(run(model, args.device, args.steps, modes))
-                print(f"# {name} round {r} {label}: {json.dumps(into[-1])[:400]}", flush=True)
-        compare(name, app, plain, modes, figures, lines)
+    for name in names:
+        app, plain = runs[name]
+        compare(name, app, plain, MODELS.get(name, "default"), figures, lines)
     print(f"device {args.device}, {args.steps} steps per mode, {args.rounds} rounds; "
-          f"CS_LAYERS={os.environ.get('CS_LAYERS', '')}")
+          f"CS_LAYERS={os.environ.get('CS_LAYERS', '')}; GPUs {args.gpus or 'one'}")
     print("\n".join(lines))
     if args.json:
         print(json.dumps({"figures": figures}))
