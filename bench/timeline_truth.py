@@ -20,14 +20,18 @@ each other by more than the target, that figure is reported as "noisy" (ok = Non
 or failed. Target: every median and speedup within ±5 %.
 
 `--gpus 0,1,2,3` runs the models concurrently, one per GPU at a time (`CUDA_VISIBLE_DEVICES`),
-each model's app and loop runs still one after the other on its own GPU; `--out DIR` writes
-each model's raw runs there as soon as they end.
+each model's app and loop runs still one after the other on its own GPU, and both confined to
+that GPU's share of the cores next to it (the GPUs sharing a NUMA node split its cores; a
+compile's worker pool inherits the share), so one model's compile bursts cannot take the cores
+another model's timed loop runs on. `--out DIR` writes each model's raw runs there as soon as
+they end.
 """
 
 from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import contextlib
 import json
 import os
 import queue
@@ -52,12 +56,51 @@ TARGET = 0.05
 Env = dict[str, str] | None
 
 
+PIN_VAR = "CS_TRUTH_CORES"  # how a run's core share travels to its subprocess launch
+
+
+def _pin(env: Env) -> Any:
+    cores = (env or {}).get(PIN_VAR)
+    if not cores:
+        return None
+    share = {int(c) for c in cores.split(",")}
+    return lambda: os.sched_setaffinity(0, share)
+
+
+def cores_near(gpus: list[str]) -> dict[str, set[int]]:
+    """Each GPU's share of the cores allowed here: its NUMA node's (sysfs `local_cpulist` of its
+    PCI device), split evenly among the GPUs on that node; all allowed cores when unknown."""
+    allowed = sorted(os.sched_getaffinity(0))
+    bus: dict[str, str] = {}
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        out = subprocess.run(["nvidia-smi", "--query-gpu=index,pci.bus_id", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=30).stdout
+        bus = {i.strip(): b.strip() for i, b in (line.split(",") for line in out.splitlines() if "," in line)}
+    local: dict[str, tuple[int, ...]] = {}
+    for g in gpus:
+        cpus: set[int] = set()
+        with contextlib.suppress(KeyError, OSError, ValueError):
+            domain, rest = bus[g].split(":", 1)
+            text = Path(f"/sys/bus/pci/devices/{domain[-4:]}:{rest}".lower() + "/local_cpulist").read_text()
+            for part in text.strip().split(","):
+                lo, _, hi = part.partition("-")
+                cpus |= set(range(int(lo), int(hi or lo) + 1))
+        local[g] = tuple(c for c in allowed if c in cpus) or tuple(allowed)
+    shares: dict[str, set[int]] = {}
+    for node in set(local.values()):
+        members = [g for g in gpus if local[g] == node]
+        k = max(1, len(node) // len(members))
+        for i, g in enumerate(members):
+            shares[g] = set(node[i * k:(i + 1) * k]) or set(node)
+    return shares
+
+
 def app_run(model: Path, device: str, steps: int, modes: str, env: Env = None) -> dict[str, Any]:
     out = Path(tempfile.mkdtemp(prefix="cs_truth_")) / "s.json"
     t0 = time.monotonic()
     cap = subprocess.run([sys.executable, "-m", "compiler_core", "capture", str(model), "--device", device,
                           "--steps", str(steps), "--modes", f"eager,{modes}", "-o", str(out)],
-                         cwd=ROOT, capture_output=True, text=True, env=env)
+                         cwd=ROOT, capture_output=True, text=True, env=env, preexec_fn=_pin(env))
     wall = time.monotonic() - t0
     if cap.returncode != 0:
         return {"error": (cap.stderr or cap.stdout)[-1500:]}
@@ -75,7 +118,7 @@ def plain_run(model: Path, device: str, steps: int, modes: str, env: Env = None)
     t0 = time.monotonic()
     proc = subprocess.run([sys.executable, str(ROOT / "bench/scripts/plain_loop.py"), str(model), "--device",
                            device, "--steps", str(steps), "--modes", modes], capture_output=True, text=True,
-                          cwd=model.parent, env=env)
+                          cwd=model.parent, env=env, preexec_fn=_pin(env))
     if proc.returncode != 0:
         return {"error": proc.stderr[-1500:]}
     result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -129,6 +172,8 @@ def one_model(name: str, args: argparse.Namespace, gpus: queue.Queue[str | None]
     model = ROOT / "bench" / "models" / f"{name}.py"
     gpu = gpus.get()
     env = None if gpu is None else {**os.environ, "CUDA_VISIBLE_DEVICES": gpu}
+    if env is not None and gpu in args.shares:
+        env[PIN_VAR] = ",".join(map(str, sorted(args.shares[gpu])))
     app: list[dict[str, Any]] = []
     plain: list[dict[str, Any]] = []
     try:
@@ -158,8 +203,12 @@ def main() -> None:
     args = p.parse_args()
     names = args.models.split(",")
     gpus: queue.Queue[str | None] = queue.Queue()
-    for g in [g for g in args.gpus.split(",") if g] or [None]:
+    listed = [g for g in args.gpus.split(",") if g]
+    for g in listed or [None]:
         gpus.put(g)
+    args.shares = cores_near(listed) if listed and args.device.startswith("cuda") else {}
+    for g, share in args.shares.items():
+        print(f"# GPU {g}: cores {min(share)}-{max(share)} ({len(share)})", flush=True)
     with concurrent.futures.ThreadPoolExecutor(max(1, gpus.qsize())) as pool:
         runs = dict(zip(names, pool.map(lambda n: one_model(n, args, gpus), names), strict=True))
     figures: list[dict[str, Any]] = []

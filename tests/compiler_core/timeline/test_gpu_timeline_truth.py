@@ -1,0 +1,48 @@
+"""The capture's timeline against the user's own loop, each in a fresh process, on CUDA.
+
+The user's path (`python -m compiler_core capture MODEL --device cuda --steps N`, then `summary`)
+and a plain loop of the same file that imports nothing of ours (`bench/scripts/plain_loop.py`),
+run one after the other. The bound is loose on purpose: a lent GPU host drifts by 15-40 %
+between minutes, so this catches a timeline that is off by a factor (a capture's residue made
+every step 1.3-2.3x slower), not one that is off by a few per cent; that target belongs to
+`bench/timeline_truth.py`.
+
+    python -m pytest tests/compiler_core/timeline/test_gpu_timeline_truth.py -q -m gpu -p no:cacheprovider \\
+        -o addopts="" -W ignore::pytest.PytestConfigWarning
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+pytestmark = [pytest.mark.gpu, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parents[3]
+MODEL = ROOT / "resources" / "examples" / "transformer_block.py"
+LOOSE = 1.6  # a factor, not a target
+
+
+def _truth() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("timeline_truth", ROOT / "bench" / "timeline_truth.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_cli_capture_timeline_agrees_with_a_plain_loop_in_a_fresh_process() -> None:
+    truth = _truth()
+    app = truth.app_run(MODEL, "cuda", 60, "default")
+    loop = truth.plain_run(MODEL, "cuda", 60, "default")
+    assert "error" not in app, app.get("error")
+    assert "error" not in loop, loop.get("error")
+    pairs = [("eager median", app["eager_ms"], loop["eager_ms"]),
+             ("default median", app["modes"]["default"]["median_ms"], loop["modes"]["default"]["median_ms"]),
+             ("default speedup", app["modes"]["default"]["speedup"], loop["modes"]["default"]["speedup"])]
+    for label, ours, theirs in pairs:
+        assert ours is not None and ours > 0, label
+        assert 1 / LOOSE <= ours / theirs <= LOOSE, f"{label}: app {ours:.3f} vs plain loop {theirs:.3f}"
