@@ -1,16 +1,24 @@
 """Which part of a capture's leftovers slows the eager steps timed after it, asked so that host
 drift cannot answer for it.
 
-    python bench/capture_residue_pingpong.py MODEL.py --device cuda --pairs 12 --json
+    python bench/capture_residue_pingpong.py MODEL.py --device cuda --roles captured,profiled,compiled --json
 
 Per-process medians cannot isolate a process-wide cost on a host whose speed drifts 15-40 %
-between minutes (`capture_residue_diag.py`). So two worker processes live side by side on the
-same device: `clean` loads the model file and nothing else; `captured` loads it, keeps that copy
-aside, and runs the whole capture job (`CaptureJob`, steps=0) as the app's worker does. The
-parent then has them time blocks of eager steps of their pre-capture copy in turn (10 steps
-between two synchronisations; never at the same time, the order swapped every pair), so drift
-hits both alike, and reports median(captured) / median(clean). Then it applies one remedy after
-another to `captured` only (cumulative) and asks again:
+between minutes (`capture_residue_diag.py`). So worker processes live side by side on the same
+device: `clean` loads the model file and nothing else; each other role loads it, keeps that copy
+aside, and then does one thing:
+
+- `captured`: the whole capture job (`CaptureJob`, steps=0) as the app's worker runs it;
+- `profiled`: three eager steps under the app's kernel profile (`profile_steps`: torch.profiler,
+  CPU and CUDA activity), as the timeline's profile pass runs it;
+- `profiled_teardown`: the same with `TEARDOWN_CUPTI=1`, Kineto's switch that detaches CUPTI
+  when a profile ends;
+- `compiled`: `torch.compile` (default mode) of another copy and three steps of it, no profiler.
+
+The parent then has every worker time blocks of eager steps of its pre-capture copy in turn (10
+steps between two synchronisations; never two at once, the order rotated every round), so drift
+hits all alike, and reports each role's median over the clean one's. Then it applies one remedy
+after another to every role but `clean` (cumulative) and asks again:
 
 - `compile_workers`: Inductor's compile-worker pool shut down (its processes and their threads);
 - `empty_cache`: the CUDA caching allocator's free blocks released;
@@ -21,8 +29,7 @@ With each timing the workers report what ran beside the timed loop: CPU time of 
 threads and of their child processes during the blocks (/proc schedstat, ns), the main thread's
 involuntary context switches, and cudaMalloc/cudaFree calls. And once, each worker's process
 state (modes, hooks, interval timers, signal handlers, thread names, children, torch flags, the
-code behind hot entry points, environment), printed as a diff: anything the capture left that
-the clean process does not have.
+code behind hot entry points, environment), printed as a diff against the clean worker's.
 """
 
 from __future__ import annotations
@@ -199,10 +206,24 @@ def serve(role: str, model_path: str, device: str) -> None:
 
     from compiler_core.modelfile import load_model_file
 
+    if role == "profiled_teardown":
+        os.environ["TEARDOWN_CUPTI"] = "1"  # read by Kineto when a profile ends
     spec = load_model_file(model_path, device=device)
     spec.model.to(device)
     if role == "captured":
         do_phase("capture", model_path, device, spec)
+    elif role in ("profiled", "profiled_teardown"):
+        from compiler_core.timeline.kernel_profile import profile_steps
+
+        profile_steps(lambda: eager_ms_one(spec, device), device, 1)
+    elif role == "compiled":
+        import torch
+
+        other = load_model_file(model_path, device=device)
+        other.model.to(device)
+        other.model = torch.compile(other.model)
+        for _ in range(3):
+            eager_ms_one(other, device)
     out.write(json.dumps({"ready": role}) + "\n")
     for line in sys.stdin:
         cmd = json.loads(line)
@@ -242,29 +263,31 @@ class Worker:
         return json.loads(line)
 
 
-def compare(clean: Worker, captured: Worker, pairs: int, warm: int = 2) -> dict[str, Any]:
-    """`pairs` alternating blocks of each (order swapped every pair); the first `warm` dropped."""
-    a: list[float] = []
-    b: list[float] = []
-    beside = {"clean": [], "captured": []}  # type: dict[str, list[dict[str, Any]]]
+def compare(workers: list[Worker], pairs: int, warm: int = 2) -> dict[str, Any]:
+    """`pairs` rounds of one block per worker (order rotated every round; the first `warm`
+    rounds dropped): each worker's median, its median over the first (clean) worker's, and the
+    quartiles of its per-round ratios."""
+    ms: dict[str, list[float]] = {w.role: [] for w in workers}
+    beside: dict[str, list[dict[str, Any]]] = {w.role: [] for w in workers}
     for k in range(pairs + warm):
-        order = (clean, captured) if k % 2 == 0 else (captured, clean)
-        for w in order:
+        shift = k % len(workers)
+        for w in workers[shift:] + workers[:shift]:
             r = w.ask(op="time", blocks=1)
-            (a if w is clean else b).extend(r["ms"])
             if k >= warm:
+                ms[w.role] += r["ms"]
                 beside[w.role].append(r)
-    a, b = a[warm:], b[warm:]
-    ratios = sorted(y / x for x, y in zip(a, b, strict=True))
-    row: dict[str, Any] = {"clean_ms": statistics.median(a), "captured_ms": statistics.median(b),
-                           "ratio": statistics.median(b) / statistics.median(a),
-                           "pair_ratio_q1_q3": [ratios[len(ratios) // 4], ratios[(3 * len(ratios)) // 4]]}
-    for role, rs in beside.items():
-        n = len(rs) * 10
-        row[role] = {"threads_us_per_step": sum(r["threads_ns"] for r in rs) / n / 1e3,
-                     "children_us_per_step": sum(r["children_ns"] for r in rs) / n / 1e3,
-                     "nonvoluntary_per_step": sum(r["nonvoluntary"] for r in rs) / n,
-                     "device_allocs_per_step": sum(r["device_allocs"] for r in rs) / n}
+    clean = workers[0].role
+    row: dict[str, Any] = {}
+    for role, values in ms.items():
+        ratios = sorted(y / x for x, y in zip(ms[clean], values, strict=True))
+        n = len(beside[role]) * 10
+        row[role] = {"ms": statistics.median(values),
+                     "ratio": statistics.median(values) / statistics.median(ms[clean]),
+                     "round_ratio_q1_q3": [ratios[len(ratios) // 4], ratios[(3 * len(ratios)) // 4]],
+                     "threads_us_per_step": sum(r["threads_ns"] for r in beside[role]) / n / 1e3,
+                     "children_us_per_step": sum(r["children_ns"] for r in beside[role]) / n / 1e3,
+                     "nonvoluntary_per_step": sum(r["nonvoluntary"] for r in beside[role]) / n,
+                     "device_allocs_per_step": sum(r["device_allocs"] for r in beside[role]) / n}
     return row
 
 
@@ -279,35 +302,41 @@ def diff(a: dict[str, Any], b: dict[str, Any], prefix: str = "") -> list[str]:
     return out
 
 
+ROLES = ("captured", "profiled", "profiled_teardown", "compiled")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("model")
     p.add_argument("--device", default="cuda")
-    p.add_argument("--pairs", type=int, default=12)
-    p.add_argument("--serve", choices=("clean", "captured"))
+    p.add_argument("--pairs", type=int, default=12, help="rounds of one block per worker")
+    p.add_argument("--roles", default=",".join(ROLES))
+    p.add_argument("--serve", choices=("clean", *ROLES))
     p.add_argument("--json", action="store_true")
     args = p.parse_args()
     if args.serve:
         serve(args.serve, args.model, args.device)
         return
     t0 = time.monotonic()
-    clean, captured = Worker("clean", args), Worker("captured", args)
+    workers = [Worker(role, args) for role in ("clean", *args.roles.split(","))]
     print(f"workers ready in {time.monotonic() - t0:.0f} s", flush=True)
-    report: dict[str, Any] = {"model": args.model, "rows": []}
-    state_diff = diff(clean.ask(op="state"), captured.ask(op="state"))
-    report["state_diff"] = state_diff
-    print("state the capture left (clean vs captured):\n  " + "\n  ".join(state_diff[:80]), flush=True)
+    report: dict[str, Any] = {"model": args.model, "rows": [], "state_diff": {}}
+    clean_state = workers[0].ask(op="state")
+    for w in workers[1:]:
+        found = report["state_diff"][w.role] = diff(clean_state, w.ask(op="state"))
+        print(f"state of {w.role} beside clean:\n  " + "\n  ".join(found[:60]), flush=True)
     for step in ("none", *REMEDIES):
         if step != "none":
-            captured.ask(op="remedy", name=step)
-        row = {"after": step, **compare(clean, captured, args.pairs)}
+            for w in workers[1:]:
+                w.ask(op="remedy", name=step)
+        row = {"after": step, **compare(workers, args.pairs)}
         report["rows"].append(row)
-        print(f"after {step:<16} clean {row['clean_ms']:8.3f} ms  captured {row['captured_ms']:8.3f} ms  "
-              f"ratio {row['ratio']:.3f} (pairs q1-q3 {row['pair_ratio_q1_q3'][0]:.3f}-"
-              f"{row['pair_ratio_q1_q3'][1]:.3f})  beside captured {row['captured']}  "
-              f"beside clean {row['clean']}", flush=True)
-    report["state_diff_after"] = diff(clean.ask(op="state"), captured.ask(op="state"))
-    for w in (clean, captured):
+        cells = "  ".join(f"{role} {v['ms']:.3f} ms x{v['ratio']:.3f} ({v['round_ratio_q1_q3'][0]:.2f}-"
+                          f"{v['round_ratio_q1_q3'][1]:.2f}; beside {v['threads_us_per_step']:.0f}+"
+                          f"{v['children_us_per_step']:.0f} us)"
+                          for role, v in row.items() if role != "after")
+        print(f"after {step:<16} {cells}", flush=True)
+    for w in workers:
         assert w.proc.stdin is not None
         w.proc.stdin.close()
         w.proc.wait(timeout=60)

@@ -23,6 +23,15 @@ minutes apart disagree by more than the speedup being measured. The paired block
 same conditions as a plain eager loop: synchronised at both ends (no compiled work still queued
 on the GPU), no probe, no compile watch, nothing emitted until it ends; its steps are warm-up
 where the mode's were.
+
+Every mode is timed before any is profiled. On CUDA, a torch.profiler session leaves NVIDIA's
+CUPTI attached to the process when it ends (Kineto tears CUPTI down only under
+`TEARDOWN_CUPTI=1`, which torch itself turns off around CUDA graphs; pytorch/pytorch#144455), and
+from then on every kernel launch pays for it: measured on an H100 (bench/timeline_truth.py,
+HF Qwen2 batch-1 inference), the paired eager steps read 5.9 ms before any profile, 7.0 ms after
+one and 8.1 ms after two, while the user's plain loop read 6.1-6.3 ms throughout. So the profile
+pass (`profile_modes`) runs last: it compiles each mode again (Inductor's caches are warm by
+then), warms it up, profiles `profile` steps and re-emits the mode's figures with the profile.
 """
 
 from __future__ import annotations
@@ -67,9 +76,10 @@ def run_phase(
     """Time `steps` steps per mode; returns all samples, markers and per-mode statistics.
 
     `emit` receives, in order: `mode_start`, then, after each block, its `timeline_event` and
-    `sample` records, then the mode's `mode_stats` (see records.py for their shape). `profile`
-    steps of each mode are then run once more under torch.profiler (`ModeStats.runtime`: where
-    the time goes, per kernel); 0 skips that.
+    `sample` records, then the mode's `mode_stats` (see records.py for their shape). Once every
+    mode is timed, `profile` steps of each are run once more under torch.profiler
+    (`ModeStats.runtime`: where the time goes, per kernel) and its `mode_stats` emitted again,
+    profile included; 0 skips that.
     """
     unknown = [m for m in modes if m not in MODES]
     if unknown:
@@ -83,12 +93,63 @@ def run_phase(
     stats: list[ModeStats] = []
     for mode in ordered:
         pair = paired and mode != EAGER
-        result = ModeRun(spec, mode, steps, device, send, shape_change_step, paired=pair,
-                         profile_steps=profile).run()
+        result = ModeRun(spec, mode, steps, device, send, shape_change_step, paired=pair).run()
         samples += result[0]
         events += result[1]
         stats.append(result[2])
+    if profile > 0:
+        inputs = StepInputs(spec, device, shape_change_step)(max(steps - 1, 0))
+        stats = profile_modes(spec, stats, events, device, inputs, profile, send)
     return samples, events, stats
+
+
+PROFILE_WARM_STEPS = 3  # compile, CUDA-graph warm-up and record, then steady replays
+
+
+def profile_modes(spec: ModelSpec, stats: list[ModeStats], events: list[TimelineEvent], device: str,
+                  inputs: tuple[Any, ...], steps: int, emit: Emit) -> list[ModeStats]:
+    """Each timed mode compiled afresh, warmed up and profiled for `steps` steps, after all
+    timing is done (module docstring: a profile slows every later launch on CUDA); returns the
+    figures with `runtime`, kernels and launches filled in, each re-emitted as it is ready. A
+    mode whose timing ended in an error is not profiled; a profile that fails adds an `error`
+    marker to the mode and leaves its timed figures as they were."""
+    failed = {e.mode for e in events if e.kind == "error"}
+    out = []
+    for figures in stats:
+        if figures.mode in failed or figures.samples == 0:
+            out.append(figures)
+            continue
+        try:
+            profiled = _profile_mode(spec, figures.mode, device, inputs, steps)
+        except Exception as exc:
+            events.append(TimelineEvent(figures.mode, figures.samples, "error",
+                                        "profile: " + _one_line(exc)))
+            emit(to_record(events[-1]))
+            out.append(figures)
+            continue
+        finally:
+            _release_memory(device)  # the compiled model is gone with _profile_mode's frame
+        figures = dataclasses.replace(
+            figures, kernel_launches_per_step=profiled.launches_per_step, kernels=profiled.kernels_per_step,
+            runtime=_with_idle(profiled, figures.median_ms))
+        emit(to_record(figures))
+        out.append(figures)
+    return out
+
+
+def _profile_mode(spec: ModelSpec, mode: str, device: str, inputs: tuple[Any, ...],
+                  steps: int) -> RuntimeProfile:
+    reset_compiler()
+    fn = step_function(spec, compile_model(spec, mode, device))
+    mark = _cudagraph_step_marker(mode, device)
+
+    def one() -> None:
+        mark()
+        fn(inputs)
+
+    for _ in range(PROFILE_WARM_STEPS if mode != EAGER else 1):
+        one()
+    return profile_steps(one, device, steps)
 
 
 def compile_model(spec: ModelSpec, mode: str, device: str = "") -> Any:
@@ -130,20 +191,17 @@ class ModeRun:
     """One mode's loop, block by block; holds the bookkeeping so the loop stays readable."""
 
     def __init__(self, spec: ModelSpec, mode: str, steps: int, device: str, emit: Emit,
-                 shape_change_step: int | None, paired: bool = False, profile_steps: int = 0) -> None:
+                 shape_change_step: int | None, paired: bool = False) -> None:
         self.spec, self.mode, self.steps, self.device, self.emit = spec, mode, steps, device, emit
         self.inputs = StepInputs(spec, device, shape_change_step)
         self.watch = CompileWatch(mode)
         self.timer = BlockTimer(device)
         self.memory = MemoryProbe(device)
-        self.profile_steps = profile_steps
         self.events: list[TimelineEvent] = []
         self._step_fn: Callable[[tuple[Any, ...]], Any] = lambda inputs: None
         self._mark_step: Callable[[], None] = lambda: None
-        self._failed = False
         self.samples: list[StepSample] = []  # own and paired samples, in run order
         self.baseline = PairedEager(spec, mode, self.timer, self._add) if paired else None
-        self.profile: RuntimeProfile | None = None
 
     def run(self) -> tuple[list[StepSample], list[TimelineEvent], ModeStats]:
         """prepare, every block, finish; a failing step ends the mode with an `error` marker."""
@@ -160,7 +218,7 @@ class ModeRun:
         reset_compiler()
         model = compile_model(self.spec, self.mode, self.device)
         self._step_fn = step_function(self.spec, model)
-        self._mark_step = self._cudagraph_step_marker()
+        self._mark_step = _cudagraph_step_marker(self.mode, self.device)
         self.emit({"event": MODE_START, "mode": self.mode, "steps": self.steps})
         self.watch.install()
 
@@ -192,24 +250,12 @@ class ModeRun:
     def fail(self, exc: BaseException) -> None:
         done = sum(1 for s in self.samples if not s.baseline_for)
         self._record(TimelineEvent(self.mode, done, "error", _one_line(exc)))
-        self._failed = True
 
     def finish(self) -> tuple[list[StepSample], list[TimelineEvent], ModeStats]:
-        """Profile a few steps (kernel times, launches), emit and return the mode's figures."""
-        try:
-            if not self._failed and self.profile_steps > 0:
-                self.profile = self._profile()
-        except Exception as exc:
-            self.fail(exc)
-        finally:
-            self.watch.remove()
+        """Emit and return the mode's figures (the profile pass adds kernel times later)."""
+        self.watch.remove()
         cudagraphs = self.watch.cudagraph_records if self.device.startswith("cuda") else None
-        launches = self.profile.launches_per_step if self.profile else None
-        kernels = self.profile.kernels_per_step if self.profile else None
-        stats = mode_stats(self.mode, self.samples, self.events, kernel_launches_per_step=launches,
-                           kernels=kernels, cudagraph_graphs=cudagraphs)
-        if self.profile is not None:
-            stats = dataclasses.replace(stats, runtime=_with_idle(self.profile, stats.median_ms))
+        stats = mode_stats(self.mode, self.samples, self.events, cudagraph_graphs=cudagraphs)
         self.emit(to_record(stats))
         self._step_fn = lambda inputs: None  # drop the compiled model before the next mode
         _release_memory(self.device)
@@ -222,25 +268,6 @@ class ModeRun:
     def _add(self, sample: StepSample) -> None:
         self.samples.append(sample)
         self.emit(to_record(sample))
-
-    def _cudagraph_step_marker(self) -> Callable[[], None]:
-        """cudagraph trees reuse output memory between replays; marking each step keeps a
-        caller that holds last step's loss from reading overwritten memory."""
-        if self.mode in CUDAGRAPH_MODES and self.device.startswith("cuda"):
-            import torch
-
-            return torch.compiler.cudagraph_mark_step_begin
-        return lambda: None
-
-    def _profile(self) -> RuntimeProfile:
-        inputs = self.inputs(max(self.steps - 1, 0))
-        fn, mark = self._step_fn, self._mark_step
-
-        def one() -> None:
-            mark()
-            fn(inputs)
-
-        return profile_steps(one, self.device, self.profile_steps)
 
 
 class PairedEager:
@@ -290,6 +317,16 @@ class _Unwatched:
 
 def _no_mark() -> None:
     return None
+
+
+def _cudagraph_step_marker(mode: str, device: str) -> Callable[[], None]:
+    """cudagraph trees reuse output memory between replays; marking each step keeps a caller
+    that holds last step's loss from reading overwritten memory."""
+    if mode in CUDAGRAPH_MODES and device.startswith("cuda"):
+        import torch
+
+        return torch.compiler.cudagraph_mark_step_begin
+    return _no_mark
 
 
 def _with_idle(profile: RuntimeProfile, median_ms: float | None) -> RuntimeProfile:
