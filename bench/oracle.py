@@ -370,7 +370,9 @@ _NUMBERED_PART = re.compile(r"^(.*?[^A-Za-z0-9])?(\d+)$")
 
 def _fold(session: Any) -> tuple[str, str]:
     """Repeated blocks of the largest Dynamo graph, found with networkx's Weisfeiler-Lehman hash
-    of each numbered sibling's subgraph (ops with digits stripped, edges from node inputs), must
+    of each numbered sibling's subgraph (ops with digits stripped and the dtypes and shapes of
+    their outputs, so stages that differ only in channels or kernel sizes are not repeats; edges
+    from node inputs), must
     be folded by the app (all but at most one of a run), and no node may sit directly under the
     parent of folded siblings (a block's nodes spilled out of it)."""
     import networkx as nx
@@ -383,15 +385,16 @@ def _fold(session: Any) -> tuple[str, str]:
     g = max(graphs, key=lambda x: len(x.nodes))
     members: dict[tuple[str, str], dict[int, list[Any]]] = defaultdict(lambda: defaultdict(list))
     direct: dict[str, int] = defaultdict(int)
+    siblings: dict[str, dict[str, int]] = {}  # parent path -> child name -> rank of first appearance
     for n in g.nodes:
         parts = [p for p in (n.module_path or "").split("/") if p]
-        for depth, part in enumerate(parts):
+        for depth, part in enumerate(parts):  # every numbered level: blocks nest (features/6/1)
+            kin = siblings.setdefault("/".join(parts[:depth]), {})
+            kin.setdefault(part, len(kin))
             m = _NUMBERED_PART.match(part)
             if m:
                 members[("/".join(parts[:depth]), m.group(1) or "")][int(m.group(2))].append(n)
-                break
-        else:
-            direct["/".join(parts)] += 1
+        direct["/".join(parts)] += 1
     runs: list[tuple[str, list[int]]] = []
     for (parent, prefix), by_index in members.items():
         hashes = {}
@@ -399,12 +402,16 @@ def _fold(session: Any) -> tuple[str, str]:
             names = {x.name for x in nodes}
             dg = nx.DiGraph()
             for x in nodes:
-                dg.add_node(x.name, label=f"{x.op}:{re.sub(r'[0-9_]+', '', x.target)}")
+                shapes = ";".join(f"{o.dtype}{list(o.shape)}" for o in x.outputs)
+                dg.add_node(x.name, label=f"{x.op}:{re.sub(r'[0-9_]+', '', x.target)}:{shapes}")
                 dg.add_edges_from((a, x.name) for a in x.inputs if a in names)
             hashes[i] = nx.weisfeiler_lehman_graph_hash(dg, node_attr="label", iterations=3)
+        rank = siblings.get(parent, {})
         run: list[int] = []
         for i in sorted(hashes):
-            if run and i == run[-1] + 1 and hashes[i] == hashes[run[-1]]:
+            # copies follow one another with no other module between (GPT-2's ln_1, attn, ln_2)
+            adjacent = rank.get(f"{prefix}{i}", -9) - rank.get(f"{prefix}{i - 1}", -9) in (1, -1)
+            if run and i == run[-1] + 1 and hashes[i] == hashes[run[-1]] and adjacent:
                 run.append(i)
             else:
                 if len(run) >= 2:
@@ -415,10 +422,16 @@ def _fold(session: Any) -> tuple[str, str]:
     if not runs:
         return _cell(None)
     tree = build_groups(from_graph(g))
-    folded = [{int(m.group(2)) for c in tree.children[f] if (m := _NUMBERED_PART.match(tree.label[c]))}
-              for f in tree.fold]
+    folded: dict[str, list[set[int]]] = defaultdict(list)  # parent module path -> folded indices
+    for f in tree.fold:
+        kids = tree.children[f]
+        if kids:
+            first = tree.path[kids[0]].strip("/")
+            parent = first.rsplit("/", 1)[0] if "/" in first else ""
+            folded[parent].append({int(m.group(2)) for c in kids
+                                   if (m := _NUMBERED_PART.match(tree.label[c]))})
     for where, run in runs:
-        if not any(len(set(run) & f) >= len(run) - 1 for f in folded):
+        if not any(len(set(run) & f) >= len(run) - 1 for f in folded[where.rsplit("/", 1)[0]]):
             return _cell(False, f"{where}{run[0]}..{run[-1]}: {len(run)} identical blocks (WL hash) "
                                 "not folded")
     spilled = {where.rsplit("/", 1)[0]: direct.get(where.rsplit("/", 1)[0], 0) for where, _ in runs}

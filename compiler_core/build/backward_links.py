@@ -102,7 +102,9 @@ def backward_info(fw: Graph | None, bw: Graph | None) -> BackwardInfo:
     real = [n for n in others if n.attrs.get("partitioner_tag") != "is_forward"]
     info.recomputed_bytes = sum(sum(tensor_bytes(m) for m in bw_nodes[r].outputs) for r in avoided)
     fw_calls = _calls(fw)
-    if any("seq_nr" in n.attrs for n in fw_calls):
+    # seq_nr only pairs where both graphs carry it: a capture can hold its own record of the
+    # forward (with seq_nr) beside torch's text of the backward (without)
+    if any("seq_nr" in n.attrs for n in fw_calls) and any("seq_nr" in n.attrs for n in real):
         _by_seq_nr(fw_calls, real, info)
     else:
         _by_source_line(fw_calls, real, info)

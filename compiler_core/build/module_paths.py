@@ -334,56 +334,120 @@ def _fill_between(nodes: Sequence[Node], path: list[str], owner: list[str], fall
     prev, nxt = _neighbours(path, nodes)
     index = {nd.name: k for k, nd in enumerate(nodes)}
     filled: set[int] = set()
+    entries = _BlockEntries(nodes, owner, index)
+    reads: dict[int, frozenset[str]] = {}  # owners a filled node reads, through filled inputs too
     for i, nd in enumerate(nodes):
         if path[i] or nd.op not in _CALL_OPS:
             continue
         filled.add(i)
+        ins = [k for k in (index.get(name) for name in nd.inputs) if k is not None]
+        reads[i] = frozenset(owner[k] for k in ins if k not in reads).union(
+            *(reads[k] for k in ins if k in reads))
         a, b = prev[i], nxt[i]
         if b >= 0 and _same_run(nodes, i, b, falling):
             path[i] = owner[b]
         elif a >= 0 and _same_run(nodes, a, i, falling):
             path[i] = owner[a]
         elif a >= 0 and b >= 0:
-            path[i] = _between_blocks(nd, owner, index, owner[a], owner[b]) or _lca(owner[a], owner[b])
+            path[i] = (_between_blocks(nd, reads[i], owner[a], owner[b], entries)
+                       or _lca(owner[a], owner[b]))
         else:
             path[i] = owner[a] if a >= 0 else (owner[b] if b >= 0 else "")
         owner[i] = path[i]
+    _feeding(nodes, path, owner, filled, prev, nxt, index)
     _enclosed(nodes, path, owner, filled)
+
+
+def _feeding(nodes: Sequence[Node], path: list[str], owner: list[str], filled: set[int],
+             prev: list[int], nxt: list[int], index: dict[str, int]) -> None:
+    """A node this rule placed joins a deeper module that a node of the same gap (same placed
+    neighbours) it feeds was placed in: stochastic depth's `torch.empty(...).bernoulli_()` has no
+    input to place it by, and sat at the common parent of two blocks (`features`) while the
+    multiply and residual add it feeds close block `features/2/1`, splitting `features/2` in two.
+    Consumers first (reverse order), so a chain of such nodes follows its end."""
+    consumers: dict[int, list[int]] = {}
+    for j in filled:
+        for name in nodes[j].inputs:
+            k = index.get(name)
+            if k is not None and k in filled and (prev[k], nxt[k]) == (prev[j], nxt[j]):
+                consumers.setdefault(k, []).append(j)
+    for i in sorted(consumers, reverse=True):
+        deeper = [path[j] for j in consumers[i] if path[j].startswith(path[i] + "/") or not path[i]]
+        if deeper:
+            path[i] = owner[i] = max(deeper, key=len)
 
 
 def _enclosed(nodes: Sequence[Node], path: list[str], owner: list[str], filled: set[int]) -> None:
     """A node this rule placed at an ancestor of the module its neighbours on both sides share
     joins that module: an input-less `arange` inside an MoE layer's expert combine was drawn at
-    `layers`, splitting the layer in two. Nodes placed by the earlier rules stay."""
+    `layers`, splitting the layer in two; torchvision's input-less `_log_api_usage_once` call in
+    stochastic depth sat at `features`, between two nodes of `features/2/1`. Nodes placed by the
+    earlier rules stay."""
     calls = [i for i, nd in enumerate(nodes) if nd.op in _CALL_OPS and path[i]]
     for before, i, after in zip(calls, calls[1:], calls[2:], strict=False):
-        if i in filled and path[before] == path[after] and path[before].startswith(path[i] + "/"):
-            path[i] = owner[i] = path[before]
+        if i not in filled:
+            continue
+        shared = _lca(path[before], path[after])
+        if not shared.startswith(path[i] + "/"):
+            continue
+        # their common module itself, or one inside a numbered block below the node's path (a
+        # block of EfficientNet's stage, `features/2/1`, not the `layers` list of a decoder)
+        below = shared[len(path[i]) + 1:].split("/")
+        if path[before] == path[after] or any(part[-1:].isdigit() for part in below):
+            path[i] = owner[i] = shared
 
 
-def _between_blocks(nd: Node, owner: list[str], index: dict[str, int], before: str, after: str) -> str:
+class _BlockEntries:
+    """The values that enter a module from outside it (read by its nodes, made elsewhere),
+    computed once per module asked about."""
+
+    def __init__(self, nodes: Sequence[Node], owner: list[str], index: dict[str, int]) -> None:
+        self.nodes, self.owner, self.index = nodes, owner, index
+        self._memo: dict[str, frozenset[str]] = {}
+
+    def __call__(self, block: str) -> frozenset[str]:
+        found = self._memo.get(block)
+        if found is None:
+            inside = block + "/"
+            names = set()
+            for k, nd in enumerate(self.nodes):
+                if self.owner[k] == block or self.owner[k].startswith(inside):
+                    for name in nd.inputs:
+                        j = self.index.get(name)
+                        if j is not None and self.owner[j] != block and not self.owner[j].startswith(inside):
+                            names.add(name)
+            found = self._memo[block] = frozenset(names)
+        return found
+
+
+def _inside(path: str, block: str) -> bool:
+    return path == block or path.startswith(block + "/")
+
+
+def _between_blocks(nd: Node, read: frozenset[str], before: str, after: str,
+                    entries: _BlockEntries) -> str:
     """A node right after a numbered block (`layers/3/...`, before `layers/4/...` or the final
     norm) that reads the block's values belongs to it: a layer's closing residual add, an MoE
     layer's expert combine in a library function. Their common parent (`layers`, the model)
-    would draw it outside every layer. "" when `before` is in no numbered block or the node
-    reads none of its values."""
+    would draw it outside every layer. Where numbered blocks nest (EfficientNet's
+    `features/2/1`, block 1 of stage 2), the deepest one whose own input the node also reads
+    (a residual add joins a block's input to its result) is the one it closes. `read`: the
+    modules whose values the node reads, directly or through other nodes of the gap. "" when
+    `before` is in no numbered block or the node reads none of its values."""
     common = _lca(before, after)
     prefix = common + "/" if common else ""
     if not before.startswith(prefix):
         return ""
     parts = before[len(prefix):].split("/")
-    # the first numbered module below the common one: `layers/3` under `model`, `blocks/11` under ""
-    depth = next((k for k, part in enumerate(parts) if part[-1:].isdigit()), None)
-    if depth is None:
+    # the numbered modules below the common one, outermost first: `layers/3` under `model`
+    blocks = [prefix + "/".join(parts[:k + 1]) for k, part in enumerate(parts) if part[-1:].isdigit()]
+    blocks = [b for b in blocks if not _inside(after, b)]
+    if not blocks:
         return ""
-    block = prefix + "/".join(parts[:depth + 1])
-    if after == block or after.startswith(block + "/"):
-        return ""
-    for name in nd.inputs:
-        k = index.get(name)
-        if k is not None and (owner[k] == block or owner[k].startswith(block + "/")):
+    for block in reversed(blocks[1:]):
+        if any(_inside(o, block) for o in read) and entries(block) & set(nd.inputs):
             return block
-    return ""
+    return blocks[0] if any(_inside(o, blocks[0]) for o in read) else ""
 
 
 def _same_run(nodes: Sequence[Node], i: int, j: int, falling: bool = True) -> bool:

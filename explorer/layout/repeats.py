@@ -10,7 +10,8 @@ which expands as usual. ResNet's `layer1` folds its blocks `1–2` (block 0 has 
 
 Structural signature of a group: its member nodes' ops in order (targets with FX names, digits
 and operands stripped, so `hidden_states_5 + down_proj` and `inputs_embeds + attn_output_3` are
-both `+`) and its children's labels (digits stripped) with their signatures, hashed bottom-up.
+both `+`) with the dtypes and shapes they produce, and its children's labels (digits stripped)
+with their signatures, hashed bottom-up.
 Qt-free; the folded tree keeps `GroupTree`'s invariant that parents have smaller ids.
 """
 
@@ -51,8 +52,11 @@ def op_token(op: str, target: str) -> str:
 
 
 def signatures(tree: GroupTree, arrays: GraphArrays) -> list[int]:
-    """Structural hash per group (children have larger ids, so a reverse sweep is bottom-up)."""
-    tokens = [op_token(n.op, n.target) for n in arrays.nodes]
+    """Structural hash per group (children have larger ids, so a reverse sweep is bottom-up).
+    Each op counts with the dtypes and shapes it produces: EfficientNet's stages 2 and 3 run the
+    same ops on 24 and 40 channels with 3x3 and 5x5 kernels, and `× 2` would say they are one
+    block twice; a decoder's layers match shape for shape (symbolic sizes included)."""
+    tokens = [(op_token(n.op, n.target), tuple((o.dtype, o.shape) for o in n.outputs)) for n in arrays.nodes]
     sig = [0] * tree.count
     for g in range(tree.count - 1, -1, -1):
         members = tuple(tokens[i] for i in tree.members[g])

@@ -48,18 +48,43 @@ class _TraceFileHandler(logging.FileHandler):
 
 
 MAX_TEXT = 1 << 20  # one field or payload; an exception message of 300 MB was logged 9 times
+# A graph is what the log is for, and a real model's is large: the joint graph record of a
+# 2-layer HF Llama is 1.4 MB, a 32-layer model's graphs tens of MB. Graph payloads keep this bound.
+MAX_GRAPH = 1 << 29
+GRAPH_RECORDS = frozenset([
+    "dynamo_output_graph", "aot_joint_graph", "aot_forward_graph", "aot_backward_graph",
+    "aot_inference_graph", "inductor_pre_grad_graph", "inductor_post_grad_graph", "inductor_output_code",
+    "graph_dump", "optimize_ddp_split_graph", "optimize_ddp_split_child",
+])
 _CUT = "\n[... {} characters cut by CompileScope: a trace record is kept under 1 MiB a field]"
 
 
+def _payload_limit(metadata: Any) -> int:
+    """MAX_GRAPH for graph and code records (torch's, and the capture's own graph records),
+    MAX_TEXT for the rest (messages, tracebacks, metrics: `dynamo_graph_break_reason` carries
+    the user's exception text)."""
+    if not isinstance(metadata, dict):
+        return MAX_TEXT
+    if GRAPH_RECORDS.intersection(metadata):
+        return MAX_GRAPH
+    artifact = metadata.get("artifact")
+    name = artifact.get("name", "") if isinstance(artifact, dict) else ""
+    graph = isinstance(name, str) and (name.endswith("_graph") or name == "fx_graph_runnable" or
+                                       name.startswith("compilescope_graph"))
+    return MAX_GRAPH if graph else MAX_TEXT
+
+
 def _bound(record: logging.LogRecord) -> None:
-    """Cut any string field of the record's metadata, and its payload, to MAX_TEXT: a model that
-    raised with a 300 MB message made torch log it nine times (2.8 GB, 98 s of writing)."""
+    """Cut any string field of the record's metadata to MAX_TEXT, and its payload to its limit
+    (`_payload_limit`): a model that raised with a 300 MB message made torch log it nine times
+    (2.8 GB, 98 s of writing)."""
     payload = getattr(record, "payload", None)
-    if isinstance(payload, str) and len(payload) > MAX_TEXT:
+    limit = _payload_limit(getattr(record, "metadata", None))
+    if isinstance(payload, str) and len(payload) > limit:
         if payload.lstrip()[:1] in ("{", "["):  # JSON cut in a string is no JSON: say so instead
             record.payload = _json({"compilescope_cut": len(payload)})
         else:
-            record.payload = payload[:MAX_TEXT] + _CUT.format(len(payload) - MAX_TEXT)
+            record.payload = payload[:limit] + _CUT.format(len(payload) - limit)
     metadata = getattr(record, "metadata", None)
     if isinstance(metadata, dict):
         record.metadata = _bounded(metadata)

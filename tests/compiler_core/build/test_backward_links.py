@@ -43,10 +43,16 @@ def _train_compile(session: Session) -> Compile:
     return c
 
 
-def _needs_gradient(fw: Graph) -> list[Node]:
-    """Forward call nodes with a floating-point value that depends on a floating-point input."""
+def _needs_gradient(fw: Graph, dynamo: Graph | None = None) -> list[Node]:
+    """Forward call nodes with a floating-point value that depends on a floating-point input
+    other than a buffer: `primals_k` is Dynamo's k-th placeholder, and Dynamo names a lifted
+    buffer `..._buffers_...` (transformers 5.24 lifts Llama's bf16 rotary `inv_freq`, which
+    needs no gradient)."""
     by_name = {n.name: n for n in fw.nodes}
-    float_inputs = {n.name for n in fw.nodes if n.op == "placeholder" and _is_float(n)}
+    lifted = [n.name for n in dynamo.nodes if n.op == "placeholder"] if dynamo is not None else []
+    buffers = {f"primals_{k + 1}" for k, name in enumerate(lifted) if "_buffers_" in name}
+    float_inputs = {n.name for n in fw.nodes
+                    if n.op == "placeholder" and _is_float(n) and n.name not in buffers}
     reach: set[str] = set(float_inputs)
     for n in fw.nodes:
         if n.op.startswith("call_") and any(i in reach for i in n.inputs):
@@ -88,7 +94,7 @@ def _check_partners_and_recompute(log: Path) -> Session:
     c = _train_compile(session)
     aot = c.aot
     assert aot is not None and aot.forward is not None and aot.backward is not None
-    needing = _needs_gradient(aot.forward)
+    needing = _needs_gradient(aot.forward, c.dynamo_graph)
     assert needing
     missing = [n.name for n in needing if not aot.backward_of.get(n.name)]
     assert not missing, missing
