@@ -278,6 +278,7 @@ def _by_line(nodes: Sequence[Node], path: list[str], owner: list[str],
     pending: list[tuple[int, tuple[str, ...]]] = []
     distinct: dict[tuple[str, int], tuple[str, ...]] = {}
     same: dict[tuple[str, ...], tuple[str, ...]] = {}  # one object per candidate list
+    placed_before, placed_after = _neighbours(path, nodes)  # by parameters only (rule 3)
     for i, nd in enumerate(nodes):
         if path[i] or nd.source is None or nd.op not in _CALL_OPS:
             continue
@@ -287,7 +288,13 @@ def _by_line(nodes: Sequence[Node], path: list[str], owner: list[str],
             pos, owners = hit
             k = bisect.bisect_left(pos, i)  # pos[k-1] < i < pos[k]: the nearer one, the earlier on a tie
             near = k if k == 0 or (k < len(pos) and pos[k] - i < i - pos[k - 1]) else k - 1
-            path[i] = owner[i] = owners[near]
+            # A line whose parameter reader runs in some copies only (a U-Net block's
+            # `h + self.skip(x)`: a conv in the blocks that change channels, Identity in the
+            # others) is no evidence for the copies without one: keep the owner only when each
+            # numbered block it lies in holds one of the node's placed neighbours.
+            near_paths = [path[k] for k in (placed_before[i], placed_after[i]) if k >= 0]
+            if all(any(_inside(p, b) for p in near_paths) for b in _numbered_blocks(owners[near])):
+                path[i] = owner[i] = owners[near]
         elif dyn_loc is not None and key in dyn_loc:
             cands = distinct.get(key)
             if cands is None:
@@ -405,6 +412,19 @@ class _BlockEntries:
         self.nodes, self.owner, self.index = nodes, owner, index
         self._memo: dict[str, frozenset[str]] = {}
 
+    def runs_in(self, block: str, nd: Node) -> bool:
+        """Another node of `nd`'s function (file and name) already sits in `block`: the function
+        runs inside the block (a decoder layer's first residual add, before its closing one)."""
+        src = nd.source
+        if src is None:
+            return False
+        for k, other in enumerate(self.nodes):
+            o = other.source
+            if o is not None and other is not nd and o.function == src.function and o.file == src.file \
+                    and _inside(self.owner[k], block):
+                return True
+        return False
+
     def __call__(self, block: str) -> frozenset[str]:
         found = self._memo.get(block)
         if found is None:
@@ -418,6 +438,12 @@ class _BlockEntries:
                             names.add(name)
             found = self._memo[block] = frozenset(names)
         return found
+
+
+def _numbered_blocks(path: str) -> list[str]:
+    """`layers/3` and `layers/3/experts/7` for `layers/3/experts/7/w1`: each copy `path` is in."""
+    parts = path.split("/")
+    return ["/".join(parts[:k + 1]) for k, part in enumerate(parts) if part[-1:].isdigit()]
 
 
 def _inside(path: str, block: str) -> bool:
@@ -447,7 +473,16 @@ def _between_blocks(nd: Node, read: frozenset[str], before: str, after: str,
     for block in reversed(blocks[1:]):
         if any(_inside(o, block) for o in read) and entries(block) & set(nd.inputs):
             return block
-    return blocks[0] if any(_inside(o, blocks[0]) for o in read) else ""
+    if not any(_inside(o, blocks[0]) for o in read):
+        return ""
+    # ...and is code of the block: its function runs there, or it joins the block's input to
+    # its result. ConvNeXt's `x = self.avgpool(x)` in the model's own forward reads the last
+    # block's output but is no part of it.
+    return blocks[0] if entries.runs_in(blocks[0], nd) or entries(blocks[0]) & set(nd.inputs) else ""
+
+
+_MAX_STEP = 40  # lines between two consecutive nodes of one run (a U-Net block's closing add at
+# line 47, the model's `h = down(h)` at line 110, both in a `forward` of one file)
 
 
 def _same_run(nodes: Sequence[Node], i: int, j: int, falling: bool = True) -> bool:
@@ -466,5 +501,9 @@ def _same_run(nodes: Sequence[Node], i: int, j: int, falling: bool = True) -> bo
         if s.file != first.file or s.function != first.function:
             return False
         lines.append(s.line)
+    # a source location names its function, not its class: two `forward`s of one file look
+    # alike, so a jump of more lines than a method body spans is not one stretch of code
+    if any(abs(y - x) > _MAX_STEP for x, y in itertools.pairwise(lines)):
+        return False
     rising = all(x <= y for x, y in itertools.pairwise(lines))
     return rising or (falling and all(x >= y for x, y in itertools.pairwise(lines)))
