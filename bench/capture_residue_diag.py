@@ -46,24 +46,28 @@ BLOCK = 10
 
 def eager_ms(spec: Any, device: str, blocks: int) -> float:
     """Median ms per step of `blocks` blocks of plain eager steps (first two blocks dropped)."""
-    import torch
 
     inputs = _to(spec.example_inputs(), device)
+    out = [block_ms(spec, inputs, device) for _ in range(blocks + 2)]
+    return statistics.median(out[2:])
+
+
+def block_ms(spec: Any, inputs: Any, device: str) -> float:
+    """Ms per step of one block of BLOCK eager steps between two synchronisations."""
+    import torch
+
     sync = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
     model, train = spec.model, spec.train_step
-    out = []
-    for _ in range(blocks + 2):
-        sync()
-        t0 = time.perf_counter()
-        for _ in range(BLOCK):
-            if train is not None:
-                train(model, inputs)
-            else:
-                with torch.no_grad():
-                    model(*inputs)
-        sync()
-        out.append((time.perf_counter() - t0) * 1000.0 / BLOCK)
-    return statistics.median(out[2:])
+    sync()
+    t0 = time.perf_counter()
+    for _ in range(BLOCK):
+        if train is not None:
+            train(model, inputs)
+        else:
+            with torch.no_grad():
+                model(*inputs)
+    sync()
+    return (time.perf_counter() - t0) * 1000.0 / BLOCK
 
 
 def _to(value: Any, device: str) -> Any:

@@ -177,25 +177,13 @@ def time_blocks(spec: Any, device: str, blocks: int) -> dict[str, Any]:
 
 
 def eager_ms_one(spec: Any, device: str) -> float:
-    """One block of eager steps (no warm-up blocks dropped: the parent drops its first pairs)."""
-    import torch
-    from capture_residue_diag import BLOCK, _to
+    """One block of eager steps (no warm-up blocks dropped: the parent drops its first rounds)."""
+    from capture_residue_diag import _to, block_ms
 
     inputs = getattr(spec, "_pingpong_inputs", None)
     if inputs is None:
         inputs = spec._pingpong_inputs = _to(spec.example_inputs(), device)
-    sync = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
-    model, train = spec.model, spec.train_step
-    sync()
-    t0 = time.perf_counter()
-    for _ in range(BLOCK):
-        if train is not None:
-            train(model, inputs)
-        else:
-            with torch.no_grad():
-                model(*inputs)
-    sync()
-    return (time.perf_counter() - t0) * 1000.0 / BLOCK
+    return block_ms(spec, inputs, device)
 
 
 def serve(role: str, model_path: str, device: str) -> None:
