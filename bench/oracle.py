@@ -65,7 +65,9 @@ def _open(path: Path) -> Iterator[str]:
 class RawRun:
     graphs: int = 0
     breaks: list[str] = field(default_factory=list)  # payloads of break-reason artifacts
-    restarts: set[str] = field(default_factory=set)  # restart reasons (logs without break artifacts)
+    # restart reasons per compile (logs without break artifacts): each compile names its own
+    # breaks, and two breaks in one function can read alike (resumed at lines 9551 and 9553)
+    restarts: dict[str, set[str]] = field(default_factory=dict)
     keys: set[tuple[Any, ...]] = field(default_factory=set)
     graph_keys: set[tuple[Any, ...]] = field(default_factory=set)
 
@@ -140,8 +142,10 @@ class RawLog:
             self._kernels(payload)
         metrics = meta.get("compilation_metrics")
         if isinstance(metrics, dict) and not run.breaks:
-            # older torch logs no break artifact: the restarts name each break once
-            run.restarts |= {str(r)[:300] for r in metrics.get("restart_reasons") or ()}
+            # older torch logs no break artifact: a compile's restarts name each of its breaks
+            compile_key = str(metrics.get("compile_id") or metrics.get("frame_key") or len(run.restarts))
+            run.restarts.setdefault(compile_key, set()).update(
+                str(r)[:300] for r in metrics.get("restart_reasons") or ())
         if isinstance(metrics, dict) and metrics.get("fail_type"):
             self.failures.append(f"{metrics.get('fail_type')}: {str(metrics.get('fail_reason'))[:200]}")
         for pattern in (_QUOTE, _TRACE_LINE, _GUARD_QUOTE):
@@ -271,7 +275,8 @@ def check(entry: Entry) -> dict[str, tuple[str, str]]:
     else:
         out["explain"] = _cell(None)
     crashed_log = bool(entry.facts.get("crashed"))
-    raw_breaks = [b for r in raw.runs for b in _distinct_wrappers(r.breaks or sorted(r.restarts))
+    raw_breaks = [b for r in raw.runs
+                  for b in _distinct_wrappers(r.breaks or [x for c in r.restarts.values() for x in sorted(c)])
                   if not (crashed_log and "Observed exception" in b)]  # the crash, not a break
     app_breaks = [b for c in session.compiles for b in c.graph_breaks]
     out["breaks"] = _cell(len(app_breaks) <= len(raw_breaks) and (bool(app_breaks) == bool(raw_breaks)),
