@@ -214,10 +214,13 @@ def worker_env(base: dict[str, str] | None = None, cache_dir: str | Path | None 
 
     Inductor's precompiled C++ header lands under $TMPDIR whatever TORCHINDUCTOR_CACHE_DIR says,
     so both point into `cache_dir` (kept across captures: the C++ compile cache makes warm
-    captures fast; pass an empty dir for a cold one).
+    captures fast; pass an empty dir for a cold one), trimmed to its size cap first.
     """
+    from compiler_core.worker.cache_store import trim
+
     env = dict(os.environ if base is None else base)
     root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    trim(root)  # the cache stays under its cap (cache_store.py); before this run's files exist
     env["TORCHINDUCTOR_CACHE_DIR"] = str(root / "inductor")
     env["TMPDIR"] = str(root / "tmp")
     env["PYTHONUNBUFFERED"] = "1"
