@@ -36,7 +36,10 @@ def test_listed_packages_are_every_package_on_disk() -> None:
         for top in ("compiler_core", "explorer")
         for p in (ROOT / top).rglob("__init__.py")
     }
-    assert listed == on_disk | {"compilescope_resources"}
+    # resources/ installs as compilescope_resources, each of its data folders listed too
+    data = {f"compilescope_resources.{d.name}" for d in (ROOT / "resources").iterdir()
+            if d.is_dir() and d.name != "__pycache__"}
+    assert listed == on_disk | {"compilescope_resources"} | data
 
 
 @pytest.mark.slow
