@@ -96,3 +96,20 @@ def test_viewer_without_torch_opens_a_log_and_says_how_to_capture(tmp_path: Path
     assert "compilescope[capture]" in proc.stderr  # the capture command's error line
     assert proc.stdout.strip().endswith("RC 0 2")
     assert not (tmp_path / "x.json").exists()
+
+
+def test_capture_extra_asks_for_exactly_the_torch_range_the_hooks_serve() -> None:
+    """pip resolves the newest torch the extra allows: it must be one every hook declares it
+    serves, and the extra must not refuse one they all serve."""
+    from packaging.requirements import Requirement
+
+    from compiler_core.capture.hooks import HOOKS, declared_versions, parse_version
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    spec = next(Requirement(r) for r in extras["capture"] if r.startswith("torch")).specifier
+    ranges = [declared_versions(name) for name in HOOKS]
+    oldest = max(parse_version(lo) for lo, _ in ranges)  # served by every hook
+    newest = min(parse_version(hi) for _, hi in ranges)
+    assert f"{oldest[0]}.{oldest[1]}.0" in spec and f"{newest[0]}.{newest[1]}.9" in spec
+    assert f"{oldest[0]}.{oldest[1] - 1}.9" not in spec
+    assert f"{newest[0]}.{newest[1] + 1}.0" not in spec, "the extra allows a torch no hook is tested on"
