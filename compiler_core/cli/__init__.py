@@ -1,7 +1,8 @@
 """`python -m compiler_core <command>` (or `compilescope-cli`): capture, import, summary, budget, run.
 
 Each command lives in its own module exposing `add_parser(subparsers)` and `run(args) -> int`, so
-the commands stay independent. Failures print one clear line first (what
+the commands stay independent; a module that sets `NEEDS_TORCH` is refused here, in one sentence
+that says how to install torch, when torch is missing. Failures print one clear line first (what
 failed, in which stage, the user's own message), then details, and exit non-zero; never a bare
 traceback. A reader that closes the pipe early (`| head`) ends the command quietly.
 """
@@ -15,8 +16,10 @@ import sys
 from types import ModuleType
 
 from compiler_core import __version__
+from compiler_core.capture_support import capture_unavailable
 
 COMMANDS = ("capture", "import", "summary", "budget", "run")
+EXIT_USAGE = 2  # argparse's status for a command line that cannot work
 EXIT_CLOSED_PIPE = 128 + 13  # what a shell reports for a tool SIGPIPE ended, as `yes | head -1` does
 CONSOLE_SCRIPT = "compilescope-cli"
 
@@ -64,10 +67,15 @@ def main(argv: list[str] | None = None) -> int:
 def _run_command(argv: list[str] | None) -> int:
     words = sys.argv[1:] if argv is None else argv
     only = words[0] if words and words[0] in COMMANDS else None
-    args = build_parser(only).parse_args(argv)
-    args.words = list(words)  # as typed: argparse drops the `--` that `run` reads (run_cmd.py)
-    module = _command_module(args.command)
     try:
+        args = build_parser(only).parse_args(argv)
+        args.words = list(words)  # as typed: argparse drops the `--` that `run` reads (run_cmd.py)
+        module = _command_module(args.command)
+        if getattr(module, "NEEDS_TORCH", False):
+            reason = capture_unavailable()
+            if reason is not None:
+                print(f"error: {reason}", file=sys.stderr)
+                return EXIT_USAGE
         result: int = module.run(args)
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)

@@ -14,12 +14,12 @@ import argparse
 import sys
 from typing import Any
 
-from compiler_core.capture_support import capture_unavailable
 from compiler_core.worker import protocol
 from compiler_core.worker.client import WorkerClient
 from compiler_core.worker.protocol import CaptureSpec, Event
 
 EXIT_TIMEOUT = 124  # like coreutils' timeout(1)
+NEEDS_TORCH = True  # checked by the top-level main (compiler_core/cli/__init__.py)
 
 
 def add_parser(subparsers: Any) -> None:
@@ -42,7 +42,8 @@ def add_parser(subparsers: Any) -> None:
                    help="cap on the worker's memory in MiB (0 = none; default: 75%% of RAM on CPU)")
     p.add_argument("--shape-change-step", type=int, default=None,
                    help="timeline: grow every input's first dimension from this step on (recompile spike)")
-    p.add_argument("--trace", default="", help="trace log path (default OUT with suffix .trace.log)")
+    p.add_argument("--trace", default="",
+                   help="trace log path (default OUT with suffix .trace.log)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
 
 
@@ -70,10 +71,6 @@ def run(args: argparse.Namespace) -> int:
     spec = spec_from_args(args)
     spec = CaptureSpec(**{**spec.__dict__, "model_path": os.path.abspath(spec.model_path),
                           "out_path": os.path.abspath(spec.out_path)})
-    reason = capture_unavailable()
-    if reason is not None:
-        print(f"error: {reason}", file=sys.stderr)
-        return protocol.EXIT_USAGE
     if not os.path.isfile(spec.model_path):
         print(f"error: capture failed in stage 'load': no such file: {spec.model_path}", file=sys.stderr)
         return protocol.EXIT_USAGE

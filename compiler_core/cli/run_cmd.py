@@ -20,7 +20,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from compiler_core.capture_support import capture_unavailable
 from compiler_core.cli.capture_cmd import report
 from compiler_core.run.client import ScriptClient
 from compiler_core.run.spec import ScriptSpec
@@ -28,6 +27,7 @@ from compiler_core.worker import protocol
 from compiler_core.worker.protocol import Event
 
 TAG = "[compilescope]"
+NEEDS_TORCH = True  # checked by the top-level main (compiler_core/cli/__init__.py)
 
 
 def add_parser(subparsers: Any) -> None:
@@ -128,10 +128,6 @@ def run(args: argparse.Namespace) -> int:
     if misplaced:
         print(f"warning: {' '.join(misplaced)} after the script go to the script; CompileScope's options "
               "go before it: python -m compiler_core run [OPTIONS] SCRIPT -- ARGS", file=sys.stderr)
-    reason = capture_unavailable()
-    if reason is not None:
-        print(f"error: {reason}", file=sys.stderr)
-        return protocol.EXIT_USAGE
     launched = launched_by_torchrun(os.environ)
     if launched:
         print(f"error: `compiler_core run` was itself started by torchrun ({launched}); every rank would "
