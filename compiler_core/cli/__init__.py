@@ -4,7 +4,8 @@ Each command lives in its own module exposing `add_parser(subparsers)` and `run(
 the commands stay independent; a module that sets `NEEDS_TORCH` is refused here, in one sentence
 that says how to install torch, when torch is missing. Failures print one clear line first (what
 failed, in which stage, the user's own message), then details, and exit non-zero; never a bare
-traceback. A reader that closes the pipe early (`| head`) ends the command quietly.
+traceback. Files on the command line follow the Unix conventions of file_args.py (`-`, outputs
+checked before any work); a reader that closes the pipe early (`| head`) ends the command quietly.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from types import ModuleType
 
 from compiler_core import __version__
 from compiler_core.capture_support import capture_unavailable
+from compiler_core.cli.file_args import UsageError
+from compiler_core.cli.terminal_text import shown
 
 COMMANDS = ("capture", "import", "summary", "budget", "run")
 EXIT_USAGE = 2  # argparse's status for a command line that cannot work
@@ -77,6 +80,9 @@ def _run_command(argv: list[str] | None) -> int:
                 print(f"error: {reason}", file=sys.stderr)
                 return EXIT_USAGE
         result: int = module.run(args)
+    except UsageError as exc:
+        print(f"error: {shown(exc)}", file=sys.stderr)
+        return EXIT_USAGE
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130

@@ -19,6 +19,7 @@ import sys
 import tempfile
 from typing import Any
 
+from compiler_core.cli.file_args import output_file
 from compiler_core.session.codec import load, save
 from compiler_core.session.model import BudgetPoint, Session, SessionMeta
 from compiler_core.stages.memory_budget import budget_spec, point_from_event
@@ -33,7 +34,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--budgets", default="1,0.5,0.2", help="comma-separated values in [0, 1]")
     p.add_argument("--device", default="cpu", help="cpu or cuda[:N] (default cpu)")
     p.add_argument("--steps", type=int, default=5, help="timed steps per budget after the compiling one")
-    p.add_argument("-o", "--output", default="",
+    p.add_argument("-o", "--output", default="", type=output_file,
                    help="session JSON to store the results in")
     p.add_argument("--timeout", type=float, default=1800.0, metavar="SECONDS")
     p.add_argument("--json", action="store_true", help="print the results as one JSON line")

@@ -14,6 +14,7 @@ import argparse
 import sys
 from typing import Any
 
+from compiler_core.cli.file_args import output_file
 from compiler_core.worker import protocol
 from compiler_core.worker.client import WorkerClient
 from compiler_core.worker.protocol import CaptureSpec, Event
@@ -26,7 +27,7 @@ def add_parser(subparsers: Any) -> None:
     p = subparsers.add_parser("capture", help="compile a model file and record every stage",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("model", help="model file (see compiler_core/modelfile.py)")
-    p.add_argument("-o", "--output", required=True, help="session JSON to write")
+    p.add_argument("-o", "--output", required=True, type=output_file, help="session JSON to write")
     p.add_argument("--device", default="cpu", help="cpu or cuda[:N] (default cpu)")
     p.add_argument("--mode", choices=protocol.MODES, default=None,
                    help="torch.compile mode (default: the file's compile_options, else default)")
@@ -42,7 +43,7 @@ def add_parser(subparsers: Any) -> None:
                    help="cap on the worker's memory in MiB (0 = none; default: 75%% of RAM on CPU)")
     p.add_argument("--shape-change-step", type=int, default=None,
                    help="timeline: grow every input's first dimension from this step on (recompile spike)")
-    p.add_argument("--trace", default="",
+    p.add_argument("--trace", default="", type=output_file,
                    help="trace log path (default OUT with suffix .trace.log)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
 

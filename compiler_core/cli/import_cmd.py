@@ -6,12 +6,13 @@ import argparse
 import sys
 from typing import Any
 
+from compiler_core.cli.file_args import STREAM, output_file_or_stdout, writable
 from compiler_core.cli.read_options import (
     add_limit_options,
+    add_log_argument,
     add_source_options,
-    limits_from_args,
-    lookup_from_args,
     not_a_trace,
+    read_log,
 )
 
 
@@ -21,9 +22,10 @@ def add_parser(subparsers: Any) -> None:
         description="Read a TORCH_TRACE log (one file, or a torchrun directory with one log per rank) "
                     "and write the session the app opens: graphs, links, kernels, guards, breaks.",
     )
-    p.add_argument("path", help="trace file (.log, .log.gz or .log.xz), or a directory of "
-                                "dedicated_log_torch_trace*.log[.gz|.xz] (one per rank)")
-    p.add_argument("-o", "--output", required=True, help="session file to write (JSON)")
+    add_log_argument(p, "trace file (.log, .log.gz or .log.xz), or a directory of "
+                        "dedicated_log_torch_trace*.log[.gz|.xz] (one per rank)")
+    p.add_argument("-o", "--output", required=True, type=output_file_or_stdout,
+                   help="session file to write (JSON); - writes it to standard output")
     add_limit_options(p)
     add_source_options(p, saving=True)
 
@@ -38,12 +40,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from compiler_core.build import import_trace
     from compiler_core.cli.terminal_text import shown
     from compiler_core.session import SessionFormatError, save
 
     try:
-        session = import_trace(args.path, limits=limits_from_args(args), lookup=lookup_from_args(args))
+        session = read_log(args)
     except OSError as exc:
         print(f"error: import failed reading the trace: {shown(exc)}", file=sys.stderr)
         return 2
@@ -51,16 +52,20 @@ def _run(args: argparse.Namespace) -> int:
     if refused:
         print(f"error: {shown(refused)}", file=sys.stderr)
         return 2
-    try:
-        save(session, args.output, include_sources=args.include_sources)
-    except (OSError, SessionFormatError) as exc:  # a session that would not reopen is not written
-        print(f"error: {shown(exc)}", file=sys.stderr)
-        return 1
+    with writable(args.output) as output:
+        try:
+            save(session, output, include_sources=args.include_sources)
+        except (OSError, SessionFormatError) as exc:  # a session that would not reopen is not written
+            print(f"error: {shown(exc)}", file=sys.stderr)
+            return 1
+    to_stdout = args.output == STREAM  # then standard output holds the session and nothing else
     if args.local_sources and not args.include_sources:
         print("note: the files --local-sources read are not in the saved session (--include-sources "
               "keeps them)", file=sys.stderr)
     warnings = sum(1 for d in session.diagnostics if d.severity != "info")
-    print(f"wrote {shown(args.output)}: {len(session.compiles)} compiles, {warnings} warnings")
+    target = "the session to standard output" if to_stdout else shown(args.output)
+    print(f"wrote {target}: {len(session.compiles)} compiles, {warnings} warnings",
+          file=sys.stderr if to_stdout else sys.stdout)
     for d in session.diagnostics[:10]:
         if d.severity != "info":
             where = f"{d.path}:{d.line}" if d.line else d.path

@@ -1,5 +1,6 @@
-"""The trace-reading bounds (compiler_core/trace/read_limits.py) and the source lookup
-(compiler_core/build/source_lookup.py) as options of `import` and `summary`."""
+"""How `import` and `summary` read their input: the log argument (a file, a rank folder or `-`),
+the trace-reading bounds (compiler_core/trace/read_limits.py) and the source lookup
+(compiler_core/build/source_lookup.py)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,30 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from compiler_core.build.source_lookup import SourceLookup
+from compiler_core.cli.file_args import STREAM, named_stdin, readable
 from compiler_core.trace.read_limits import DEFAULT_MAX_LINE_MB, ReadLimits
 
 if TYPE_CHECKING:
     from compiler_core.session import Session
+
+
+def read_log(args: argparse.Namespace, *, sessions: bool = False) -> Session:
+    """The session of `args.path`: a trace log, a folder of logs, `-` for standard input, or
+    with `sessions` a saved session `.json` too. Raises OSError when there is nothing to read
+    (no such path, a folder without a log in it)."""
+    from compiler_core.build import import_trace
+    from compiler_core.session import load
+
+    with readable(args.path) as path:
+        if sessions and path.endswith(".json"):
+            session = load(path)
+        else:
+            session = import_trace(path, limits=limits_from_args(args), lookup=lookup_from_args(args))
+    return named_stdin(session, path) if args.path == STREAM else session
+
+
+def add_log_argument(p: Any, what: str) -> None:
+    p.add_argument("path", help=f"{what}; - reads one from standard input")
 
 
 def add_limit_options(p: Any) -> None:
@@ -37,9 +58,11 @@ def add_source_options(p: Any, *, saving: bool) -> None:
 
 
 def lookup_from_args(args: argparse.Namespace) -> SourceLookup | None:
+    """None unless asked; a log from standard input has no folder of its own to read sources from,
+    only the environment's and the --source-root folders."""
     if not args.local_sources:
         return None
-    return SourceLookup.for_log(str(args.path), args.source_root)
+    return SourceLookup.for_log("" if args.path == STREAM else str(args.path), args.source_root)
 
 
 def limits_from_args(args: argparse.Namespace) -> ReadLimits:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from compiler_core.cli.capture_cmd import report
+from compiler_core.cli.file_args import output_file
 from compiler_core.run.client import ScriptClient
 from compiler_core.run.spec import ScriptSpec
 from compiler_core.worker import protocol
@@ -35,7 +36,7 @@ def add_parser(subparsers: Any) -> None:
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("script", help="the Python script to run, unmodified")
     p.add_argument("script_args", nargs=argparse.REMAINDER, help="its arguments (after --)")
-    p.add_argument("-o", "--output", default=None,
+    p.add_argument("-o", "--output", default=None, type=output_file,
                    help="session JSON to write (default: SCRIPT's name + .session.json, here)")
     p.add_argument("--device", default="auto",
                    help="cpu or cuda[:N]: how step times are taken (default auto: CUDA events for a "

@@ -9,10 +9,10 @@ from typing import Any
 
 from compiler_core.cli.read_options import (
     add_limit_options,
+    add_log_argument,
     add_source_options,
-    limits_from_args,
-    lookup_from_args,
     not_a_trace,
+    read_log,
 )
 
 
@@ -22,22 +22,18 @@ def add_parser(subparsers: Any) -> None:
         description="Print counts of a trace log or session as JSON: compiles, graphs, breaks and "
                     "their reasons, recompiles, saved tensors, kernels and launches, extern calls.",
     )
-    p.add_argument("path", help="trace file (.log, .log.gz, .log.xz) or directory, or a session .json")
+    add_log_argument(p, "trace file (.log, .log.gz, .log.xz) or directory, or a session .json")
     add_limit_options(p)
     add_source_options(p, saving=False)
 
 
 def run(args: argparse.Namespace) -> int:
-    from compiler_core.build import import_trace
     from compiler_core.cli.terminal_text import shown
-    from compiler_core.session import SessionFormatError, load
+    from compiler_core.session import SessionFormatError
     from compiler_core.summary import summarize
 
     try:
-        if str(args.path).endswith(".json"):
-            session = load(args.path)
-        else:
-            session = import_trace(args.path, limits=limits_from_args(args), lookup=lookup_from_args(args))
+        session = read_log(args, sessions=True)
     except (OSError, SessionFormatError) as exc:
         print(f"error: summary failed loading {shown(args.path)}: {shown(exc)}", file=sys.stderr)
         return 2
