@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from explorer.app_display import NO_DISPLAY_EXIT, check_display
+
 DEFAULT_EXAMPLE = "transformer_block"
 
 
@@ -37,6 +39,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(list(sys.argv[1:] if argv is None else argv))
     if args.path is None and args.example is None and args.run is None:
         args.example = DEFAULT_EXAMPLE  # no arguments: the bundled example, as the README says
+    hint = check_display(needs_window=not args.screenshot)  # before Qt, which aborts without a display
+    if hint is not None:
+        print(hint, file=sys.stderr)
+        return NO_DISPLAY_EXIT
     from explorer.app import run_app  # deferred: Qt start-up only when the GUI is really wanted
 
     return run_app(args)
