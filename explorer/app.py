@@ -17,9 +17,11 @@ from PySide6.QtWidgets import QApplication
 
 from compiler_core.resource_paths import examples_dir, sessions_dir
 from compiler_core.run.spec import ScriptSpec
+from compiler_core.worker.capture_outcome import CaptureOutcome
 from explorer.actions.loading import MODEL, kind_of, load_any
 from explorer.actions.run_script import script_autosave_path
 from explorer.main_window import MainWindow
+from explorer.plain_text import clip
 
 EXAMPLES_DIR = examples_dir()
 SESSIONS_DIR = sessions_dir()
@@ -68,9 +70,12 @@ def run_app(args: argparse.Namespace) -> int:
     if args.screenshot and run is not None:
         window.ensure_panes()
         window.show()
-        window.files.scripts.run_blocking(run)
+        outcome = window.files.scripts.run_blocking(run)
         screenshot(window, args.screenshot)
         print(args.screenshot)
+        if outcome is None or not outcome.ok:
+            _report_failure(f"run of {run.model_path}", outcome)
+            return 1
         return 0
     if args.screenshot:
         return _screenshot_run(window, path, prerecorded, args.screenshot)
@@ -112,14 +117,34 @@ def _initial_paths(args: argparse.Namespace) -> tuple[Path | None, Path | None]:
 
 
 def _screenshot_run(window: MainWindow, path: Path | None, prerecorded: Path | None, out: str) -> int:
+    """Save the window showing `path`; exit status 1 when that session could not be produced.
+
+    A failed capture still saves what it recorded (or an example's pre-recorded session) for a
+    person to look at, but a script calling `--screenshot` must not take it for the real thing.
+    A file that does not load saves nothing: an empty window would only hide the error."""
+    captured = True
     if path is not None and kind_of(path) == MODEL:
         # compiled for real; the pre-recorded session of an example is the fallback
-        if not window.files.capture_blocking(str(path)):
-            print(f"capture of {path} failed; screenshot shows what was recorded", file=sys.stderr)
+        captured = window.files.capture_blocking(str(path))
+        if not captured:
+            _report_failure(f"capture of {path}", window.files.last_outcome)
             if prerecorded is not None and prerecorded.is_file():
                 window.set_session(load_any(prerecorded), str(prerecorded))
     elif path is not None:
-        window.set_session(load_any(path), str(path))
+        try:
+            session = load_any(path)
+        except Exception as exc:  # the GUI's loader shows these verbatim; here they end the run
+            print(f"could not open {path}: {type(exc).__name__}: {clip(exc)}", file=sys.stderr)
+            return 1
+        window.set_session(session, str(path))
     screenshot(window, out)
     print(out)
-    return 0
+    return 0 if captured else 1
+
+
+def _report_failure(what: str, outcome: CaptureOutcome | None) -> None:
+    """One line on stderr: what failed, and the first line of why (the worker's full report is
+    in the saved session and the window)."""
+    reason = outcome.error.strip().split("\n", 1)[0][:300] if outcome is not None else ""
+    because = f" ({reason})" if reason else ""
+    print(f"{what} failed{because}; the screenshot shows what was recorded", file=sys.stderr)
