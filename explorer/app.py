@@ -20,6 +20,7 @@ from compiler_core.run.spec import ScriptSpec
 from compiler_core.worker.capture_outcome import CaptureOutcome
 from explorer.actions.loading import MODEL, kind_of, load_any
 from explorer.actions.run_script import script_autosave_path
+from explorer.app_interrupt import INTERRUPTED_EXIT, quit_on_interrupt
 from explorer.main_window import MainWindow
 from explorer.plain_text import clip
 
@@ -82,13 +83,14 @@ def run_app(args: argparse.Namespace) -> int:
     window.show()
     if run is not None:  # asked for on the command line: no dialog, it starts at once
         QTimer.singleShot(0, lambda: window.files.scripts.start(run))
-        return app.exec()
-    if prerecorded is not None and prerecorded.is_file():
+    elif prerecorded is not None and prerecorded.is_file():
         window.set_session(load_any(prerecorded), str(prerecorded))
         window.files.offer_rerun(str(path))
     elif path is not None:
         QTimer.singleShot(0, lambda: window.files.open_path(str(path)))
-    return app.exec()
+    with quit_on_interrupt(app) as interrupt:
+        code = app.exec()
+    return INTERRUPTED_EXIT if interrupt.received else code
 
 
 def _script_spec(args: argparse.Namespace) -> ScriptSpec | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 
 from explorer.app_display import NO_DISPLAY_EXIT, check_display
 
@@ -43,6 +44,9 @@ def main(argv: list[str] | None = None) -> int:
     if hint is not None:
         print(hint, file=sys.stderr)
         return NO_DISPLAY_EXIT
-    from explorer.app import run_app  # deferred: Qt start-up only when the GUI is really wanted
+    try:
+        from explorer.app import run_app  # deferred: Qt start-up only when the GUI is really wanted
 
-    return run_app(args)
+        return run_app(args)
+    except KeyboardInterrupt:  # Ctrl-C before the event loop runs (start-up, a --screenshot capture)
+        return 128 + signal.SIGINT  # the shell's status for a program ended by Ctrl-C
