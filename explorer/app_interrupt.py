@@ -1,8 +1,8 @@
 """Ctrl-C in the terminal quits the GUI, without a traceback.
 
 Python runs signal handlers only between bytecodes of the main thread, and Qt's event loop is
-C++: a Ctrl-C waited for the next Python slot (a pane's repaint), was raised there as a
-KeyboardInterrupt, printed as a traceback and swallowed, and the window stayed.
+C++. Left to itself, a Ctrl-C waits for the next Python slot (a pane's repaint), is raised there
+as a KeyboardInterrupt that PySide prints and swallows, and the window stays.
 """
 
 from __future__ import annotations
