@@ -11,7 +11,10 @@ DEFAULT_EXAMPLE = "transformer_block"
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from compiler_core import __version__
+
     parser = argparse.ArgumentParser(prog="compilescope", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"compilescope {__version__}")
     parser.add_argument("path", nargs="?", help="model file, TORCH_TRACE log/directory or session")
     parser.add_argument("--example", help=f"bundled example to open (default {DEFAULT_EXAMPLE})")
     parser.add_argument("--screenshot", metavar="OUT.png", help="render the window, save, exit")

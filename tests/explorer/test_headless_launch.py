@@ -137,3 +137,17 @@ def test_the_shell_launcher_asks_the_same_question(tmp_path: Path, extra: dict[s
     result = subprocess.run([sys.executable, "-m", "explorer.app_display"], cwd=ROOT, env=env,
                             capture_output=True, text=True, timeout=60)  # fmt: skip
     assert (result.returncode, result.stdout, result.stderr) == (status, "", "")
+
+
+def test_installed_entry_answers_version_without_loading_qt() -> None:
+    """`compilescope --version` (the installed entry runs explorer.launch:main) needs no display
+    and loads no Qt."""
+    code = ("import sys; sys.argv = ['compilescope', '--version']\n"
+            "from explorer.launch import main\n"
+            "try:\n    main()\nexcept SystemExit as e:\n    code = e.code\n"
+            "print('qt' if any(m.startswith('PySide6') for m in sys.modules) else 'no-qt', code)")
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         cwd=ROOT, timeout=120)
+    assert out.stdout.startswith("compilescope "), out.stdout + out.stderr
+    assert out.stdout.strip().endswith("no-qt 0"), out.stdout
