@@ -29,27 +29,32 @@ from compiler_core.session.gc_pause import gc_paused
 from compiler_core.session.links import LinkBuilder
 from compiler_core.session.model import Compile, Diagnostic, Session, SessionMeta
 from compiler_core.session.packed import mark_built
-from compiler_core.trace.compile_ids import trace_files
 from compiler_core.trace.read_limits import ReadLimits, open_regular
 from compiler_core.trace.records import Record, RecordReader
+from compiler_core.trace.trace_folders import MAX_DEPTH, TLPARSE_COPY, TRACE_PREFIX, trace_files
 
 
 def import_trace(path: str | os.PathLike[str], *, meta: SessionMeta | None = None,
                  sources: dict[str, str] | None = None, limits: ReadLimits | None = None,
                  lookup: SourceLookup | None = None) -> Session:  # fmt: skip
-    """Read a trace file, or a directory of `dedicated_log_torch_trace*` files (one per rank).
+    """Read a trace file, or a folder of them: `TORCH_TRACE`'s folder of rank logs, a cluster
+    job's folder of host folders, or tlparse's output folder (trace/trace_folders.py).
 
     Source files the log names are read from disk only under `lookup`; without one, a capture's
     or script run's own log (`meta.origin`) reads its run's files, any other log reads none
     (build/source_lookup.py). A single file that is not a regular file raises
-    `NotRegularFileError` (an OSError); in a directory such an entry is skipped with a warning."""
+    `NotRegularFileError` (an OSError); in a folder such an entry is skipped with a warning.
+    A folder with no log in it raises `FileNotFoundError`: an empty session would read as a run
+    that compiled nothing."""
     p = os.fspath(path)
     diagnostics: list[Diagnostic] = []
     if not os.path.exists(p):
         raise FileNotFoundError(f"no trace at {p}")
     files = trace_files(p)
     if os.path.isdir(p) and not files:
-        diagnostics.append(Diagnostic("warning", "no dedicated_log_torch_trace*.log files here", path=p))
+        raise FileNotFoundError(
+            f"no TORCH_TRACE log in {p}: no {TRACE_PREFIX}*.log (.gz, .xz) nor tlparse's {TLPARSE_COPY} "
+            f"in it or {MAX_DEPTH} folders down")  # fmt: skip
     if not os.path.isdir(p):
         os.close(open_regular(p))  # fail here, clearly, rather than as a skipped rank
     with gc_paused():

@@ -1,17 +1,19 @@
-"""Compile ids as tlparse prints them, and rank discovery for multi-rank trace directories.
+"""Compile ids as tlparse prints them.
 
 tlparse renders `[!ca/frame/compile_attempt]`; we keep the same text without brackets. Restart
 attempts (`_1`) are folded into their compile by the builder, so ids here omit the attempt.
+Which files of a folder are logs, and their ranks, is trace_folders.py (re-exported here for the
+readers that import it from this module).
 """
 
 from __future__ import annotations
 
-import os
 import re
 from typing import Any
 
-_RANK_IN_NAME = re.compile(r"rank_(\d+)")
-TRACE_PREFIX = "dedicated_log_torch_trace"
+from compiler_core.trace.trace_folders import TRACE_PREFIX as TRACE_PREFIX
+from compiler_core.trace.trace_folders import rank_from_filename as rank_from_filename
+from compiler_core.trace.trace_folders import trace_files as trace_files
 
 
 def compile_id_of(meta: dict[str, Any]) -> str | None:
@@ -35,29 +37,3 @@ def compile_id_from_string(text: str) -> str | None:
 
 def _dash(value: Any) -> str:
     return "-" if value is None else str(value)
-
-
-def rank_from_filename(name: str) -> int | None:
-    m = _RANK_IN_NAME.search(name)
-    return int(m.group(1)) if m else None
-
-
-def trace_files(path: str | os.PathLike[str]) -> list[tuple[str, int | None]]:
-    """Files to read for `path` with their rank (from the name; None when it has none).
-
-    A directory contributes only `dedicated_log_torch_trace*` files (`.log`, or `.log.gz` /
-    `.log.xz` read through their decompressor), as tlparse's multi-rank mode does; when a plain
-    and a compressed form of one log exist the plain one is read once. A plain file is read whatever its name.
-    """
-    p = os.fspath(path)
-    if not os.path.isdir(p):
-        return [(p, rank_from_filename(os.path.basename(p)))]
-    listed = set(os.listdir(p))
-    names = sorted(
-        n for n in listed
-        if n.startswith(TRACE_PREFIX)
-        and (n.endswith(".log") or (n.endswith((".log.gz", ".log.xz")) and n.rsplit(".", 1)[0] not in listed))
-    )  # fmt: skip
-    files = [(os.path.join(p, n), rank_from_filename(n)) for n in names]
-    files.sort(key=lambda f: (f[1] is None, f[1] or 0, f[0]))
-    return files
