@@ -131,6 +131,7 @@ class RankRecords:
     tensor_devices: set[str] = field(default_factory=set)  # `describe_tensor` devices: cuda, cpu...
     run: int = 0  # the run being read (0 = the first)
     run_starts: list[tuple[int, str]] = field(default_factory=list)  # (line, why) of runs 2, 3...
+    first_run: int = 0  # runs of this rank read from other files before this one
     _run_first: int = 0  # index in `order` of the current run's first compile
     _run_frame: int = -1  # highest Dynamo frame id started in the current run
     _run_pid: int | None = None  # process that wrote the current run's dynamo_start records
@@ -148,6 +149,26 @@ class RankRecords:
         self._run_first = len(self.order)
         self._run_frame = -1
         self._run_pid = None
+
+    def runs_read(self) -> int:
+        """How many runs hold a compile (a log may end with the start of a run that compiled nothing)."""
+        return max((acc.run for acc in self.compiles.values()), default=-1) + 1
+
+    def continue_runs(self, earlier: int) -> None:
+        """Number this log's runs after `earlier` runs of the same rank read from other files (two
+        jobs written into one TORCH_TRACE folder, a job's folder copied beside another): each
+        run numbers its compiles from `0/0`, and a rank's ids must stay unique in a session."""
+        if earlier <= 0:
+            return
+        renamed: dict[str, CompileRecords] = {}
+        for key in self.order:
+            acc = self.compiles[key]
+            acc.run += earlier
+            acc.compile_id = f"{key.split('#', 1)[0]}#{acc.run + 1}"
+            renamed[acc.compile_id] = acc
+        self.compiles, self.order = renamed, list(renamed)
+        self.run += earlier
+        self.first_run = earlier
 
     def _restarts(self, base_id: str, meta: dict[str, Any], pid: int | None) -> str:
         """Why a `dynamo_start` for `base_id` begins a new run ("" when it does not)."""

@@ -93,13 +93,18 @@ def build_session(streams: Iterable[tuple[str, int | None, Iterable[Record]]], *
                 "warning", f"rank log {'stopped part-way' if opened else 'skipped'}: {exc}", path=path,
                 stage="trace"))  # fmt: skip
         ranks.append(rr)
+    _continue_runs_across_files(ranks)
     compiles: list[Compile] = []
     diagnostics: list[Diagnostic] = []
     pre_to_post: dict[tuple[int | None, str], dict[str, list[str]]] = {}
     memo = ParseMemo()
     for rr in ranks:
         diagnostics.extend(rr.diagnostics)
-        for run, (line, why) in enumerate(rr.run_starts, start=2):  # not damage: said, not warned
+        if rr.first_run:
+            diagnostics.append(Diagnostic("info", f"run {rr.first_run + 1}{_of_rank(rr.rank)} starts in this "
+                                          f"file: another log{_of_rank(rr.rank) or ' without a rank'} was "
+                                          "read before it", path=rr.path, stage="trace"))  # fmt: skip
+        for run, (line, why) in enumerate(rr.run_starts, start=2 + rr.first_run):  # said, not warned
             diagnostics.append(Diagnostic("info", f"run {run} of this log starts here: {why}", path=rr.path,
                                           line=line, stage="trace"))  # fmt: skip
         for kind, count in sorted(rr.unknown_kinds.items()):
@@ -160,6 +165,19 @@ def build_session(streams: Iterable[tuple[str, int | None, Iterable[Record]]], *
                       source_origins=found.origins)  # fmt: skip
     # after the stage artifacts: the decompositions artifact is one of them
     return with_decompositions(_with_stage_artifacts(session, ranks))
+
+
+def _continue_runs_across_files(ranks: list[RankRecords]) -> None:
+    """Logs of one rank after its first (in reading order) hold that rank's later runs."""
+    runs: dict[int | None, int] = {}
+    for rr in ranks:
+        earlier = runs.get(rr.rank, 0)
+        rr.continue_runs(earlier)
+        runs[rr.rank] = max(earlier, rr.runs_read())
+
+
+def _of_rank(rank: int | None) -> str:
+    return "" if rank is None else f" of rank {rank}"
 
 
 INTERNAL_SKIP = "CompileScope could not read this record"

@@ -132,3 +132,17 @@ def test_a_rank_folder_above_the_one_given_names_no_rank(tmp_path: Path) -> None
     assert trace_files(given) == [(str(given / "dedicated_log_torch_trace_xyz.log"), None)]
     assert import_trace(given).meta.ranks == (0,)
 
+
+def test_two_logs_of_one_rank_are_two_runs_not_one_compile_twice(tmp_path: Path) -> None:
+    """Two jobs written into one TORCH_TRACE folder (or copied side by side): each numbers its
+    compiles from 0/0; the second log continues its rank's runs, so every id stays unique."""
+    _ddp_log(0, tmp_path / "job_a" / "dedicated_log_torch_trace_rank_0_a.log")
+    _ddp_log(0, tmp_path / "job_b" / "dedicated_log_torch_trace_rank_0_b.log")
+    session = import_trace(tmp_path)
+    first = [c for c in _ddp().compiles if c.rank == 0]
+    assert [(c.compile_id, c.run) for c in session.compiles] == (
+        [(c.compile_id, 0) for c in first] + [(f"{c.compile_id}#2", 1) for c in first]
+    )
+    assert _problems(session) == []
+    said = [d for d in session.diagnostics if "run 2 of rank 0 starts in this file" in d.message]
+    assert [Path(d.path).parent.name for d in said] == ["job_b"]
