@@ -321,6 +321,9 @@ class StepSample:
     # set on an eager step run right after step `step` of this compiled mode: the speedup's
     # baseline is measured under the same host conditions as the mode (see run_phase)
     baseline_for: str = ""
+    # ms from the start of the timeline run to the start of this step: where a trace export
+    # places it. None where unknown (sessions written before it was recorded, other timers)
+    start_ms: float | None = None
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,11 @@ mode it resets Dynamo, compiles afresh, and runs `steps` steps of the model file
 (or a forward under `no_grad`) in blocks of `BLOCK` steps (step_clock.py): between two steps of
 a block the app does nothing but record one CUDA event, so a launch-bound loop runs exactly as
 a user's loop does; probes, compile markers and records are handled after each block, and each
-block's records are emitted then (live, ten steps at a time).
+block's records are emitted then (live, ten steps at a time). Each sample's `start_ms` is its
+block's start (the `perf_counter` reading the block takes anyway, before its first step) plus
+the earlier steps' ms of that block, counted from one origin taken when `run_phase` starts: every
+mode and every paired eager block on one clock (a trace export places steps by it), and nothing
+added between two timed steps.
 
 Warm-up is marked, not hidden: the steps from a compile, recompile or CUDA-graph record to the
 end of its block, and every mode's first block (eager's first steps too: on an H200 the first
@@ -38,6 +42,7 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -91,9 +96,10 @@ def run_phase(
     samples: list[StepSample] = []
     events: list[TimelineEvent] = []
     stats: list[ModeStats] = []
+    origin = time.perf_counter()  # every step's start_ms counts from here
     for mode in ordered:
         pair = paired and mode != EAGER
-        result = ModeRun(spec, mode, steps, device, send, shape_change_step, paired=pair).run()
+        result = ModeRun(spec, mode, steps, device, send, shape_change_step, paired=pair, origin=origin).run()
         samples += result[0]
         events += result[1]
         stats.append(result[2])
@@ -188,11 +194,15 @@ def step_function(spec: ModelSpec, model: Any) -> Callable[[tuple[Any, ...]], An
 
 
 class ModeRun:
-    """One mode's loop, block by block; holds the bookkeeping so the loop stays readable."""
+    """One mode's loop, block by block; holds the bookkeeping so the loop stays readable.
+
+    `origin` is the `perf_counter` reading the run's `start_ms` count from (run_phase passes
+    one for every mode, so steps of different modes share a clock); None: this run's own start."""
 
     def __init__(self, spec: ModelSpec, mode: str, steps: int, device: str, emit: Emit,
-                 shape_change_step: int | None, paired: bool = False) -> None:
+                 shape_change_step: int | None, paired: bool = False, origin: float | None = None) -> None:
         self.spec, self.mode, self.steps, self.device, self.emit = spec, mode, steps, device, emit
+        self.origin = time.perf_counter() if origin is None else origin
         self.inputs = StepInputs(spec, device, shape_change_step)
         self.watch = CompileWatch(mode)
         self.timer = BlockTimer(device)
@@ -201,7 +211,7 @@ class ModeRun:
         self._step_fn: Callable[[tuple[Any, ...]], Any] = lambda inputs: None
         self._mark_step: Callable[[], None] = lambda: None
         self.samples: list[StepSample] = []  # own and paired samples, in run order
-        self.baseline = PairedEager(spec, mode, self.timer, self._add) if paired else None
+        self.baseline = PairedEager(spec, mode, self.timer, self._add, self.origin) if paired else None
 
     def run(self) -> tuple[list[StepSample], list[TimelineEvent], ModeStats]:
         """prepare, every block, finish; a failing step ends the mode with an `error` marker."""
@@ -240,8 +250,8 @@ class ModeRun:
         if indices.start == 0:
             warm_from = 0  # every mode's first block: eager warms up too
         warm = [warm_from is not None and i >= warm_from for i in indices[:len(timed.ms)]]
-        for i, ms, w in zip(indices, timed.ms, warm, strict=False):
-            self._add(StepSample(self.mode, i, ms, w, peak))
+        for i, ms, w, at in zip(indices, timed.ms, warm, timed.starts_ms(self.origin), strict=False):
+            self._add(StepSample(self.mode, i, ms, w, peak, start_ms=at))
         if timed.error is not None:
             raise timed.error
         if self.baseline is not None:
@@ -278,15 +288,15 @@ class PairedEager:
     """
 
     def __init__(self, spec: ModelSpec, mode: str, timer: BlockTimer,
-                 add: Callable[[StepSample], None]) -> None:
-        self.mode, self.timer, self._add = mode, timer, add
+                 add: Callable[[StepSample], None], origin: float) -> None:
+        self.mode, self.timer, self._add, self.origin = mode, timer, add, origin
         self._step_fn = step_function(spec, spec.model)
 
     def run_block(self, indices: range, inputs: dict[int, tuple[Any, ...]], warm: list[bool]) -> None:
         fn = self._step_fn
         timed = self.timer.time_block(block_step(_Unwatched(), _no_mark, fn, inputs), indices)
-        for i, ms, w in zip(indices, timed.ms, warm, strict=False):
-            self._add(StepSample(EAGER, i, ms, w, baseline_for=self.mode))
+        for i, ms, w, at in zip(indices, timed.ms, warm, timed.starts_ms(self.origin), strict=False):
+            self._add(StepSample(EAGER, i, ms, w, baseline_for=self.mode, start_ms=at))
         if timed.error is not None:
             raise timed.error
 

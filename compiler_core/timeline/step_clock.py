@@ -46,11 +46,24 @@ BLOCK = 10
 @dataclass
 class TimedBlock:
     """Per-step milliseconds of the steps that completed (summing to `wall_ms` unless `error`,
-    the exception that stopped the block early: then the raw spans, and its step has no time)."""
+    the exception that stopped the block early: then the raw spans, and its step has no time).
+    `start` is the block's `perf_counter` reading, taken after the first synchronisation."""
 
     ms: list[float]
     wall_ms: float
     error: BaseException | None = None
+    start: float = 0.0
+
+    def starts_ms(self, origin: float) -> list[float]:
+        """Each step's start in ms after `origin` (a `perf_counter` reading): the block's start
+        plus the earlier steps' ms, so steps of one block lie end to end and the next block,
+        started after this one's closing synchronisation, begins after its last step ends."""
+        at = (self.start - origin) * 1000.0
+        out = []
+        for ms in self.ms:
+            out.append(at)
+            at += ms
+        return out
 
 
 class BlockTimer:
@@ -97,10 +110,10 @@ class BlockTimer:
             self.sync()
         except Exception as exc:  # an asynchronous CUDA error surfaces here
             error = error or exc
-            return TimedBlock([], (time.perf_counter() - t0) * 1000.0, error)
+            return TimedBlock([], (time.perf_counter() - t0) * 1000.0, error, t0)
         wall = (time.perf_counter() - t0) * 1000.0
         spans = [self._span(a, b) for a, b in itertools.pairwise(marks)]
-        return TimedBlock(split(wall, spans) if error is None else spans, wall, error)
+        return TimedBlock(split(wall, spans) if error is None else spans, wall, error, t0)
 
     def _cuda_mark(self, k: int) -> Any:
         event = self._events[k]
