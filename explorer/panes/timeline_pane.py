@@ -152,7 +152,8 @@ class TimelinePane(Pane):
         write_csv(path, self.data.all_samples(), self.data.all_events())
 
     def export_chrome_trace(self, path: str | Path) -> None:
-        write_chrome_trace(path, self.data.all_samples(), self.data.all_events())
+        stats = [st for st, _ in self.data.table()]  # each mode's runtime profile: its kernel thread
+        write_chrome_trace(path, self.data.all_samples(), self.data.all_events(), stats)
 
     def _export_dialog(self, kind: str) -> None:
         pattern = "CSV (*.csv)" if kind == "csv" else "Chrome trace (*.json)"
