@@ -31,6 +31,8 @@ class ModeSeries:
     peak: list[int | None] = field(default_factory=list)
     baseline: list[tuple[int, float]] = field(default_factory=list)  # paired eager (step, ms)
     baseline_warmup: list[bool] = field(default_factory=list)  # per paired step
+    start: list[float | None] = field(default_factory=list)  # ms from the run's start, per own step
+    baseline_start: list[float | None] = field(default_factory=list)  # per paired step
     events: list[TimelineEvent] = field(default_factory=list)
     measured: ModeStats | None = None  # the worker's final figures, once the mode finished
     revision: int = 0  # grows with every change, so views redo only the modes that changed
@@ -41,17 +43,21 @@ class ModeSeries:
         if s.baseline_for:
             self.baseline.append((s.step, s.ms))
             self.baseline_warmup.append(s.warmup)
+            self.baseline_start.append(s.start_ms)
             return
+        self.start.append(s.start_ms)
         self.steps.append(s.step)
         self.ms.append(s.ms)
         self.warmup.append(s.warmup)
         self.peak.append(s.peak_mem_bytes)
 
     def samples(self) -> list[StepSample]:
-        own = [StepSample(self.mode, st, ms, w, p)
-               for st, ms, w, p in zip(self.steps, self.ms, self.warmup, self.peak, strict=True)]
-        return own + [StepSample(EAGER, st, ms, w, baseline_for=self.mode)
-                      for (st, ms), w in zip(self.baseline, self.baseline_warmup, strict=True)]
+        own = [StepSample(self.mode, st, ms, w, p, start_ms=t)
+               for st, ms, w, p, t in zip(self.steps, self.ms, self.warmup, self.peak, self.start,
+                                          strict=True)]
+        return own + [StepSample(EAGER, st, ms, w, baseline_for=self.mode, start_ms=t)
+                      for (st, ms), w, t in zip(self.baseline, self.baseline_warmup, self.baseline_start,
+                                                strict=True)]
 
     def add_event(self, e: TimelineEvent) -> None:
         self.events.append(e)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import math
@@ -230,3 +231,20 @@ def test_the_modes_table_and_summary_show_the_same_medians_for_a_session_saved_b
     for row in range(pane.table.rowCount()):
         mode = _cell(pane, row, "Mode")
         assert _cell(pane, row, "Median ms") == f"{printed[mode]['median_ms']:.3f}"
+
+
+def test_chrome_export_keeps_the_steps_real_start_times(pane: TimelinePane, session: Session,
+                                                        tmp_path: Path) -> None:
+    """Samples that carry their start time reach the pane's export on that time, not laid end to
+    end: the pane's store keeps `start_ms` for the mode's own and its paired eager steps."""
+    starts, t = [], 5000.0
+    for s in session.timeline:  # in run order, one after another, 1 ms apart
+        starts.append(t)
+        t += s.ms + 1.0
+    timed = dataclasses.replace(session, timeline=tuple(
+        dataclasses.replace(s, start_ms=at) for s, at in zip(session.timeline, starts, strict=True)))
+    pane.set_session(timed)
+    pane.export_chrome_trace(tmp_path / "t.json")
+    trace = json.loads((tmp_path / "t.json").read_text())["traceEvents"]
+    starts = sorted(e["ts"] for e in trace if e["ph"] == "X" and e["cat"] in ("step", "warmup"))
+    assert starts == pytest.approx(sorted(s.start_ms * 1000.0 for s in timed.timeline), abs=0.01)  # type: ignore[operator]
