@@ -76,7 +76,7 @@ class ScriptJob:
         from compiler_core.capture.stage_tracker import StageTracker
         from compiler_core.run.step_timer import StepTimer
 
-        # A torch outside a private hook's tested range: warn in the session, run anyway.
+        # A torch outside a private hook's tested range: a note in the session, run anyway.
         self.version_warnings = check_torch_version()
         prefix = f"r{self.rank}:" if self.rank is not None else ""
         self.timer = timer = StepTimer(
@@ -141,7 +141,7 @@ class ScriptJob:
                                    self.diagnostics(), self.timeline, self.stopped, clocks)
 
     def diagnostics(self) -> list[Diagnostic]:
-        found = [Diagnostic("warning", text, self.spec.model_path, stage="run")
+        found = [Diagnostic("info", text, self.spec.model_path, stage="run")  # a notice, not damage
                  for text in self.version_warnings]
         if self.failure is not None:
             found.append(Diagnostic("error", self.failure.message + "\n" + self.failure.user_traceback,

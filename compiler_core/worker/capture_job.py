@@ -58,8 +58,8 @@ class CaptureJob:
         from compiler_core.capture.hooks.trace_sink import TraceLogSink
         from compiler_core.capture.stage_tracker import StageTracker
 
-        # A torch outside a private hook's tested range: warn in the session, capture anyway.
-        self.facts.setdefault("warnings", []).extend(check_torch_version())
+        # A torch outside a private hook's tested range: a note in the session, capture anyway.
+        self.facts.setdefault("notes", []).extend(check_torch_version())
         trace_path = Path(self.spec.resolved_trace_path)
         tracker = StageTracker(self._emit, self.clock)
         code = protocol.EXIT_OK
@@ -147,8 +147,10 @@ class CaptureJob:
         return read_sources([self.spec.model_path, *user_files(intern_table())])
 
     def _diagnostics(self) -> list[Diagnostic]:
-        found = [Diagnostic("warning", text, self.spec.model_path, stage="run")
-                 for text in self.facts.get("warnings", ())]
+        found = [Diagnostic("info", text, self.spec.model_path, stage="run")  # a notice, not damage
+                 for text in self.facts.get("notes", ())]
+        found += [Diagnostic("warning", text, self.spec.model_path, stage="run")
+                  for text in self.facts.get("warnings", ())]
         if self.failure is not None:
             found.append(Diagnostic("error", self.failure.message + "\n" + self.failure.user_traceback,
                                     self.spec.model_path, stage=self.failed_stage))

@@ -7,9 +7,10 @@ exactly what it changed on exit. Nothing outside this package may name `torch._*
 `tests/compiler_core/capture/test_torch_seam.py`); public torch APIs are used everywhere else.
 
 `HOOKS` lists the modules; `check_torch_version()` runs at capture start (worker capture job,
-script run) and returns a warning per hook whose range does not include the installed torch:
-the capture goes on (most private APIs survive a minor release) and the warning lands in the
-session's diagnostics, so a wrong-looking stage can be traced to an untested hook.
+script run) and returns one notice when some hook's range does not include the installed torch:
+the capture goes on (most private APIs survive a minor release) and the notice lands in the
+session's diagnostics as `info`, so a wrong-looking stage can be traced to an untested torch
+without every capture reading as damaged input.
 
 Importing this package never imports torch (the viewer imports `compiler_core` without it).
 """
@@ -64,7 +65,9 @@ def declared_versions(name: str) -> tuple[str, str]:
 
 
 def check_torch_version(version: str | None = None) -> list[str]:
-    """One warning per hook that does not declare `version` (default: the installed torch)."""
+    """One notice when some hook's range does not include `version` (default: the installed
+    torch), else none. A notice, not a warning per hook: most private APIs survive a minor
+    release, and nothing is known to be wrong until a stage looks wrong."""
     if version is None:
         import torch
 
@@ -73,11 +76,14 @@ def check_torch_version(version: str | None = None) -> list[str]:
         installed = parse_version(version)
     except ValueError:
         return [f"torch version {version!r} not understood: private torch hooks are unchecked"]
-    warnings = []
+    outside = []
     for name in HOOKS:
         oldest, newest = declared_versions(name)
         if not parse_version(oldest) <= installed <= parse_version(newest):
-            warnings.append(
-                f"torch {version} is outside the versions CompileScope's `{name}` hook serves "
-                f"({oldest} to {newest}): that stage may be missing or wrong in this session")
-    return warnings
+            outside.append((name, oldest, newest))
+    if not outside:
+        return []
+    ranges = sorted({f"{oldest} to {newest}" for _, oldest, newest in outside})
+    return [f"torch {version} is outside the versions CompileScope's capture hooks were tested with "
+            f"({', '.join(ranges)}; {len(outside)} of {len(HOOKS)} hooks): if a stage looks missing "
+            "or wrong, that may be why"]
