@@ -184,7 +184,7 @@ class MainWindow(AppWindow):
         """Qt 6.11 workaround: every tab group after the first gets a second, stale tab bar that
         never moves again and shows as a ghost strip. The live bar is created later and holds all
         the stale one's tabs (and any added since); the layout re-shows a bar it reuses."""
-        bars = self.findChildren(QTabBar)  # creation order
+        bars: list[QTabBar] = list(self.findChildren(QTabBar))  # creation order
         tabs = [{bar.tabText(i) for i in range(bar.count())} for bar in bars]
         for i, bar in enumerate(bars):
             if tabs[i] and any(tabs[i] <= later for later in tabs[i + 1:]):
@@ -353,8 +353,10 @@ class MainWindow(AppWindow):
         self.save_layout()
         # Child widgets get no closeEvent of their own: a canvas whose layout was still running
         # kept the collector paused and the thread switch interval short for the whole process.
-        for canvas in self.findChildren(GraphCanvas):
+        canvases: list[GraphCanvas] = list(self.findChildren(GraphCanvas))
+        for canvas in canvases:
             canvas.runner.shutdown()
-        for worker in self.findChildren(OffThread):  # pane jobs end while the window still exists
+        workers: list[OffThread] = list(self.findChildren(OffThread))
+        for worker in workers:  # pane jobs end while the window still exists
             worker.shutdown()
         super().closeEvent(event)

@@ -17,6 +17,7 @@ reads as a blank line of the file.
 from __future__ import annotations
 
 from functools import partial
+from typing import Any
 
 from PySide6.QtCore import QPoint, QRect, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import (
@@ -278,7 +279,8 @@ class CodeView(QPlainTextEdit):
         self._gutter.update()
 
     def _line_extra(self, line: int, color: QColor) -> QTextEdit.ExtraSelection:
-        sel = QTextEdit.ExtraSelection()
+        # Any: PySide6 6.7's stubs omit ExtraSelection's `format` and `cursor` fields
+        sel: Any = QTextEdit.ExtraSelection()
         sel.format.setBackground(color)
         sel.format.setProperty(QTextFormat.Property.FullWidthSelection, True)
         sel.cursor = QTextCursor(self.document().findBlockByNumber(line - 1))
