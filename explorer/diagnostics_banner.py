@@ -1,4 +1,5 @@
-"""The banner that says a session was built from a damaged log, or from a run that crashed.
+"""The banner that says a session was built from a damaged log, that its compile or run reported
+problems, or that the run crashed.
 
 A toolbar strip under the navigation bar, not a dialog: the window stays usable, the session is
 shown as far as it could be read, and the banner says how much went wrong, quotes the first
@@ -25,6 +26,9 @@ CRASH_QUOTE = 140  # a crash's line names the exception and the user's line: it 
 _STYLE = ("QToolBar#DiagnosticsBanner {{ background: {fill}; border-bottom: 1px solid {line}; }}")
 DAMAGE_COLOURS = {"fill": "#fff4ce", "line": "#e0c060"}
 CRASH_COLOURS = {"fill": "#fde0dc", "line": "#d0604c"}
+# Damage is what went wrong reading the log (bad records, cut or skipped ranks) or building from
+# it (impossible values dropped); a compile that failed or a run's warning is reported, not damage.
+DAMAGE_STAGES = ("trace", "build")
 
 
 def crashes_of(session: Session) -> list[Diagnostic]:
@@ -43,13 +47,22 @@ def banner_text(session: Session) -> str:
         others = tuple(d for d in bad if d.stage != CRASH_STAGE)
         more = f" (and {count_text(others)})" if others else ""
         return f"✖ The run crashed in user code: {said}{more}"
-    first = bad[0]
-    where = f"line {first.line}: " if first.line is not None else ""
-    quote = f"{where}{first.message}".splitlines()[0] if first.message else where
-    quote = quote if len(quote) <= QUOTE else quote[: QUOTE - 1] + "…"  # fits a 1366 px window
     if not session.compiles:  # not damaged: a log of another kind (torch.export), or empty
-        return f"⚠ Nothing to show: {quote}"
-    return f"⚠ This session was built from damaged input: {count_text(tuple(bad))}. First: {quote}"
+        return f"⚠ Nothing to show: {_quote(bad[0])}"
+    damage = [d for d in bad if d.stage in DAMAGE_STAGES]
+    others = tuple(d for d in bad if d.stage not in DAMAGE_STAGES)
+    if damage:
+        more = f" (and {count_text(others)} from the compile or run)" if others else ""
+        return (f"⚠ This session was built from damaged input: {count_text(tuple(damage))}{more}. "
+                f"First: {_quote(damage[0])}")
+    # a compile that failed, a run's warnings: the log itself is whole
+    return f"⚠ The compile or run reported {count_text(others)}. First: {_quote(others[0])}"
+
+
+def _quote(d: Diagnostic) -> str:
+    where = f"line {d.line}: " if d.line is not None else ""
+    quote = f"{where}{d.message}".splitlines()[0] if d.message else where
+    return quote if len(quote) <= QUOTE else quote[: QUOTE - 1] + "…"  # fits a 1366 px window
 
 
 class DiagnosticsBanner(QToolBar):
