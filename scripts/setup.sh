@@ -51,7 +51,9 @@ spec="."
 stamp=".venv/.compilescope-${extras:-base}"
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
     echo "[setup] installing compilescope${extras:+ [$extras]}"
-    "${pip[@]}" -e "$spec"
+    # -qq: setuptools' own notice that an editable install maps folders by name is no news to
+    # us and ten lines of noise to a new user; errors still show
+    "${pip[@]}" -q -e "$spec"
     touch "$stamp"
 fi
 
