@@ -56,3 +56,20 @@ def test_worker_env_trims_before_a_capture(tmp_path: Path, monkeypatch: pytest.M
     big = _file(tmp_path / "inductor" / "old.bin", 2 * 1024 * 1024, 100)
     worker_env({}, tmp_path)
     assert not big.exists()
+
+
+def test_cli_shows_and_clears_the_cache(tmp_path: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    _file(tmp_path / "inductor" / "k.so", 4096, 0)
+    env = {**os.environ, "COMPILESCOPE_CACHE_DIR": str(tmp_path), "COMPILESCOPE_CACHE_MAX_MB": "64"}
+    shown = subprocess.run([sys.executable, "-m", "compiler_core", "cache", "--json"], env=env,
+                           capture_output=True, text=True, timeout=120)
+    assert json.loads(shown.stdout) == {"path": str(tmp_path), "files": 1, "bytes": 4096,
+                                        "cap_bytes": 64 * 2**20}
+    cleared = subprocess.run([sys.executable, "-m", "compiler_core", "cache", "--clear"], env=env,
+                             capture_output=True, text=True, timeout=120)
+    assert cleared.returncode == 0 and "4096" not in cleared.stderr
+    assert cleared.stdout.startswith(f"cleared {tmp_path}") and list(tmp_path.iterdir()) == []
