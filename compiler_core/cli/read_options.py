@@ -20,9 +20,10 @@ def read_log(args: argparse.Namespace, *, sessions: bool = False) -> Session:
     with `sessions` a saved session `.json` too. Raises OSError when there is nothing to read
     (no such path, a folder without a log in it)."""
     from compiler_core.build import import_trace
+    from compiler_core.cli.progress_line import progress_line
     from compiler_core.session import load
 
-    with readable(args.path) as path:
+    with readable(args.path) as path, progress_line(path):
         if sessions and path.endswith(".json"):
             session = load(path)
         else:
