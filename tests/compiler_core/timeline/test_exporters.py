@@ -27,6 +27,7 @@ from compiler_core.timeline import run_phase
 from compiler_core.timeline.exporters import chrome_trace, samples_csv, write_chrome_trace, write_csv
 from compiler_core.timeline.records import event_from_record, sample_from_record, to_record, with_timeline
 from compiler_core.timeline.run_phase import PAIR_BLOCK
+from tests.compiler_core.timeline.test_run_phase import TINY_TRAIN
 from tests.conftest import ROOT
 
 SAMPLES = [
@@ -39,17 +40,6 @@ EVENTS = [TimelineEvent("default", 0, "compile", "compile 0/0", 1.49),
 OLD_SESSION = ROOT / "resources" / "sessions" / "transformer_block.json"  # saved without start times
 STEPS = 20
 SHAPE_STEP = 12
-TINY_TRAIN = """\
-import torch
-
-model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
-example_inputs = (torch.randn(4, 8),)
-
-def train_step(model, inputs):
-    loss = model(*inputs).square().mean()
-    loss.backward()
-    return loss
-"""
 Run = tuple[list[StepSample], list[TimelineEvent], list[ModeStats]]
 
 
