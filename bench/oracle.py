@@ -40,7 +40,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 CHECKS = ("runs", "graphs", "explain", "breaks", "break_frames", "sources", "kernel_claims", "fold",
-          "device", "crash", "speedups")
+          "device", "crash", "speedups", "cudagraphs")
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
 _QUOTE = re.compile(r"# File: (?P<path>.+?):(?P<line>\d+) in [^,]*, code: (?P<code>.*)$", re.M)
 # guards quote the code first, then a path relative to site-packages
@@ -83,6 +83,10 @@ class RawLog:
     launch_nodes: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     output_code: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
+    # CUDA-graph records of the capture's artifact: (kind, compile id, partition), and torch's own
+    # skip counter (`counters["inductor"]["cudagraph_skips"]`) as the artifact carries it
+    cudagraph_events: list[tuple[str, str, str]] = field(default_factory=list)
+    cudagraph_skips_counter: int = 0
 
     @staticmethod
     def read(paths: list[Path]) -> RawLog:
@@ -137,6 +141,15 @@ class RawLog:
         artifact = meta.get("artifact") or {}
         if isinstance(artifact, dict) and artifact.get("name") == "dynamo_graph_break_reason":
             run.breaks.append(payload)
+        if isinstance(artifact, dict) and artifact.get("name") == "compilescope_cudagraphs":
+            try:
+                data = json.loads(payload)
+            except json.JSONDecodeError:
+                data = {}
+            for e in data.get("events") or ():
+                self.cudagraph_events.append((str(e.get("kind")), str(e.get("compile_id") or ""),
+                                              str(e.get("graph") or "")))
+            self.cudagraph_skips_counter += int(data.get("skips_counter") or 0)
         if "inductor_output_code" in meta:
             self.output_code.append(payload)
             self._kernels(payload)
@@ -232,6 +245,7 @@ def check_session(path: Path) -> dict[str, tuple[str, str]]:
     session = load(path)
     out = {c: _cell(None) for c in CHECKS}
     out["speedups"] = _speedups(session)
+    out["cudagraphs"] = _cudagraphs_across_panes(session)
     shown = (summarize(session).get("timeline") or {})
     for mode, row in shown.items():
         mine = [s for s in session.timeline if s.mode == mode and not s.baseline_for]
@@ -247,6 +261,60 @@ def check_session(path: Path) -> dict[str, tuple[str, str]]:
                                            f"{want} from its own steady blocks")
             break
     return out
+
+
+def _cudagraphs_across_panes(session: Any) -> tuple[str, str]:
+    """The CUDA graphs a mode recorded, as the Modes table (`mode_rows`), the CUDA graphs pane
+    (`timeline_cudagraphs`) and `summary` show them, against the run's own recording markers
+    counted here; and every partition the CUDA graphs pane lists as skipped says why."""
+    from compiler_core.stages.cudagraph_records import timeline_cudagraphs
+    from compiler_core.stages.mode_compare import mode_rows
+
+    markers: dict[str, int] = defaultdict(int)
+    for e in session.timeline_events:
+        if e.kind == "cudagraph_record":
+            markers[e.mode] += 1
+    table = {r.mode: r.cudagraph_graphs for r in mode_rows(session.mode_stats)}
+    pane = {mode: graphs for mode, graphs, _ in timeline_cudagraphs(session)}
+    # without markers (a session saved with figures only), the stored count must read the same
+    # in both places
+    truth = dict(markers) or {m: n for m, n in table.items() if n}
+    checked = 0
+    for mode, count in truth.items():
+        checked += 1
+        shown = {"modes table": table.get(mode), "CUDA graphs pane": pane.get(mode)}
+        wrong = {k: v for k, v in shown.items() if v is not None and v != count}
+        if wrong or mode not in pane:
+            return _cell(False, f"{mode}: {count} recording markers, shown {shown}")
+    for c in session.compiles:
+        for o in c.inductor:
+            if o.cudagraph is not None:
+                checked += 1
+                if not o.cudagraph.captured and not o.cudagraph.skip_reason:
+                    return _cell(False, f"{c.compile_id} {o.graph}: not captured and no reason given")
+    return _cell(None if not checked else True)
+
+
+def _cudagraphs_from_log(session: Any, raw: RawLog) -> tuple[str, str]:
+    """The capture's CUDA-graph records read with `json` alone: a partition with a record event
+    and no skip is captured in the app, one with a skip is not and says why, none is captured
+    without a record; torch's own skip counter above zero means some partition shows a skip."""
+    if not raw.cudagraph_events and not raw.cudagraph_skips_counter:
+        return _cell(None)
+    records = {(cid, g) for kind, cid, g in raw.cudagraph_events if kind == "record"}
+    skipped_compiles = {cid for kind, cid, _ in raw.cudagraph_events if kind == "skip"}
+    infos = {(c.compile_id, str(o.graph)): o.cudagraph for c in session.compiles for o in c.inductor
+             if o.cudagraph is not None}
+    for key, info in infos.items():
+        if info.captured and key not in records and (key[0], "forward") not in records:
+            return _cell(False, f"{key}: shown captured, the log records no CUDA graph for it")
+        if not info.captured and not info.skip_reason:
+            return _cell(False, f"{key}: shown not captured, with no reason")
+    if raw.cudagraph_skips_counter and not any(not i.captured and i.skip_reason for i in infos.values()):
+        return _cell(False, f"torch counted {raw.cudagraph_skips_counter} skip(s); the app shows none")
+    if skipped_compiles - {""} - {cid for cid, _ in infos}:
+        return _cell(False, f"skips logged for {sorted(skipped_compiles)}, app shows {sorted(infos)}")
+    return _cell(True)
 
 
 def check(entry: Entry) -> dict[str, tuple[str, str]]:
@@ -302,6 +370,7 @@ def check(entry: Entry) -> dict[str, tuple[str, str]]:
     out["crash"] = _cell(crashed == has_error if (crashed or raw.failures or entry.facts) else None,
                          f"log crashed={crashed} ({raw.failures[:1]}), app error diagnostic={has_error}")
     out["speedups"] = _speedups(session)
+    out["cudagraphs"] = _cudagraphs_from_log(session, raw)
     return out
 
 
@@ -474,6 +543,9 @@ def entries(args: list[str]) -> list[Entry]:
             continue
         found.append(Entry(path.name.split(".")[0], _log_paths(path), _facts(path)))
     for path in sorted((ROOT / "bench/data").glob("*.log.xz")):
+        found.append(Entry(path.name.split(".")[0], [path], {}))
+    # the app's own capture logs kept as fixtures (e.g. a CUDA-graph skip on an H100)
+    for path in sorted((ROOT / "tests/fixtures/traces").glob("*_h100_*.log.gz")):
         found.append(Entry(path.name.split(".")[0], [path], {}))
     for path in [*sorted((ROOT / "resources/sessions").glob("*.json")),
                  ROOT / "tests/fixtures/gpu_stages_h100.json",
