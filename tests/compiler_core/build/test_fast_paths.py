@@ -22,7 +22,15 @@ from compiler_core.build.session_builder import _devices_in
 DATA = Path(__file__).resolve().parents[3] / "bench" / "data"
 # the pattern `guard_location` replaces (compile_builder.py before the third pass)
 _GUARD_LOC = re.compile(r"#\s*(.*?)\s*#\s*([^\s#]+\.py):(\d+) in (\w+)\s*$")
-_ALLOC_DEVICE = re.compile(r"\bempty_strided_(cuda|cpu|xpu|mps)\b")
+# a device is one the code allocates on (a call, not the alias every wrapper defines) or builds
+# kernels for: Triton (device not named) or C++ (the CPU)
+_ALLOC_DEVICE = re.compile(r"\bempty_strided_(cuda|cpu|xpu|mps)\(")
+_KERNEL_KIND = {"async_compile.triton(": "triton", "async_compile.cpp(": "cpu",
+                "async_compile.cpp_pybinding(": "cpu"}
+
+
+def _reference_devices(code: str) -> set[str]:
+    return set(_ALLOC_DEVICE.findall(code)) | {kind for text, kind in _KERNEL_KIND.items() if text in code}
 
 
 def _reference_location(code: str) -> tuple[int, str, str, str, str] | None:
@@ -76,13 +84,20 @@ def test_split_args_matches_the_bracket_loop(text: str) -> None:
 
 @given(st.text(alphabet="empty_strided_cudaxpmsc .(\n", max_size=60))
 def test_devices_found_as_the_word_regex_finds_them(code: str) -> None:
-    assert _devices_in(code) == set(_ALLOC_DEVICE.findall(code))
+    assert _devices_in(code) == _reference_devices(code)
+
+
+def test_devices_are_calls_and_kernels_not_the_aliases_every_wrapper_defines() -> None:
+    assert _devices_in("empty_strided_cuda = torch._C._dynamo.guards._empty_strided_cuda") == set()
+    assert _devices_in("buf0 = empty_strided_cuda((4, ), (1, ), torch.float32)") == {"cuda"}
+    assert _devices_in("x_empty_strided_cpu((4, ), (1, ))") == set()  # not the word
+    assert _devices_in("cpp_fused_0 = async_compile.cpp_pybinding(['float*'], src)") == {"cpu"}
 
 
 def test_devices_in_real_output_code() -> None:
     text = lzma.decompress((DATA / "hf_llama_train.log.xz").read_bytes()).decode()
     found = _devices_in(text)
-    assert found == set(_ALLOC_DEVICE.findall(text)) and "cuda" in found
+    assert found == _reference_devices(text) and "cuda" in found
 
 
 def test_fx_ascii_patterns_parse_real_graphs_as_the_unicode_ones() -> None:
