@@ -92,7 +92,12 @@ def _copy(compiled: Path, tmp_path: Path, text: str) -> Path:
 def test_the_log_quotes_the_lines_it_compiled(compiled: Path) -> None:
     session = import_trace(compiled)
     path = str(compiled.parent / "model.py")
-    assert {n: q for n, q in quoted_lines(session.compiles)[path].items() if not q.startswith("\0")} == QUOTED
+    quoted = {n: q for n, q in quoted_lines(session.compiles)[path].items() if not q.startswith("\0")}
+    # the lines the compiled code ran are quoted (torch 2.14 quotes one more: a guard's branch),
+    # each exactly as the file has it
+    assert QUOTED.items() <= quoted.items()
+    lines = MODEL.splitlines()
+    assert all(lines[n - 1].strip() == q for n, q in quoted.items())
 
 
 @pytest.mark.slow
