@@ -4,7 +4,7 @@
 #
 # torch: prefers the CPU wheel of torch 2.13.0 where pip can find it locally (no multi-GB CUDA
 # download); otherwise the CPU build from download.pytorch.org. GPU users set
-#   CS_TORCH="torch>=2.11,<2.14" CS_TORCH_INDEX=https://download.pytorch.org/whl/cu128
+#   CS_TORCH="torch>=2.11,<2.16" CS_TORCH_INDEX=https://download.pytorch.org/whl/cu128
 # (or install torch into .venv themselves first: an installed torch>=2.11 is kept; one newer than
 # the hooks are tested on still captures, with a one-line notice).
 set -euo pipefail
@@ -40,7 +40,7 @@ if ! have_torch; then
         echo "[setup] installed torch 2.13.0 (CPU) from the local wheel"
     else
         echo "[setup] installing the CPU build of torch from download.pytorch.org"
-        "${pip[@]}" "torch>=2.11,<2.14" --index-url https://download.pytorch.org/whl/cpu \
+        "${pip[@]}" "torch>=2.11,<2.16" --index-url https://download.pytorch.org/whl/cpu \
             --extra-index-url https://pypi.org/simple
     fi
     rm -rf "$local_wheels"

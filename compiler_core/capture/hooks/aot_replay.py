@@ -23,7 +23,7 @@ from typing import Any
 
 from compiler_core.capture.hooks import post_grad_store
 
-TORCH_VERSIONS = ("2.11", "2.13")  # oldest, newest served (see the package docstring)
+TORCH_VERSIONS = ("2.11", "2.15")  # oldest, newest served (see the package docstring)
 
 ARTIFACT_NAME = "compilescope_graph"
 # torch re-logs its own aot_*_graph texts on a hit, but not the pre-grad graph

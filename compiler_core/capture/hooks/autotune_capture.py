@@ -29,7 +29,7 @@ from typing import Any
 from compiler_core.session.codec import to_jsonable
 from compiler_core.session.model import AutotuneChoice, AutotuneResult
 
-TORCH_VERSIONS = ("2.11", "2.13")  # oldest, newest served (see the package docstring)
+TORCH_VERSIONS = ("2.11", "2.15")  # oldest, newest served (see the package docstring)
 
 ARTIFACT = "compilescope_autotune"
 _LOGGER = "torch._inductor.select_algorithm"

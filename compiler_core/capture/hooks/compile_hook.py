@@ -17,7 +17,7 @@ Everything that compiles through `torch.compile` is covered: `torch.compile(mode
 (which calls `torch.compile(self._call_impl)`), because all of them look `torch.compile` up at
 call time. `torch._dynamo.optimize(...)` is not (it is private API; it still shows in the log).
 
-Torch versions served: 2.11, 2.12, 2.13 (`torch.compile(model=None, *, fullgraph, dynamic,
+Torch versions served: 2.11 to 2.15 (`torch.compile(model=None, *, fullgraph, dynamic,
 backend, mode, options, disable, ...)`; keyword arguments are passed through untouched, so
 newer keywords keep working). `__exit__` restores the original `torch.compile`.
 """
@@ -29,7 +29,7 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
-TORCH_VERSIONS = ("2.11", "2.13")  # oldest, newest served (see the package docstring)
+TORCH_VERSIONS = ("2.11", "2.15")  # oldest, newest served (see the package docstring)
 
 OnCompiled = Callable[[Any, Any], Any]  # (compiled result, the model/function given) -> result
 

@@ -27,7 +27,7 @@ from typing import Any
 from compiler_core.session.model import TimelineEvent
 
 WARMUP_KINDS = ("compile", "recompile", "cudagraph_record")
-TORCH_VERSIONS = ("2.11", "2.13")
+TORCH_VERSIONS = ("2.11", "2.15")
 
 
 class CompileWatch:

@@ -7,7 +7,7 @@ CompileScope clears Dynamo's caches, guard failures and compile callbacks.
 
 from __future__ import annotations
 
-TORCH_VERSIONS = ("2.11", "2.13")
+TORCH_VERSIONS = ("2.11", "2.15")
 
 
 def reset_compiler() -> None:

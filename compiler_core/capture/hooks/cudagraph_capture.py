@@ -1,6 +1,6 @@
 """Record whether each compiled graph ran as a CUDA graph, and if not, why; re-recordings too.
 
-Inductor reports all of this on loggers only, so this module taps them (torch 2.11–2.13):
+Inductor reports all of this on loggers only, so this module taps them (torch 2.11–2.15):
 
 - skips: `log_cudagraph_skip_and_bump_counter(msg)` in `torch._inductor.cudagraph_utils` logs
   "skipping cudagraphs due to mutated inputs ... Found from: <user stack>" at WARNING on the
@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass
 from types import TracebackType
 from typing import Any
 
-TORCH_VERSIONS = ("2.11", "2.13")  # oldest, newest served (see the package docstring)
+TORCH_VERSIONS = ("2.11", "2.15")  # oldest, newest served (see the package docstring)
 
 ARTIFACT = "compilescope_cudagraphs"
 SKIP_LOGGERS = (

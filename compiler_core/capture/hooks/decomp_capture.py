@@ -11,7 +11,7 @@ decomposition and before any pattern matching: exactly the graph we want.
 
 The record is one `compilescope_decompositions` artifact per graph, logged inside the compile
 context (so it carries the compile id): `{"graph": "joint"|"inference", "nodes": [...]}` with
-the fields `decompositions.py` reads. Works on torch 2.11–2.13 (the hook and `meta` keys exist
+the fields `decompositions.py` reads. Works on torch 2.11–2.15 (the hook and `meta` keys exist
 unchanged there).
 """
 
@@ -26,7 +26,7 @@ from torch._inductor.custom_graph_pass import CustomGraphPass
 
 from compiler_core.capture.graph_records import from_node_chain, target_name
 
-TORCH_VERSIONS = ("2.11", "2.13")  # oldest, newest served (see the package docstring)
+TORCH_VERSIONS = ("2.11", "2.15")  # oldest, newest served (see the package docstring)
 
 ARTIFACT = "compilescope_decompositions"
 

@@ -23,7 +23,7 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-TORCH_VERSIONS = ("2.11", "2.13")  # oldest, newest served (see the package docstring)
+TORCH_VERSIONS = ("2.11", "2.15")  # oldest, newest served (see the package docstring)
 
 
 def _has(config: Any, dotted: str) -> bool:

@@ -6,7 +6,7 @@ capture reads it to find the user's source files (and `trace_sink` re-emits it).
 
 from __future__ import annotations
 
-TORCH_VERSIONS = ("2.11", "2.13")
+TORCH_VERSIONS = ("2.11", "2.15")
 
 
 def intern_table() -> dict[str, int]:

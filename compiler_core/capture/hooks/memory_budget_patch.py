@@ -5,7 +5,7 @@ lower = recompute more to save less) is read by the partitioner each time a trai
 partitioned. Both AOTAutograd's cache and Inductor's FX graph cache are switched off inside the
 block: a cache hit would skip the partition (and our `inner_compile` hook) altogether.
 
-Serves torch 2.11 – 2.13 (the three names exist unchanged there); `config.patch` restores the
+Serves torch 2.11 – 2.15 (the three names exist unchanged there); `config.patch` restores the
 previous values on exit, also when the block raises.
 """
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 
-TORCH_VERSIONS = ("2.11", "2.13")  # oldest, newest served
+TORCH_VERSIONS = ("2.11", "2.15")  # oldest, newest served
 
 
 @contextmanager

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-TORCH_VERSIONS = ("2.11", "2.13")
+TORCH_VERSIONS = ("2.11", "2.15")
 
 
 def is_operator(target: Any) -> bool:

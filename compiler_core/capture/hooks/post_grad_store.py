@@ -21,7 +21,7 @@ import re
 import tempfile
 from pathlib import Path
 
-TORCH_VERSIONS = ("2.11", "2.13")  # oldest, newest served (see the package docstring)
+TORCH_VERSIONS = ("2.11", "2.15")  # oldest, newest served (see the package docstring)
 
 RECORD_VERSION = "1"  # bump when graph_records' output changes, so old entries are not replayed
 _SAFE_KEY = re.compile(r"^[A-Za-z0-9_.-]{1,200}$")

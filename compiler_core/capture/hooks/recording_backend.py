@@ -39,7 +39,7 @@ from compiler_core.capture.hooks import post_grad_store
 from compiler_core.capture.hooks.aot_replay import AotRecordWatch
 from compiler_core.session.codec import to_jsonable
 
-TORCH_VERSIONS = ("2.11", "2.13")  # oldest, newest served (see the package docstring)
+TORCH_VERSIONS = ("2.11", "2.15")  # oldest, newest served (see the package docstring)
 
 ARTIFACT_NAME = "compilescope_graph"
 STAGES = (

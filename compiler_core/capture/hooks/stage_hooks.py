@@ -27,7 +27,7 @@ from compiler_core.capture.hooks.autotune_capture import AutotuneRecorder
 from compiler_core.capture.hooks.cudagraph_capture import CudaGraphRecorder, PartitionTracker
 from compiler_core.capture.hooks.decomp_capture import PreJointPass
 
-TORCH_VERSIONS = ("2.11", "2.13")  # oldest, newest served (see the package docstring)
+TORCH_VERSIONS = ("2.11", "2.15")  # oldest, newest served (see the package docstring)
 
 
 class _GraphStartMark(CustomGraphPass):

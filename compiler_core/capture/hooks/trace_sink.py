@@ -21,7 +21,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-TORCH_VERSIONS = ("2.11", "2.13")  # oldest, newest served (see the package docstring)
+TORCH_VERSIONS = ("2.11", "2.15")  # oldest, newest served (see the package docstring)
 
 RecordObserver = Callable[[dict[str, Any], "str | None"], None]
 
