@@ -411,6 +411,10 @@ class _BlockEntries:
     def __init__(self, nodes: Sequence[Node], owner: list[str], index: dict[str, int]) -> None:
         self.nodes, self.owner, self.index = nodes, owner, index
         self._memo: dict[str, frozenset[str]] = {}
+        self._by_function: dict[tuple[str, str], list[int]] = {}  # (file, function) -> node indices
+        for k, other in enumerate(nodes):
+            if other.source is not None:
+                self._by_function.setdefault((other.source.file, other.source.function), []).append(k)
 
     def runs_in(self, block: str, nd: Node) -> bool:
         """Another node of `nd`'s function (file and name) already sits in `block`: the function
@@ -418,12 +422,8 @@ class _BlockEntries:
         src = nd.source
         if src is None:
             return False
-        for k, other in enumerate(self.nodes):
-            o = other.source
-            if o is not None and other is not nd and o.function == src.function and o.file == src.file \
-                    and _inside(self.owner[k], block):
-                return True
-        return False
+        return any(self.nodes[k] is not nd and _inside(self.owner[k], block)
+                   for k in self._by_function.get((src.file, src.function), ()))
 
     def __call__(self, block: str) -> frozenset[str]:
         found = self._memo.get(block)

@@ -79,13 +79,13 @@ def _bound(record: logging.LogRecord) -> None:
     (`_payload_limit`): a model that raised with a 300 MB message made torch log it nine times
     (2.8 GB, 98 s of writing)."""
     payload = getattr(record, "payload", None)
-    limit = _payload_limit(getattr(record, "metadata", None))
+    metadata = getattr(record, "metadata", None)
+    limit = _payload_limit(metadata)
     if isinstance(payload, str) and len(payload) > limit:
         if payload.lstrip()[:1] in ("{", "["):  # JSON cut in a string is no JSON: say so instead
             record.payload = _json({"compilescope_cut": len(payload)})
         else:
             record.payload = payload[:limit] + _CUT.format(len(payload) - limit)
-    metadata = getattr(record, "metadata", None)
     if isinstance(metadata, dict):
         record.metadata = _bounded(metadata)
 
