@@ -1,5 +1,5 @@
 """`python -m compiler_core <command>` (or `compilescope-cli`): capture, import, summary, budget, run,
-cache.
+cache, export, diff, report.
 
 Each command lives in its own module exposing `add_parser(subparsers)` and `run(args) -> int`, so
 the commands stay independent; a module that sets `NEEDS_TORCH` is refused here, in one sentence
@@ -22,7 +22,7 @@ from compiler_core.capture_support import capture_unavailable
 from compiler_core.cli.file_args import UsageError
 from compiler_core.cli.terminal_text import shown
 
-COMMANDS = ("capture", "import", "summary", "budget", "run", "cache")
+COMMANDS = ("capture", "import", "summary", "budget", "run", "cache", "export", "diff", "report")
 EXIT_USAGE = 2  # argparse's status for a command line that cannot work
 EXIT_CLOSED_PIPE = 128 + 13  # what a shell reports for a tool SIGPIPE ended, as `yes | head -1` does
 CONSOLE_SCRIPT = "compilescope-cli"
