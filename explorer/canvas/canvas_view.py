@@ -5,7 +5,8 @@ seconds and hundreds of MB, while a dozen pre-built paths redraw in ~10 ms. Labe
 per-item drawing and appear only when legible (node at least ~16 px tall), for items on screen.
 
 Signals: `itemClicked(int)`, `itemDoubleClicked(int)`, `itemHovered(int)` (item ids as in
-`explorer.layout.Scene`, -1 for background), `viewChanged()` after any pan or zoom.
+`explorer.layout.Scene`, -1 for background), `viewChanged()` after any pan or zoom,
+`zoomToSelection()` when the user asks (Z) to frame what is selected.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from PySide6.QtGui import (
     QColor,
     QFont,
     QFontMetrics,
+    QKeyEvent,
     QMouseEvent,
     QPaintDevice,
     QPainter,
@@ -75,6 +77,7 @@ class CanvasView(QWidget):
     itemDoubleClicked = Signal(int)  # noqa: N815
     itemHovered = Signal(int)  # noqa: N815
     viewChanged = Signal()  # noqa: N815
+    zoomToSelection = Signal()  # noqa: N815
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -109,8 +112,8 @@ class CanvasView(QWidget):
         return QRectF(x0, y0, self._w() / self.scale, self._h() / self.scale)
 
     def fit(self) -> None:
-        """Frame the content. A drawing far taller than wide (a 9k-node joint graph) would fit as
-        a sliver a few pixels wide; it is fitted to the width instead, from the top."""
+        """Frame the whole drawing, centred: what a person means by Fit, even when a long thin
+        graph then shows as a sliver (the first view, `show_top`, is the legible one)."""
         if self.state is None:
             return
         s = self.state.scene
@@ -118,28 +121,72 @@ class CanvasView(QWidget):
         sx = (self._w() - 2 * margin) / max(s.width, 1.0)
         sy = (self._h() - 2 * margin) / max(s.height, 1.0)
         self.scale = max(1e-4, min(sx, sy, 1.5))
-        if s.width * self.scale < 0.3 * self._w() and sx > sy:
-            self.scale = max(1e-4, min(sx, 1.5))
         self.tx = (self._w() - s.width * self.scale) / 2
-        self.ty = margin
+        self.ty = (self._h() - s.height * self.scale) / 2
         self.viewChanged.emit()
         self.update()
 
     def show_top(self) -> None:
-        """First view: fit, unless that makes labels illegible; then a legible zoom at the top,
-        the leftmost top item at the left edge (a wide drawing's corner or middle may be empty)."""
+        """First view: the whole drawing if its labels stay legible; else a legible zoom at the
+        graph's entry (its top), with the leftmost top item and the group boxes around it inside
+        the left edge (a wide drawing's corner or middle may be empty)."""
         self.fit()
         if self.state is None or self.scale * 30.0 >= LABEL_MIN_PX:
             return
         s = self.state.scene
-        self.scale = max(FIRST_VIEW_SCALE, min(1.0, (self.width() - 40.0) / max(s.width, 1.0)))
-        if s.width * self.scale <= self.width() - 40.0:
-            self.tx = (self.width() - s.width * self.scale) / 2
-        else:  # reading order: the leftmost of the topmost items at the left edge
-            vis = np.flatnonzero(s.visible)
-            top = vis[np.argsort(s.y[vis] - s.h[vis] / 2, kind="stable")[:5]] if len(vis) else vis
-            left = float(np.min(s.x[top] - s.w[top] / 2)) if len(top) else 0.0
-            self.tx = 20.0 - max(0.0, left - 20.0) * self.scale
+        self.scale = max(FIRST_VIEW_SCALE, min(1.0, (self._w() - 40.0) / max(s.width, 1.0)))
+        if s.width * self.scale <= self._w() - 40.0:
+            self.tx = (self._w() - s.width * self.scale) / 2
+        else:
+            self.tx = 20.0 - max(0.0, self._entry_left(s) - 20.0) * self.scale
+        self.ty = 20.0
+        self.viewChanged.emit()
+        self.update()
+
+    def _entry_left(self, s: Scene) -> float:
+        """Scene x of the left edge of the topmost items and of every group box holding them."""
+        vis = np.flatnonzero(s.visible)
+        if not len(vis):
+            return 0.0
+        top = vis[np.argsort(s.y[vis] - s.h[vis] / 2, kind="stable")[:5]]
+        left = float(np.min(s.x[top] - s.w[top] / 2))
+        if len(s.boxes):
+            b = s.boxes
+            bx0, bx1 = s.x[b] - s.w[b] / 2, s.x[b] + s.w[b] / 2
+            by0, by1 = s.y[b] - s.h[b] / 2, s.y[b] + s.h[b] / 2
+            for it in top.tolist():
+                holds = (bx0 <= s.x[it]) & (s.x[it] <= bx1) & (by0 <= s.y[it]) & (s.y[it] <= by1)
+                if holds.any():
+                    left = min(left, float(np.min(bx0[holds])))
+        return left
+
+    def zoom_to(self, rect: QRectF) -> None:
+        """Frame scene rectangle `rect` (a selection), never closer than a legible 1.5x."""
+        if rect.isEmpty() and rect.width() <= 0:
+            return
+        margin = 40.0
+        sx = (self._w() - 2 * margin) / max(rect.width(), 1.0)
+        sy = (self._h() - 2 * margin) / max(rect.height(), 1.0)
+        self.scale = max(1e-4, min(sx, sy, 1.5))
+        c = rect.center()
+        self.tx = self._w() / 2 - c.x() * self.scale
+        self.ty = self._h() / 2 - c.y() * self.scale
+        self.viewChanged.emit()
+        self.update()
+
+    def jump_to_end(self) -> None:
+        """The graph's exit (its bottom) at the current zoom, horizontally as for the entry."""
+        if self.state is None:
+            return
+        s = self.state.scene
+        self.ty = self._h() - 20.0 - s.height * self.scale
+        self.viewChanged.emit()
+        self.update()
+
+    def jump_to_start(self) -> None:
+        """The graph's entry (its top) at the current zoom."""
+        if self.state is None:
+            return
         self.ty = 20.0
         self.viewChanged.emit()
         self.update()
@@ -333,6 +380,37 @@ class CanvasView(QWidget):
         )
 
     # -- interaction ----------------------------------------------------------------------
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        """Keys a person expects of a map: arrows pan (Shift: further), PageUp/PageDown a screen,
+        Home/End the graph's entry/exit, F or Ctrl+0 fit, +/- zoom about the centre, Z zoom to the
+        selection (`zoomToSelection`, emitted for the canvas, which knows what is selected)."""
+        key, mods = event.key(), event.modifiers()
+        k = Qt.Key
+        step = 0.5 if mods & Qt.KeyboardModifier.ShiftModifier else 0.15
+        w, h = self._w(), self._h()
+        pans: dict[object, tuple[float, float]] = {
+            k.Key_Left: (step * w, 0.0), k.Key_Right: (-step * w, 0.0), k.Key_Up: (0.0, step * h),
+            k.Key_Down: (0.0, -step * h), k.Key_PageUp: (0.0, 0.9 * h), k.Key_PageDown: (0.0, -0.9 * h)}
+        centre = QPointF(self._w() / 2, self._h() / 2)
+        if key in pans:
+            self.pan_by(*pans[key])
+        elif key == k.Key_Home:
+            self.jump_to_start()
+        elif key == k.Key_End:
+            self.jump_to_end()
+        elif key == k.Key_F or (key == k.Key_0 and mods & Qt.KeyboardModifier.ControlModifier):
+            self.fit()
+        elif key in (k.Key_Plus, k.Key_Equal):
+            self.zoom_at(1.25, centre)
+        elif key == k.Key_Minus:
+            self.zoom_at(0.8, centre)
+        elif key == k.Key_Z:
+            self.zoomToSelection.emit()
+        else:
+            super().keyPressEvent(event)
+            return
+        event.accept()
+
     def wheelEvent(self, event: QWheelEvent) -> None:
         self.zoom_at(1.0015 ** event.angleDelta().y(), event.position())
 

@@ -49,6 +49,8 @@ class GraphCanvas(QWidget):
         fit = QToolButton(self)
         fit.setText("Fit")
         fit.clicked.connect(self.fit_to_view)
+        fit.setToolTip("Fit the whole graph (F or Ctrl+0). In the graph: arrows and PageUp/PageDown "
+                       "pan, Home/End jump to the entry/exit, +/- zoom, Z zooms to the selection")
         bar = QHBoxLayout()
         bar.setContentsMargins(4, 2, 4, 2)
         bar.addWidget(self.search_box, 1)
@@ -63,6 +65,7 @@ class GraphCanvas(QWidget):
         self.runner.finished.connect(self._install)
         self.view.itemClicked.connect(self._clicked)
         self.view.itemHovered.connect(self._hovered)
+        self.view.zoomToSelection.connect(self.zoom_to_selection)
         self.result: LayoutResult | None = None
         self.layout_seconds = 0.0
         self._key: Callable[[str], object] | None = None
@@ -330,6 +333,19 @@ class GraphCanvas(QWidget):
     # -- navigation -----------------------------------------------------------------------
     def fit_to_view(self) -> None:
         self.view.fit()
+
+    def zoom_to_selection(self) -> None:
+        """Frame the highlighted nodes (the primary one alone when nothing else is lit)."""
+        res = self.result
+        names = self._highlight or ({self._primary} if self._primary else set())
+        idx = [self._index[n] for n in names if n in self._index]
+        if res is None or not idx:
+            return
+        s = res.scene
+        items = np.unique(s.rep[np.asarray(idx, dtype=np.int64)])
+        x0, x1 = float(np.min(s.x[items] - s.w[items] / 2)), float(np.max(s.x[items] + s.w[items] / 2))
+        y0, y1 = float(np.min(s.y[items] - s.h[items] / 2)), float(np.max(s.y[items] + s.h[items] / 2))
+        self.view.zoom_to(QRectF(x0, y0, x1 - x0, y1 - y0))
 
     def node_rect(self, name: str) -> QRectF | None:
         """Where a node (or the collapsed group hiding it) is drawn, in view widget pixels."""
