@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from compiler_core.session.model import Session
 
 _PREFIX = re.compile(r"^\s*\d+/\d+:\s*")
+# newer Dynamo quotes the line that made the guard after it: `n == 4   # y = x * n  # m.py:9 in f`
+_GUARD_COMMENT = re.compile(r"\s+#\s.*$")
 _SIZE = re.compile(r"tensor '(.+)' (size|stride) mismatch at index (\d+)\. expected (\S+), actual (\S+)")
 _DTYPE = re.compile(r"tensor '(.+)' dtype mismatch\. expected (\S+), actual (\S+)")
 _GRAD = re.compile(r"tensor '(.+)' requires_grad mismatch\. expected requires_grad=(\d)")
@@ -67,7 +69,8 @@ def _name(text: str) -> str:
 
 def explain(reason: str) -> tuple[str, str, str]:
     """(guard in words without values, the change as "a → b" or "", the fix) of one reason."""
-    text = _PREFIX.sub("", reason).strip()
+    lines = _PREFIX.sub("", reason).strip().splitlines()
+    text = _GUARD_COMMENT.sub("", lines[0]) if lines else ""
     if m := _SIZE.search(text):
         name, what, idx, old, new = _name(m.group(1)), m.group(2), m.group(3), m.group(4), m.group(5)
         if what == "size":
