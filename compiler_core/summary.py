@@ -79,7 +79,7 @@ def summarize(session: Session) -> dict[str, Any]:
         "aot_forward_graphs": sum(1 for c in compiles if c.aot and c.aot.forward is not None),
         "aot_backward_graphs": sum(1 for c in compiles if c.aot and c.aot.backward is not None),
         "saved_tensors": sum(len(c.aot.saved_tensors) for c in compiles if c.aot),
-        "saved_tensor_bytes": sum(_saved_bytes(c) for c in compiles),
+        "saved_tensor_bytes": sum(saved_bytes(c) for c in compiles),
         # backward nodes the partitioner recomputed (its own `# remat` count: the forward call names
         # the backward shares, see backward_links.recomputed_nodes); forward call nodes with >= 1
         # backward partner
@@ -180,7 +180,8 @@ def _op_count(c: Compile) -> int:
     return sum(1 for n in c.dynamo_graph.nodes if n.op.startswith("call_"))
 
 
-def _saved_bytes(c: Compile) -> int:
+def saved_bytes(c: Compile) -> int:
+    """Bytes `c`'s forward saves for its backward, each storage once (the Overview counts so too)."""
     if c.aot is None:
         return 0
     by_storage: dict[str, int] = {}
