@@ -1,0 +1,53 @@
+"""Before and after: two sessions (from logs or captures) compared at every stage.
+
+`diff_sessions(before, after)` gives a `SessionDiff` (plain dataclasses, `as_dict` for JSON,
+`session_text` for people). Compiles are matched by frame and code location (compile_match.py),
+graphs node by node by structure and name (graph_diff.py), everything else stage by stage
+(stage_diff.py). Torch-free and Qt-free: the CLI, the GUI and the tests call the same code.
+"""
+
+from compiler_core.diff.compile_match import CompileMatch, FrameKey, frame_key, match_compiles
+from compiler_core.diff.diff_result import (
+    BreakFact,
+    Change,
+    CompileDiff,
+    GraphDiff,
+    GroupMatch,
+    KernelDiff,
+    LoneCompile,
+    ModeDiff,
+    NodeChange,
+    RecompileFact,
+    SavedDiff,
+    SessionDiff,
+    SideInfo,
+    as_dict,
+)
+from compiler_core.diff.diff_text import session_text
+from compiler_core.diff.graph_diff import graph_diff, rows
+from compiler_core.diff.session_diff import diff_sessions
+
+__all__ = [
+    "BreakFact",
+    "Change",
+    "CompileDiff",
+    "CompileMatch",
+    "FrameKey",
+    "GraphDiff",
+    "GroupMatch",
+    "KernelDiff",
+    "LoneCompile",
+    "ModeDiff",
+    "NodeChange",
+    "RecompileFact",
+    "SavedDiff",
+    "SessionDiff",
+    "SideInfo",
+    "as_dict",
+    "diff_sessions",
+    "frame_key",
+    "graph_diff",
+    "match_compiles",
+    "rows",
+    "session_text",
+]
