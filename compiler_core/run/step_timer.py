@@ -25,6 +25,7 @@ import contextlib
 import functools
 import os
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -52,6 +53,9 @@ class _Series:
         self.calls = 0
         self.unsent = 0  # calls since this callable's step times were last published
         self.warmup: dict[int, bool] = {}
+        # call -> its host start, ms since the Unix epoch: one clock for every rank of a host and
+        # the one torch's chromium events use, so a multi-rank trace lines ranks and compiles up
+        self.starts: dict[int, float] = {}
         self.samples: list[StepSample] = []
         self.events: list[TimelineEvent] = []
 
@@ -143,6 +147,7 @@ class StepTimer:
         self._stack.append((series.label, series.calls))
         self._watch.mode, self._watch.step = series.label, series.calls
         assert series.clock is not None  # picked before the first call
+        series.starts[series.calls] = round(time.time() * 1000.0, 3)
         series.clock.start()
 
     def _after(self, series: _Series) -> None:
@@ -180,7 +185,8 @@ class StepTimer:
             return
         for key, ms in series.clock.ready(wait=wait):
             step = int(key)  # type: ignore[call-overload]  # our own keys: call indices
-            sample = StepSample(series.label, step, round(ms, 4), series.warmup.pop(step, False))
+            sample = StepSample(series.label, step, round(ms, 4), series.warmup.pop(step, False),
+                                start_ms=series.starts.pop(step, None))
             series.samples.append(sample)
             self._emit(to_record(sample))
 

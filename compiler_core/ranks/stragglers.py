@@ -1,0 +1,162 @@
+"""Who is slow: step-time skew across ranks, the slowest rank per step, compile-time skew.
+
+A `run --nproc N` session times every compiled callable on every rank (modes `r0:Net`,
+`r1:Net`, ...). In a synchronous job the others wait for the slowest rank at the next
+collective, so a rank that is consistently slowest is a straggler, and its lag is the time the
+whole job loses per step. Per callable and step the report takes each rank's time, the skew
+(slowest minus fastest) and the slowest rank; per rank its median lag behind the others (its
+time minus the median of the other ranks' in the same step) over the steady steps (warm-up
+steps, which compile, are left out).
+
+Where the collective sits inside the timed callable every rank's call ends together (the fast
+ones wait inside it), so durations cannot tell ranks apart; the straggler shows where the wait
+falls outside the callable (`y = model(x); dist.all_reduce(y)`, DDP's gradient hooks run in the
+backward, not in the forward timed here). Compile-time skew is read from each rank's compile
+times: a rank still compiling while the others wait at a collective.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from dataclasses import dataclass, field
+from typing import Any
+
+from compiler_core.session.model import Session
+
+RANK_MODE = re.compile(r"^r(\d+):(.+)$")
+MIN_STEPS = 3  # steady steps a straggler needs before it is named
+SLOWEST_SHARE = 0.6  # ... in which it is the slowest rank at least this often
+MIN_LAG_SHARE = 0.05  # ... by a median lag of at least this share of the others' median step
+
+
+@dataclass(frozen=True)
+class StepSkew:
+    step: int
+    ms_by_rank: dict[int, float]
+    skew_ms: float
+    slowest: int
+
+
+@dataclass(frozen=True)
+class RankLag:
+    """One rank on one callable: its median step, its median lag behind the other ranks (per
+    step: its time minus the median of theirs), and in how many steady steps it was the slowest."""
+
+    rank: int
+    median_ms: float
+    median_lag_ms: float
+    slowest_steps: int
+
+
+@dataclass(frozen=True)
+class CallableSkew:
+    label: str
+    steps: tuple[StepSkew, ...] = ()
+    lags: tuple[RankLag, ...] = ()
+
+    @property
+    def median_skew_ms(self) -> float | None:
+        return statistics.median(s.skew_ms for s in self.steps) if self.steps else None
+
+
+@dataclass(frozen=True)
+class Straggler:
+    rank: int
+    label: str
+    slowest_share: float
+    median_lag_ms: float
+    median_step_ms: float  # the other ranks' median step: what the job would run at without it
+
+    def text(self) -> str:
+        return (f"rank {self.rank} is the straggler on {self.label}: slowest in {self.slowest_share:.0%} of "
+                f"steady steps, {self.median_lag_ms:.2f} ms behind the other ranks (their median step: "
+                f"{self.median_step_ms:.2f} ms)")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"rank": self.rank, "callable": self.label, "slowest_share": round(self.slowest_share, 3),
+                "median_lag_ms": round(self.median_lag_ms, 3),
+                "median_step_ms": round(self.median_step_ms, 3), "text": self.text()}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class StragglerReport:
+    callables: tuple[CallableSkew, ...] = ()
+    compile_s: dict[int, float] = field(default_factory=dict)  # rank -> its compiles' seconds
+    stragglers: tuple[Straggler, ...] = ()
+
+    @property
+    def compile_skew_s(self) -> float | None:
+        seconds = self.compile_s.values()
+        return max(seconds) - min(seconds) if len(seconds) > 1 else None
+
+    def as_dict(self) -> dict[str, Any]:
+        slowest_compile = max(self.compile_s, key=lambda r: self.compile_s[r]) if self.compile_s else None
+        return {
+            "stragglers": [s.as_dict() for s in self.stragglers],
+            "step_skew": {
+                c.label: {"median_skew_ms": _round(c.median_skew_ms), "steps": len(c.steps),
+                          "median_lag_ms": {str(lag.rank): round(lag.median_lag_ms, 3) for lag in c.lags}}
+                for c in self.callables
+            },
+            "compile_s": {str(r): round(s, 3) for r, s in sorted(self.compile_s.items())},
+            "compile_skew_s": _round(self.compile_skew_s),
+            "slowest_compile_rank": slowest_compile,
+        }  # fmt: skip
+
+
+def rank_step_times(session: Session, steady: bool = True) -> dict[str, dict[int, dict[int, float]]]:
+    """callable -> rank -> step -> ms, from the `rN:` modes of a multi-rank run (warm-up steps
+    left out when `steady`)."""
+    out: dict[str, dict[int, dict[int, float]]] = {}
+    for s in session.timeline:
+        m = RANK_MODE.match(s.mode)
+        if m is None or s.baseline_for or (steady and s.warmup):
+            continue
+        out.setdefault(m.group(2), {}).setdefault(int(m.group(1)), {})[s.step] = s.ms
+    return out
+
+
+def straggler_report(session: Session) -> StragglerReport:
+    callables = tuple(_callable_skew(label, by_rank) for label, by_rank in rank_step_times(session).items()
+                      if len(by_rank) > 1)  # fmt: skip
+    compile_s: dict[int, float] = {}
+    for c in session.compiles:
+        if c.rank is not None:
+            spent = (c.metrics.total_s or 0.0) + c.metrics.stage_s.get("backward", 0.0)
+            compile_s[c.rank] = compile_s.get(c.rank, 0.0) + spent
+    named = tuple(s for c in callables if (s := _straggler(c)) is not None)
+    return StragglerReport(callables, compile_s, named)
+
+
+def _callable_skew(label: str, by_rank: dict[int, dict[int, float]]) -> CallableSkew:
+    steps = sorted(set.intersection(*(set(v) for v in by_rank.values())))
+    skews: list[StepSkew] = []
+    lags: dict[int, list[float]] = {r: [] for r in by_rank}
+    for step in steps:
+        ms = {r: by_rank[r][step] for r in sorted(by_rank)}
+        slowest = max(ms, key=lambda r: ms[r])
+        skews.append(StepSkew(step, ms, max(ms.values()) - min(ms.values()), slowest))
+        for r, v in ms.items():
+            lags[r].append(v - statistics.median(o for q, o in ms.items() if q != r))
+    rank_lags = tuple(
+        RankLag(r, statistics.median(by_rank[r][s] for s in steps), statistics.median(lags[r]),
+                sum(1 for s in skews if s.slowest == r))
+        for r in sorted(by_rank) if lags[r]
+    )  # fmt: skip
+    return CallableSkew(label, tuple(skews), rank_lags)
+
+
+def _straggler(c: CallableSkew) -> Straggler | None:
+    if len(c.steps) < MIN_STEPS or not c.lags:
+        return None
+    worst = max(c.lags, key=lambda lag: (lag.slowest_steps, lag.median_lag_ms))
+    share = worst.slowest_steps / len(c.steps)
+    step_ms = statistics.median(lag.median_ms for lag in c.lags if lag.rank != worst.rank)
+    if share < SLOWEST_SHARE or step_ms <= 0 or worst.median_lag_ms < MIN_LAG_SHARE * step_ms:
+        return None
+    return Straggler(worst.rank, c.label, share, worst.median_lag_ms, step_ms)
+
+
+def _round(x: float | None) -> float | None:
+    return None if x is None else round(x, 3)
