@@ -1,0 +1,104 @@
+"""`build_overview(session)`: the page every session and log opens on, as one `Overview`.
+
+It answers "is this compile healthy, and what should I fix first?" with the sections in fix
+order (breaks, recompiles, fallbacks, CUDA graphs, saved activations, compile time, step time,
+where the step's time goes) and, where a log holds several ranks or runs, one line per rank or
+run so that a rank that compiled differently stands out. Sections with nothing to say about
+this session (no backward, no CUDA graphs, no timings) are left out and named in `notes`.
+
+Cost: the break and recompile rows are the core's (`distinct_breaks`, `distinct_recompiles`);
+the rest is one pass over compiles, kernels and saved tensors.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from compiler_core.break_ranking import distinct_breaks
+from compiler_core.overview.break_facts import break_section
+from compiler_core.overview.model import Fact, Level, Overview, Section, plural
+from compiler_core.overview.recompile_facts import recompile_count, recompile_section
+from compiler_core.overview.stage_facts import (
+    compile_time_section,
+    cudagraph_section,
+    fallback_section,
+    memory_section,
+)
+from compiler_core.overview.step_facts import kernel_time_section, mode_figures, step_section
+from compiler_core.overview.verdict import Measures, verdict
+from compiler_core.session.model import Compile, Session
+from compiler_core.session.refs import Ref
+
+LEFT_OUT = {
+    "cudagraphs": "CUDA graphs: nothing recorded (a CPU run, or a mode without CUDA graphs)",
+    "memory": "Saved activations: no backward graph in this session",
+    "compile_time": "Compile time: the log records no compile timers",
+    "step_time": "Step time: not timed (capture with --steps, or run the Timeline)",
+    "kernel_times": "Kernel times: no profiled step",
+}
+
+
+def _scope_line(label: str, compiles: list[Compile], breaks: int) -> str:
+    graphs = sum(1 for c in compiles if c.dynamo_graph is not None)
+    recompiles = sum(1 for c in compiles if c.recompile_reasons)
+    failed = sum(1 for c in compiles if c.status == "failed")
+    seconds = sum(c.metrics.total_s or 0.0 for c in compiles)
+    text = (f"{label}: {plural(len(compiles), 'compile')}, {plural(graphs, 'graph')}, "
+            f"{plural(breaks, 'graph break')}, {plural(recompiles, 'recompile')}, {seconds:.1f} s compiling")
+    return text + (f", {failed} failed" if failed else "")  # fmt: skip
+
+
+def scope_section(session: Session, key: str) -> Section | None:
+    """One line per rank (`key == "ranks"`) or per run of the log; None where there is one."""
+    by_rank = key == "ranks"
+    scopes = sorted({(c.rank if by_rank else c.run) for c in session.compiles}, key=lambda s: (s is None, s))
+    if len(scopes) < 2:
+        return None
+    facts, shapes = [], set()
+    for scope in scopes:
+        mine = [c for c in session.compiles if (c.rank if by_rank else c.run) == scope]
+        rows = (distinct_breaks(session, rank=scope) if by_rank
+                else distinct_breaks(session, all_ranks=True, run=scope))
+        breaks = sum(r.count for r in rows)
+        shape = (sum(1 for c in mine if c.dynamo_graph is not None), breaks)
+        shapes.add(shape)
+        label = f"rank {scope}" if by_rank else f"run {int(scope or 0) + 1}"
+        ref = Ref.compile(mine[0].compile_id, mine[0].rank)
+        facts.append(Fact(_scope_line(label, mine, breaks), refs=(ref,)))
+    differ = len(shapes) > 1
+    if differ:
+        facts = [Fact(f.text, "differs from another " + ("rank" if by_rank else "run"), f.refs, Level.WARNING)
+                 for f in facts]  # fmt: skip
+    what = "rank" if by_rank else "run"
+    same = "graphs or breaks differ between them." if differ else "the same graphs and breaks in each."
+    headline = f"{plural(len(scopes), what)}: {same}"
+    return Section(key, "Ranks" if by_rank else "Runs of this log", headline, tuple(facts))
+
+
+def build_overview(session: Session) -> Overview:
+    breaks, rows = break_section(session)
+    recompiles, causes, limited = recompile_section(session)
+    fallbacks, aten_calls = fallback_section(session)
+    figures = mode_figures(session)
+    cudagraphs, skips = cudagraph_section(session)
+    optional = {
+        "cudagraphs": cudagraphs,
+        "memory": memory_section(session),
+        "compile_time": compile_time_section(session),
+        "step_time": step_section(session, figures),
+        "kernel_times": kernel_time_section(session),
+    }
+    sections = [breaks, recompiles, fallbacks]
+    scopes = (scope_section(session, "ranks"), scope_section(session, "runs"))
+    sections += [s for s in (*scopes, *optional.values()) if s is not None]
+    order = ["breaks", "recompiles", "ranks", "runs", "step_time", "fallbacks", "cudagraphs", "memory",
+             "compile_time", "kernel_times"]
+    sections.sort(key=lambda s: order.index(s.key))
+    measures = Measures(
+        breaks=rows, causes=causes, recompiles=recompile_count(session),
+        limited=limited, figures=figures, own_mode=session.meta.mode or "default",
+        aten_fallbacks=aten_calls, cudagraph_skips=skips,
+    )
+    notes = tuple(text for key, text in LEFT_OUT.items() if optional[key] is None)
+    title = Path(session.meta.origin_path).name if session.meta.origin_path else ""
+    return Overview(verdict(measures), tuple(sections), title, notes)
