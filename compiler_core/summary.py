@@ -10,6 +10,7 @@ Dynamo's specific reasons (not its generic "Encountered graph break ..." header)
 The counts cover the whole log; a log that holds several runs (`torch._dynamo.reset()` and
 compiling again, `explain()`, a script run twice) also gets `runs`, each run counted on its own.
 `crashes` are compiles the user's code raised in while Dynamo traced it (never counted as breaks).
+A session of several ranks also gets what differs between them and who is slow (ranks/rank_facts.py).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from compiler_core.break_ranking import distinct_breaks
+from compiler_core.ranks.rank_facts import ranks_summary
 from compiler_core.recompile_explain import distinct_recompiles
 from compiler_core.session.model import CRASH_STAGE, Compile, Diagnostic, InductorOutput, ModeStats, Session
 from compiler_core.session.refs import Ref, RefKind
@@ -121,6 +123,7 @@ def summarize(session: Session) -> dict[str, Any]:
         out["memory_budget"] = [dataclasses.asdict(p) for p in session.memory_budget]
     if len(session.meta.ranks) > 1:
         out["ranks_diff"] = _ranks_diff(session)
+        out.update(ranks_summary(session))  # rank_divergence, rank_groups, stragglers, rank_skew
     if any(c.run for c in compiles):
         out["runs"] = _runs(session)
     return out

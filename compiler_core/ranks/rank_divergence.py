@@ -193,7 +193,8 @@ def _value_text(aspect: str, value: Any) -> str:
     if aspect == "splits":
         return f"{value[0]} forward + {value[1]} backward graphs"
     if aspect == "collectives":
-        return f"{len(value)} collectives" + (f": {', '.join(op for op, _, _ in value[:4])}" if value else "")
+        ops = f": {', '.join(op for op, _, _ in value[:4])}" if value else ""
+        return f"{len(value)} collective{'s' * (len(value) != 1)}{ops}"
     return str(value)
 
 

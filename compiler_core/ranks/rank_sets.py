@@ -77,8 +77,11 @@ def groups_text(groups: Sequence[RankGroup]) -> str:
         return ""
     same = [g for g in groups if not g.differs_in]
     parts = []
-    if same:
-        parts.append(f"{ranks_text([r for g in same for r in g.ranks], word=True)} identical")
+    agreeing = [r for g in same for r in g.ranks]
+    if len(agreeing) > 1 or (agreeing and len(groups) == 1):
+        parts.append(f"{ranks_text(agreeing, word=True)} identical")
+    elif agreeing:  # one rank against the others: it is only the one compared with
+        parts.append(f"{ranks_text(agreeing, word=True)} as reference")
     parts += [g.text() for g in groups if g.differs_in]
     return "; ".join(parts)
 
