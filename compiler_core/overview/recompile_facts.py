@@ -32,6 +32,7 @@ _LOCALS = re.compile(r"\b[LG]\['([^']+)'\]")  # guard code `L['x']` reads `x` in
 _COMMENT = re.compile(r"\s+#\s.*$")
 _QUOTED_AT = re.compile(r"#\s+(?P<code>\S.*?)\s+#\s+(?P<path>\S+\.py):(?P<line>\d+) in (?P<fn>\w+)")
 _FRAME = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<fn>[^\n]+)\n\s*(?P<code>[^\n]*)')
+_SHAPE = re.compile(r"(?:size|stride)=\[[^\]]*\]")
 _TORCH_TRY = re.compile(r"to avoid specialization try ([^)]+\))")
 _LIMIT = re.compile(r"recompile limit exceeded|cache_size_limit reached|recompile_limit reached|"
                     r"CacheLimitExceeded|RecompileLimitExceeded", re.I)  # fmt: skip
@@ -94,6 +95,15 @@ def guard_origin(session: Session, c: Compile) -> GuardOrigin:
     return GuardOrigin(ref, found[1].code if found else "", made)
 
 
+def short_guard(code: str) -> str:
+    """A tensor guard without its dispatch keys: `check_tensor(L['x'], …, size=[2, 32], stride=[32, 1])`."""
+    if not code.startswith("check_tensor("):
+        return first_line(code, 200)
+    subject = code[len("check_tensor(") :].split(", ", 1)[0]
+    shape = ", ".join(m.group(0) for m in _SHAPE.finditer(code))
+    return f"check_tensor({subject}, …{', ' + shape if shape else ''})"
+
+
 def _by_id(compiles: Iterable[Compile]) -> dict[str, list[Compile]]:
     out: dict[str, list[Compile]] = {}
     for c in compiles:
@@ -109,7 +119,7 @@ def recompile_fact(session: Session, cause: RecompileCause, recompiled: dict[str
     origin = guard_origin(session, compiles[0]) if compiles else GuardOrigin(None, "", None)
     detail = []
     if origin.guard:
-        detail.append(f"Guard that failed: {first_line(origin.guard, 200)}")
+        detail.append(f"Guard that failed: {short_guard(origin.guard)}")
     if origin.made_by is not None:
         code = f": {origin.made_by.code}" if origin.made_by.code else ""
         detail.append(f"Guard made by {origin.made_by.file}:{origin.made_by.line}{code}")

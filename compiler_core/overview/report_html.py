@@ -14,7 +14,7 @@ refs), so the app and the report say the same thing in the same order.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from html import escape
 from pathlib import Path
 
@@ -46,7 +46,7 @@ ul.facts { margin: 2px 0 8px; padding-left: 20px; }
 ul.facts li { margin: 3px 0; }
 li.warning { list-style-type: square; }
 li.warning .text { color: #a4262c; }
-.detail { color: #5f6368; font-size: 12.5px; white-space: pre-wrap; }
+.detail { color: #5f6368; font-size: 12.5px; }
 .notes { color: #5f6368; font-size: 12.5px; }
 table { border-collapse: collapse; background: #fff; font-size: 12.5px; width: 100%; margin: 6px 0 14px; }
 th, td { border: 1px solid #e1e4e8; padding: 3px 7px; text-align: left; vertical-align: top; }
@@ -61,10 +61,12 @@ def _e(value: object) -> str:
     return escape(str(value), quote=True)
 
 
-def overview_fragment(ov: Overview, link: Callable[[int], str] | None = None) -> str:
+def overview_fragment(ov: Overview, link: Callable[[int], str] | None = None, *, verdict: bool = True,
+                      marked: Collection[int] = ()) -> str:  # fmt: skip
     """The verdict and the sections as HTML (every data text escaped); with `link`, each fact
-    with refs is an anchor to `link(i)`, `i` its index in `ov.facts()`."""
-    parts = [f'<p class="verdict">{_e(ov.verdict)}</p>']
+    with refs is an anchor to `link(i)`, `i` its index in `ov.facts()`; facts in `marked` get
+    the class `marked` (the pane's selection)."""
+    parts = [f'<p class="verdict">{_e(ov.verdict)}</p>'] if verdict else []
     index = 0
     for section in ov.sections:
         parts.append(f'<h2 id="{_e(section.key)}">{_e(section.title)}</h2>')
@@ -75,8 +77,10 @@ def overview_fragment(ov: Overview, link: Callable[[int], str] | None = None) ->
                 text = f'<span class="text">{_e(fact.text)}</span>'
                 if link is not None and fact.refs:
                     text = f'<a href="{_e(link(index))}">{text}</a>'
-                detail = f'<br><span class="detail">{_e(fact.detail)}</span>' if fact.detail else ""
+                lines = "<br>".join(_e(line) for line in fact.detail.splitlines())
+                detail = f'<br><span class="detail">{lines}</span>' if fact.detail else ""
                 level = "warning" if fact.level is Level.WARNING else "info"
+                level = "marked" if index in marked else level  # one class: Qt's rich text reads one
                 parts.append(f'<li class="{level}">{text}{detail}</li>')
                 index += 1
             parts.append("</ul>")
