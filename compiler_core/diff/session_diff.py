@@ -30,6 +30,7 @@ from compiler_core.diff.stage_diff import STAGES, break_fact, break_identity, co
 from compiler_core.recompile_explain import distinct_recompiles
 from compiler_core.session.model import Compile, ModeStats, Session
 from compiler_core.summary import kernel_counts
+from compiler_core.timeline.stats import shown_stats
 
 
 def diff_sessions(before: Session, after: Session) -> SessionDiff:
@@ -50,7 +51,7 @@ def diff_sessions(before: Session, after: Session) -> SessionDiff:
         recompiles_removed=recompiles_removed,
         recompiles_added=recompiles_added,
         compile_s_by_stage=_stage_seconds(before.compiles, after.compiles),
-        modes=_modes(before.mode_stats, after.mode_stats),
+        modes=_modes(shown_stats(before), shown_stats(after)),
     )
 
 
