@@ -17,7 +17,8 @@ from compiler_core.session.refs import Ref, RefKind
 from compiler_core.timeline.stats import EAGER, shown_stats, speedup_noise, speedups, untrustworthy
 
 MAX_KERNELS = 8
-EAGER_WHY = "Eager ops between graphs come from graph breaks or code Dynamo skipped"
+EAGER_WHY = ("Outside the compiled graphs: code not under torch.compile (a loss, an optimizer step), a "
+             "graph break, or a frame Dynamo skipped")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,13 @@ def speedup_text(f: ModeFigure) -> str:
     return f"{f.speedup:.2f}× eager's speed, slower{spread}"
 
 
+def doubt_words(f: ModeFigure) -> str:
+    """Why a speedup is no claim, in a few words: its spread is unknown or at least its effect."""
+    if f.noise is None:
+        return "from one block of steps, no spread to trust it by"
+    return f"within the noise (spread ±{f.noise:.0%})"
+
+
 def step_section(session: Session, figures: list[ModeFigure]) -> Section | None:
     if not figures:
         return None
@@ -68,8 +76,12 @@ def step_section(session: Session, figures: list[ModeFigure]) -> Section | None:
     compiled = [f for f in figures if f.mode != EAGER and f.speedup is not None]
     if compiled:
         best = max(compiled, key=lambda f: f.speedup or 0.0)
-        headline = f"Fastest: {best.mode}, {speedup_text(best)}"
-        headline += " — within the noise." if best.doubt else "."
+        if best.doubt:
+            headline = f"Best: {best.mode} at {best.speedup:.2f}× eager's speed, {doubt_words(best)}."
+        elif (best.speedup or 0.0) >= 1.0:
+            headline = f"Fastest: {best.mode}, {speedup_text(best)}."
+        else:
+            headline = f"No compiled mode beat eager; the best, {best.mode}, runs at {speedup_text(best)}."
     else:
         headline = f"Timed {plural(len(figures), 'mode')} without an eager baseline: no speedup to state."
     steps = sum(f.samples for f in figures)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from compiler_core.break_ranking import DistinctBreak
 from compiler_core.overview.model import plural
-from compiler_core.overview.step_facts import ModeFigure, speedup_text
+from compiler_core.overview.step_facts import ModeFigure, doubt_words, speedup_text
 from compiler_core.recompile_explain import RecompileCause
 from compiler_core.session.model import Compile
 from compiler_core.timeline.stats import EAGER
@@ -72,8 +72,7 @@ def speed_clause(m: Measures) -> str:
         return "step time not measured against eager" if m.figures else "not timed"
     best = max(compiled, key=lambda f: f.speedup or 0.0)
     if best.doubt:
-        spread = f" (spread ±{best.noise:.0%})" if best.noise is not None else " (one block of steps)"
-        return f"{best.mode} vs eager within the noise{spread}"
+        return f"{best.mode} {best.speedup:.2f}× eager's speed, {doubt_words(best)}"
     return f"{best.mode} {speedup_text(best)}"
 
 
