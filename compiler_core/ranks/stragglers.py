@@ -26,8 +26,9 @@ from compiler_core.session.model import Session
 
 RANK_MODE = re.compile(r"^r(\d+):(.+)$")
 MIN_STEPS = 3  # steady steps a straggler needs before it is named
-SLOWEST_SHARE = 0.6  # ... in which it is the slowest rank at least this often
-MIN_LAG_SHARE = 0.05  # ... by a median lag of at least this share of the others' median step
+SLOWEST_SHARE = 0.75  # ... in which it is the slowest rank at least this often
+MIN_LAG_SHARE = 0.1  # ... by a median lag of at least this share of the others' median step
+MIN_LAG_MS = 1.0  # ... and at least this long: two ranks of equal work differ by noise below it
 
 
 @dataclass(frozen=True)
@@ -153,7 +154,8 @@ def _straggler(c: CallableSkew) -> Straggler | None:
     worst = max(c.lags, key=lambda lag: (lag.slowest_steps, lag.median_lag_ms))
     share = worst.slowest_steps / len(c.steps)
     step_ms = statistics.median(lag.median_ms for lag in c.lags if lag.rank != worst.rank)
-    if share < SLOWEST_SHARE or step_ms <= 0 or worst.median_lag_ms < MIN_LAG_SHARE * step_ms:
+    lag = worst.median_lag_ms
+    if share < SLOWEST_SHARE or lag < MIN_LAG_MS or lag < MIN_LAG_SHARE * step_ms:
         return None
     return Straggler(worst.rank, c.label, share, worst.median_lag_ms, step_ms)
 

@@ -1,0 +1,119 @@
+"""Who is slow, and one Chrome trace for all ranks, from recorded two-rank runs (rank_data.py):
+`slow_rank` sleeps 40 ms per step on rank 1 only, `diverge` compiles more on rank 1."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from collections import defaultdict
+from typing import Any
+
+import pytest
+
+from compiler_core.ranks.rank_trace import COMPILE_TID, compile_phases, multi_rank_trace, rank_pid
+from compiler_core.ranks.stragglers import rank_step_times, straggler_report
+from compiler_core.timeline.exporters import chrome_trace
+from tests.compiler_core.ranks.rank_data import load_run, logs_of
+from tests.compiler_core.timeline.test_exporters import assert_nested
+
+DELAY_MS = 40.0  # slow_rank.py's default
+
+
+def test_the_rank_that_sleeps_in_every_step_is_the_straggler() -> None:
+    report = straggler_report(load_run("slow_rank"))
+    assert len(report.stragglers) == 1
+    s = report.stragglers[0]
+    assert (s.rank, s.label, s.slowest_share) == (1, "step", 1.0)
+    assert 0.8 * DELAY_MS <= s.median_lag_ms < 10 * DELAY_MS  # the sleep, give or take the step itself
+    (step,) = report.callables
+    assert len(step.steps) == 9 and all(x.slowest == 1 for x in step.steps)  # 10 steps, 1 warm-up
+    assert step.median_skew_ms is not None and step.median_skew_ms >= DELAY_MS
+    lags = {lag.rank: lag for lag in step.lags}
+    assert lags[1].slowest_steps == 9 and lags[0].median_lag_ms == pytest.approx(-lags[1].median_lag_ms)
+    assert report.compile_skew_s is not None and set(report.compile_s) == {0, 1}
+    assert "rank 1 is the straggler on step" in s.text()
+
+
+def test_no_straggler_without_enough_steady_steps_and_compile_skew_is_measured() -> None:
+    session = load_run("diverge")  # 4 steps, 2 of them compile on rank 1
+    report = straggler_report(session)
+    assert report.stragglers == ()
+    assert report.compile_s[1] > report.compile_s[0]  # rank 1 compiled two frames more
+    assert report.as_dict()["slowest_compile_rank"] == 1
+    warm = rank_step_times(session, steady=False)["step"]
+    assert set(warm) == {0, 1} and len(warm[1]) == 4
+
+
+def _check_format(trace: list[dict[str, Any]]) -> None:
+    """The trace-event rules a reader holds us to, with begin/end pairs: complete events nest
+    per thread, every end closes a begin of the same thread, all times >= 0."""
+    spans: dict[tuple[int, int], list[tuple[int, int]]] = defaultdict(list)
+    depth: dict[tuple[int, int], list[str]] = defaultdict(list)
+    for e in trace:
+        assert {"name", "ph", "pid", "tid"} <= e.keys(), e
+        if e["ph"] == "M":
+            continue
+        assert e["ph"] in ("X", "i", "B", "E") and e["ts"] >= 0, e
+        key = (e["pid"], e["tid"])
+        if e["ph"] == "X":
+            start = round(e["ts"] * 1000)
+            spans[key].append((start, start + round(e["dur"] * 1000)))
+        elif e["ph"] == "B":
+            depth[key].append(e["name"])
+        elif e["ph"] == "E":
+            assert depth[key] and depth[key].pop() == e["name"], e
+    for thread in spans.values():
+        assert_nested(thread)
+
+
+def test_one_trace_every_rank_its_own_process_on_one_clock() -> None:
+    session = load_run("slow_rank")
+    data = multi_rank_trace(session, compile_phases(logs_of("slow_rank")))
+    trace = data["traceEvents"]
+    _check_format(trace)
+    assert data["otherData"]["steps"].startswith("real start times")
+    names = {e["pid"]: e["args"]["name"] for e in trace if e["name"] == "process_name"}
+    assert names == {rank_pid(0): "rank 0", rank_pid(1): "rank 1"}
+    steps = {r: [e for e in trace if e["pid"] == rank_pid(r) and e.get("cat") in ("step", "warmup")]
+             for r in (0, 1)}  # fmt: skip
+    assert len(steps[0]) == len(steps[1]) == 10
+    # rank 0 waits for rank 1 at the all_reduce after each step: the next steps start together,
+    # though rank 0's step is 40 ms shorter
+    for a, b in zip(steps[0][1:], steps[1][1:], strict=True):
+        assert abs(a["ts"] - b["ts"]) < DELAY_MS * 1000 / 2
+        assert b["dur"] - a["dur"] >= DELAY_MS * 1000 * 0.9
+    # each rank's compile phases, as torch logged them, lie inside its warm-up step
+    for r in (0, 1):
+        frames = [e for e in trace if e["pid"] == rank_pid(r) and e["tid"] == COMPILE_TID
+                  and e["name"] == "entire_frame_compile"]  # fmt: skip
+        assert [e["ph"] for e in frames] == ["B", "E", "B", "E"]
+        warm = steps[r][0]
+        assert all(warm["ts"] <= e["ts"] <= warm["ts"] + warm["dur"] for e in frames)
+
+
+def test_one_rank_is_what_the_one_rank_writer_writes_moved_into_its_process() -> None:
+    session = load_run("slow_rank")
+    data = multi_rank_trace(session)
+    origin = data["otherData"]["origin_unix_ms"]
+    mine = [s for s in session.timeline if s.mode.startswith("r1:")]
+    alone = chrome_trace([dataclasses.replace(s, start_ms=s.start_ms - origin) for s in mine],  # type: ignore[operator]
+                         [e for e in session.timeline_events if e.mode.startswith("r1:")])["traceEvents"]
+    ours = [e for e in data["traceEvents"] if e["pid"] == rank_pid(1) and e["name"] not in ("process_name",
+                                                                                            "thread_name")]
+    theirs = [{**e, "pid": rank_pid(1)} for e in alone if e["name"] not in ("process_name", "thread_name")]
+    assert ours == theirs and len(ours) > 10
+
+
+def test_without_start_times_each_rank_is_laid_from_zero_and_says_so() -> None:
+    session = load_run("diverge")
+    bare = dataclasses.replace(session, timeline=tuple(dataclasses.replace(s, start_ms=None)
+                                                       for s in session.timeline))  # fmt: skip
+    data = multi_rank_trace(bare)
+    _check_format(data["traceEvents"])
+    assert "not aligned" in data["otherData"]["steps"]
+    for r in (0, 1):
+        steps = [e for e in data["traceEvents"]
+                 if e["pid"] == rank_pid(r) and e.get("cat") in ("step", "warmup")]
+        assert steps[0]["ts"] == 0.0
+        for a, b in itertools.pairwise(steps):
+            assert b["ts"] == pytest.approx(a["ts"] + a["dur"], abs=0.002)
