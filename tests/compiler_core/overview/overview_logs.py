@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import functools
+import gzip
 import json
 import lzma
 import os
@@ -53,8 +54,10 @@ def corpus_meta(entry: str) -> dict[str, Any]:
 def raw_records(log: Path, name: str) -> list[tuple[dict[str, Any], str]]:
     """(header, payload) of every record whose header has the key `name` (a record kind such
     as `compilation_metrics`) or names the artifact `name`, in log order."""
-    text = log.read_bytes().decode("utf-8", errors="replace") if log.suffix != ".xz" else \
-        lzma.decompress(log.read_bytes()).decode("utf-8", errors="replace")  # fmt: skip
+    data = log.read_bytes()
+    unpack = {".xz": lzma.decompress, ".gz": gzip.decompress}.get(log.suffix)
+    data = unpack(data) if unpack else data
+    text = data.decode("utf-8", errors="replace")
     out: list[tuple[dict[str, Any], list[str]]] = []
     keep = False
     for line in text.splitlines():

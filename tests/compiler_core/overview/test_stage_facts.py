@@ -1,0 +1,124 @@
+"""The Overview's stage sections on real logs: fallbacks against torch's own GEMM counters and
+the output code, compile time against torch's compile metrics, CUDA-graph skips against the
+capture's records, ranks and runs against the per-rank logs and torch's counters before and
+after `torch._dynamo.reset()`, saved bytes against the tensors' shapes."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections import Counter
+from pathlib import Path
+
+from compiler_core.build import import_trace
+from compiler_core.overview import Level, build_overview
+from compiler_core.session import load
+from compiler_core.session.refs import RefKind
+from compiler_core.summary import summarize
+from tests.compiler_core.overview.overview_logs import corpus_log, corpus_meta, corpus_session, raw_records
+from tests.conftest import FIXTURES, ROOT
+
+_COUNT = re.compile(r" ×(\d+)$")
+
+
+def test_fallbacks_count_the_calls_torch_counted_and_say_why() -> None:
+    entry = "trouble_recompile_seq"  # GPT-2, two compiles: cuBLAS GEMMs and SDPA fallbacks
+    counters = corpus_meta(entry)["oracle"]["logged_run"]["process"]["counters"]["aten_mm_info"]
+    by_op = Counter({op: 0 for op in ("mm", "addmm")})
+    for key, n in counters.items():
+        by_op[key.split(".", 1)[1].split("_", 1)[0]] += n  # "aten.addmm_64_1152_384" → addmm
+    section = build_overview(corpus_session(entry)).section("fallbacks")
+    assert section is not None
+    shown = {f.text.rsplit(" ×", 1)[0]: f for f in section.facts}
+    for op in ("mm", "addmm"):
+        fact = shown[f"extern_kernels.{op}"]
+        assert int(_COUNT.search(fact.text).group(1)) == by_op[op] > 0  # type: ignore[union-attr]
+        assert fact.level is Level.INFO and fact.detail.startswith("library kernel")
+        assert all(r.kind is RefKind.KERNEL for r in fact.refs) and len(fact.refs) == by_op[op]
+    code = "\n".join(p for _, p in raw_records(corpus_log(entry), "inductor_output_code"))
+    sdpa = "torch.ops.aten._scaled_dot_product_efficient_attention.default"
+    fact = shown[sdpa]
+    assert fact.level is Level.WARNING and fact.detail.startswith("ATen fallback")
+    assert int(_COUNT.search(fact.text).group(1)) == code.count(f"{sdpa}(") > 0  # type: ignore[union-attr]
+    assert section.headline.endswith(f"{code.count(f'{sdpa}(')} of them ATen fallbacks.")
+
+
+def test_compile_time_is_torchs_own_frame_compile_time() -> None:
+    entry = "trouble_recompile_seq"
+    metrics = [h["compilation_metrics"] for h, _ in raw_records(corpus_log(entry), "compilation_metrics")]
+    total = sum(m["entire_frame_compile_time_s"] or 0.0 for m in metrics)
+    section = build_overview(corpus_session(entry)).section("compile_time")
+    assert section is not None
+    assert section.headline == f"{total:.1f} s compiling 2 compiles."
+    slowest = max(metrics, key=lambda m: m["entire_frame_compile_time_s"] or 0.0)
+    assert section.facts[1].text.startswith(f"{slowest['compile_id']} forward: "
+                                            f"{slowest['entire_frame_compile_time_s']:.1f} s")  # fmt: skip
+
+
+def test_cudagraph_skip_names_inductors_reason_and_the_users_line() -> None:
+    log = FIXTURES / "traces" / "cudagraph_skip_h100_torch211.log.gz"
+    records = raw_records(log, "compilescope_cudagraphs")
+    skips = [e for _, p in records for e in json.loads(p)["events"] if e["kind"] == "skip"]
+    assert skips and "mutated inputs" in skips[0]["message"]
+    overview = build_overview(import_trace(log))
+    section = overview.section("cudagraphs")
+    assert section is not None
+    assert section.headline == "0 of 1 partition captured into CUDA graphs, 1 skipped."
+    (fact,) = section.facts
+    line = re.search(r'line (\d+), in forward', skips[0]["message"])
+    assert line is not None
+    assert fact.text == f"0/0 inference: skipped, mutated inputs (1 instances) at cudagraph_skip.py:{line[1]}"
+    assert fact.level is Level.WARNING and "1 partition skipped CUDA graphs" in overview.verdict
+
+
+def test_ranks_each_get_a_line_counted_from_their_own_log() -> None:
+    folder = corpus_log("dist_ddp_train")
+    assert isinstance(folder, Path) and folder.is_dir()
+    section = build_overview(corpus_session("dist_ddp_train")).section("ranks")
+    assert section is not None and section.headline == "2 ranks: the same graphs and breaks in each."
+    for rank, fact in enumerate(section.facts):
+        log = folder / f"dedicated_log_torch_trace_rank_{rank}.log.xz"
+        metrics = raw_records(log, "compilation_metrics")
+        compiles = {h["compilation_metrics"]["compile_id"] for h, _ in metrics}
+        breaks = len(raw_records(log, "dynamo_graph_break_reason"))
+        assert fact.text.startswith(f"rank {rank}: {len(compiles)} compiles, ")
+        assert f", {breaks} graph breaks, " in fact.text
+        assert {r.rank for r in fact.refs} == {rank}
+
+
+def test_runs_of_one_log_each_get_a_line_matching_torchs_counters() -> None:
+    """`torch._dynamo.reset()` between two compiles: torch's unique-graph counter before the
+    reset is run 1's, and after it both runs'."""
+    entry = "trouble_reset_twice"
+    oracle = corpus_meta(entry)["oracle"]
+    before = oracle["logged_run_before_reset"]["unique_graphs"]
+    after = oracle["logged_run"]["process"]["unique_graphs"]
+    section = build_overview(corpus_session(entry)).section("runs")
+    assert section is not None and len(section.facts) == 2
+    graphs = [int(re.search(r", (\d+) graphs?,", f.text).group(1)) for f in section.facts]  # type: ignore[union-attr]
+    assert graphs[0] == before and sum(graphs) == after
+    assert [f.text.split(":")[0] for f in section.facts] == ["run 1", "run 2"]
+
+
+def test_saved_activations_add_up_from_the_tensors_shapes() -> None:
+    """The bundled transformer block (batch 4, 16 tokens, width 64, fp32): each line's bytes are
+    its tensors' element counts times 4, parameters and inputs are apart, the total is summary's."""
+    session = load(ROOT / "resources" / "sessions" / "transformer_block.json")
+    section = build_overview(session).section("memory")
+    assert section is not None
+    total = summarize(session)["saved_tensor_bytes"]
+    assert section.headline.startswith(f"{total / 1024:.1f} KiB saved for the backward")
+    aot = session.compiles[0].aot
+    assert aot is not None
+    by_name = {t.name: t for t in aot.saved_tensors}
+    kib = [float(f.text.split(" ", 1)[0]) for f in section.facts if " KiB " in f.text]
+    assert kib == sorted(kib, reverse=True)
+    for fact in section.facts:
+        tensors = [by_name[r.name] for r in fact.refs if r.kind is RefKind.SAVED_TENSOR]
+        storages = {t.storage_key or t.name: math.prod(int(d) for d in t.meta.shape) * 4 for t in tensors}
+        value, unit = fact.text.split(" ")[:2]
+        assert float(value) * (1024 if unit == "KiB" else 1) == sum(storages.values())
+        lines = {r.line for r in fact.refs if r.kind is RefKind.SOURCE_LINE}
+        assert lines <= {int(m) for m in re.findall(r"\.py:(\d+)", fact.text)}
+        assert all(aot.forward and aot.forward.node(t.producer).op != "placeholder" for t in tensors)  # type: ignore[union-attr]
