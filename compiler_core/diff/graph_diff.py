@@ -26,6 +26,8 @@ from compiler_core.session.model import Graph, Node, TensorMeta
 
 _SYMBOL = re.compile(r"\b([suc])\d+\b")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_DOTTED = re.compile(r"^[\w.]+$")  # `torch.ops.aten.add.Tensor`: a name, not an expression
+_ATEN = re.compile(r"^(?:torch\.ops\.)?(aten|prims|quantized|_c10d_functional)\.(\w+)\.\w+$")
 _POSITIONAL = re.compile(r"^(arg|primals_|tangents_)\d+(_\d+)?$")
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(\.\d+)?(e-?\d+)?")
 
@@ -38,7 +40,7 @@ def target_text(node: Node) -> str:
     """The node's target with its operands' names blanked (`l_x_ @ l_w_` → `# @ #`) and symbols
     normalised: the part of a target that says what the node does."""
     target = node.target
-    if node.inputs and node.op == "call_function":
+    if node.inputs and node.op == "call_function" and not _DOTTED.match(target):
         names = set(node.inputs)
         target = _WORD.sub(lambda m: "#" if m.group(0) in names else m.group(0), target)
     return _unsym(target)
@@ -70,14 +72,26 @@ def _meta(outputs: Sequence[TensorMeta]) -> tuple[str, str]:
 def op_name(node: Node) -> str:
     """What `ops_added`/`ops_removed` count: the target in its short form."""
     text = target_text(node)
-    return text.rsplit(".", 2)[-2] if text.startswith("aten.") and text.count(".") >= 2 else text
+    m = _ATEN.match(text)
+    return f"{m.group(1)}.{m.group(2)}" if m else text
+
+
+def _structural_labels(before: Sequence[Node], after: Sequence[Node]) -> tuple[list[int], list[int]]:
+    """Each node's label with its operands' labels (one Weisfeiler-Lehman round), interned to
+    ints: a backward graph repeats `aten.view` hundreds of times, and what feeds a view tells
+    one from the next where the op alone does not."""
+    interned: dict[object, int] = {}
+    out: list[list[int]] = []
+    for nodes in (before, after):
+        own = {n.name: interned.setdefault(_label(n), len(interned)) for n in nodes}
+        out.append([interned.setdefault((own[n.name], tuple(own.get(i, -1) for i in n.inputs)), len(interned))
+                    for n in nodes])  # fmt: skip
+    return out[0], out[1]
 
 
 def align(before: Sequence[Node], after: Sequence[Node]) -> list[tuple[int, int]]:
     """Index pairs (before, after) of the nodes matched, in `before`'s order."""
-    interned: dict[tuple[str, str, str], int] = {}
-    la = [interned.setdefault(_label(n), len(interned)) for n in before]
-    lb = [interned.setdefault(_label(n), len(interned)) for n in after]
+    la, lb = _structural_labels(before, after)
     if la == lb:
         return [(i, i) for i in range(len(la))]
     pairs: dict[int, int] = {}
@@ -94,13 +108,16 @@ def align(before: Sequence[Node], after: Sequence[Node]) -> list[tuple[int, int]
         if j >= 0:
             pairs[i] = j
             taken.add(j)
-    by_label: dict[int, list[int]] = {}
+    # a node whose operands changed has a new structural label: pair it by its own label
+    own_a = [_label(n) for n in before]
+    own_b = [_label(n) for n in after]
+    by_label: dict[tuple[str, str, str], list[int]] = {}
     for j in free_b:
         if j not in taken:
-            by_label.setdefault(lb[j], []).append(j)
+            by_label.setdefault(own_b[j], []).append(j)
     for i in range(len(before)):
-        if i not in pairs and by_label.get(la[i]):
-            pairs[i] = by_label[la[i]].pop(0)
+        if i not in pairs and by_label.get(own_a[i]):
+            pairs[i] = by_label[own_a[i]].pop(0)
     return sorted(pairs.items())
 
 
