@@ -62,7 +62,9 @@ def collective_op(target: str) -> str | None:
 def graph_collectives(graph: Graph, label: str = "") -> list[Collective]:
     out = []
     for node in graph.nodes:
-        op = collective_op(node.target) if node.op == "call_function" else None
+        if node.op != "call_function" or ("c10d" not in node.target and "_dtensor" not in node.target):
+            continue
+        op = collective_op(node.target)
         if op is not None:
             out.append(_collective(op, node, label))
     return out

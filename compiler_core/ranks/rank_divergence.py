@@ -18,6 +18,7 @@ for the pairs that differ (64 ranks of a 32-layer model: see bench/rank_compare.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -88,6 +89,7 @@ def rank_divergence(session: Session) -> list[RankDifference]:
         return []
     ids = list(dict.fromkeys(c.compile_id for c in session.compiles if c.rank is not None))
     out: list[RankDifference] = []
+    memo: dict[tuple[str, Any], Any] = {}  # values by the text they come from: ranks share most
     for cid in ids:
         present = tuple(r for r in ranks if cid in by_rank[r])
         if len(present) < len(ranks):
@@ -97,17 +99,25 @@ def rank_divergence(session: Session) -> list[RankDifference]:
             out.append(RankDifference("compiles", cid, groups, _presence_detail(groups, first)))
         compiles = {r: by_rank[r][cid] for r in present}
         for aspect in ASPECTS[1:]:
-            diff = _aspect_difference(aspect, cid, compiles)
+            diff = _aspect_difference(aspect, cid, compiles, memo)
             if diff is not None:
                 out.append(diff)
     return out
 
 
-def _aspect_difference(aspect: str, cid: str, compiles: dict[int, Compile]) -> RankDifference | None:
+def _aspect_difference(aspect: str, cid: str, compiles: dict[int, Compile],
+                       memo: dict[tuple[str, Any], Any]) -> RankDifference | None:  # fmt: skip
     value_of, describe = _ASPECT_FUNCS[aspect]
     by_value: dict[Any, list[int]] = {}
     for r, c in compiles.items():
-        by_value.setdefault(value_of(c), []).append(r)
+        key = _source_text(aspect, c)
+        if key is None:
+            value = value_of(c)
+        elif (aspect, key) in memo:
+            value = memo[(aspect, key)]
+        else:
+            value = memo[(aspect, key)] = value_of(c)
+        by_value.setdefault(value, []).append(r)
     if len(by_value) < 2:
         return None
     if aspect == "splits" and all(fw <= 1 for fw, _ in by_value):
@@ -117,6 +127,18 @@ def _aspect_difference(aspect: str, cid: str, compiles: dict[int, Compile]) -> R
     ref = groups[0][0][0]
     details = [describe(compiles[ref], compiles[g[0]], ref, g[0]) for g, _ in groups[1:]]
     return RankDifference(aspect, cid, groups, "; ".join(details))
+
+
+def _source_text(aspect: str, c: Compile) -> Any:
+    """The text a value is computed from, where equal texts give equal values: the graph's
+    readable text for its structure, the post-grad texts for its collectives (64 ranks of a
+    32-layer model hash one graph, not 64). None: compute it."""
+    if aspect == "graph" and c.dynamo_graph is not None and c.dynamo_graph.text:
+        return c.dynamo_graph.text
+    if aspect == "collectives" and c.inductor and all(o.post_grad is not None and o.post_grad.text
+                                                      for o in c.inductor):  # fmt: skip
+        return tuple(o.post_grad.text for o in c.inductor if o.post_grad is not None)
+    return None
 
 
 def _ordered(groups: dict[tuple[int, ...], str]) -> tuple[tuple[tuple[int, ...], str], ...]:
@@ -137,6 +159,7 @@ def _presence_detail(groups: tuple[tuple[tuple[int, ...], str], ...], present: C
     return text
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def normalised(text: str) -> str:
     """`text` with process-specific ids and addresses blanked, first line only."""
     first = text.strip().splitlines()[0] if text.strip() else ""
