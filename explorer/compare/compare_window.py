@@ -88,6 +88,9 @@ class CompareWindow(QMainWindow):
         self.graph = QTableView()
         self.graph.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
         self.graph.verticalHeader().setVisible(False)
+        self.graph.setWordWrap(False)
+        header = self.graph.horizontalHeader()
+        header.setMinimumSectionSize(24)
         self.graph_counts = plain_label()
         self.modes = QTableWidget(0, len(MODE_COLUMNS))
         self.modes.setHorizontalHeaderLabels(list(MODE_COLUMNS))
@@ -99,6 +102,7 @@ class CompareWindow(QMainWindow):
         split.addWidget(self.compiles)
         split.addWidget(self.tabs)
         split.setStretchFactor(1, 3)
+        split.setSizes([380, 820])
         self.setCentralWidget(split)
         self._current: CompileDiff | None = None
         self.summary.setPlainText(session_text(diff))
@@ -226,9 +230,11 @@ class CompareWindow(QMainWindow):
         table = rows(g, ga, gb) if ga is not None or gb is not None else _name_rows(g)
         whats = {c.after: c.what for c in g.changed}
         self.graph.setModel(GraphRowsModel(table, ga, gb, whats))
-        self.graph.horizontalHeader().setStretchLastSection(True)
-        self.graph.setColumnWidth(1, 28)
-        self.graph.setColumnWidth(0, max(200, self.graph.width() // 2 - 30))
+        header = self.graph.horizontalHeader()
+        header.setSectionResizeMode(0, header.ResizeMode.Stretch)
+        header.setSectionResizeMode(1, header.ResizeMode.Fixed)
+        header.setSectionResizeMode(2, header.ResizeMode.Stretch)
+        header.resizeSection(1, 24)
         counts = (f"{g.nodes_before} → {g.nodes_after} nodes: {len(g.removed)} removed, "
                   f"{len(g.added)} added, {len(g.changed)} changed, {len(g.renamed)} renamed")  # fmt: skip
         self.graph_counts.setText(counts)

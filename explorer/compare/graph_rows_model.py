@@ -9,6 +9,8 @@ nothing about which node is which.
 
 from __future__ import annotations
 
+import re
+
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
 
@@ -25,6 +27,7 @@ COLUMNS = ("before", "", "after")
 _MARKS = {"removed": "−", "added": "+", "changed": "~", "renamed": "→", "same": ""}
 Row = tuple[str, str, str]  # before name, after name, status
 AnyIndex = QModelIndex | QPersistentModelIndex
+_DOTTED = re.compile(r"^[\w.]+$")
 
 
 def node_text(node: Node | None) -> str:
@@ -33,8 +36,10 @@ def node_text(node: Node | None) -> str:
         return ""
     if node.op in ("placeholder", "output"):
         text = f"{node.name} ({node.op})" if node.op == "placeholder" else f"output({', '.join(node.inputs)})"
-    else:
+    elif _DOTTED.match(node.target):
         text = f"{node.name} = {node.target}({', '.join(node.inputs)})"
+    else:  # Dynamo writes an operator's target as the expression itself: `h * item`
+        text = f"{node.name} = {node.target}"
     shapes = " ".join("(" + ", ".join(str(d) for d in o.shape) + ")" for o in node.outputs)
     return f"{text}  {shapes}" if shapes else text
 
