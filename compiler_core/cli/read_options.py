@@ -5,6 +5,7 @@ the trace-reading bounds (compiler_core/trace/read_limits.py) and the source loo
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import TYPE_CHECKING, Any
 
 from compiler_core.build.source_lookup import SourceLookup
@@ -29,6 +30,24 @@ def read_log(args: argparse.Namespace, *, sessions: bool = False) -> Session:
         else:
             session = import_trace(path, limits=limits_from_args(args), lookup=lookup_from_args(args))
     return named_stdin(session, path) if args.path == STREAM else session
+
+
+def read_session(args: argparse.Namespace, command: str) -> Session | None:
+    """`read_log(args, sessions=True)`, or None once one error line is on standard error (an
+    input that cannot be read, or text that is no trace log): the command then exits 2."""
+    from compiler_core.cli.terminal_text import shown
+    from compiler_core.session import SessionFormatError
+
+    try:
+        session = read_log(args, sessions=True)
+    except (OSError, SessionFormatError) as exc:
+        print(f"error: {command} failed loading {shown(args.path)}: {shown(exc)}", file=sys.stderr)
+        return None
+    refused = not_a_trace(session)
+    if refused:
+        print(f"error: {shown(refused)}", file=sys.stderr)
+        return None
+    return session
 
 
 def add_log_argument(p: Any, what: str) -> None:

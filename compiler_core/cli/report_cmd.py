@@ -16,8 +16,7 @@ from compiler_core.cli.read_options import (
     add_limit_options,
     add_log_argument,
     add_source_options,
-    not_a_trace,
-    read_log,
+    read_session,
 )
 
 
@@ -40,16 +39,9 @@ def run(args: argparse.Namespace) -> int:
     from compiler_core.cli.terminal_text import shown
     from compiler_core.overview import build_overview
     from compiler_core.overview.report_html import write_report
-    from compiler_core.session import SessionFormatError
 
-    try:
-        session = read_log(args, sessions=True)
-    except (OSError, SessionFormatError) as exc:
-        print(f"error: report failed loading {shown(args.path)}: {shown(exc)}", file=sys.stderr)
-        return 2
-    refused = not_a_trace(session)
-    if refused:
-        print(f"error: {shown(refused)}", file=sys.stderr)
+    session = read_session(args, "report")
+    if session is None:
         return 2
     overview = build_overview(session)
     with writable(args.output) as output:
