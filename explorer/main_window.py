@@ -7,7 +7,7 @@ QSettings between runs), the status bar and the menus (built by `explorer.action
 from __future__ import annotations
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer
-from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QResizeEvent, QShowEvent
+from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QShowEvent
 from PySide6.QtWidgets import QDockWidget, QTabBar, QWidget
 
 from compiler_core.session import LinkIndex, Session
@@ -26,15 +26,21 @@ from explorer.state.compile_status import status_summary
 from explorer.state.off_thread import OffThread
 from explorer.toolbar import NavigationBar
 from explorer.warmup import warm_up
+from explorer.workspaces import BY_KEY, Workspace, arrange, workspace_of
 
 LAYOUT_VERSION = 1
 DEFAULT_SIZE = (1600, 1000)
 MIN_PANE_SIZE = (120, 80)
-SMALL_SCREEN_H = 850  # below this a loaded session opens in focus mode
+ALL = "all"  # the all-panes arrangement; the others are workspaces (workspaces.py)
 # The pane each navigator stage brings to the front; the stage's other panes are raised first,
 # so a tabbed detail pane (Decompositions, CUDA graphs, Modes) never ends up on top.
-MAIN_PANE = {"source": "SourcePane", "dynamo": "DynamoPane", "aot": "AotPane", "inductor": "InductorPane",
-             "kernels": "KernelCodePane", "timeline": "TimelinePane"}  # fmt: skip
+MAIN_PANE = {"overview": "OverviewPane", "source": "SourcePane", "dynamo": "DynamoPane", "aot": "AotPane",
+             "inductor": "InductorPane", "kernels": "KernelCodePane", "timeline": "TimelinePane"}  # fmt: skip
+
+
+def _state_key(arrangement: str) -> str:
+    """Where an arrangement's state is saved: the all-panes view where it always was."""
+    return "window/state" if arrangement == ALL else f"window/workspace/{arrangement}"
 
 
 def session_counts(session: Session) -> tuple[int, int, KernelCounts]:
@@ -66,10 +72,10 @@ class MainWindow(AppWindow):
         self._build_panes()
         self.navigation = NavigationBar(self.state, self.selection, self)
         self.navigation.stageRequested.connect(self.show_stage)
-        self.navigation.focus_action.toggled.connect(self.set_focus_mode)
+        self.navigation.all_panes_action.toggled.connect(self.set_all_panes)
         self._stage = "dynamo"
-        self._unfocused: QByteArray | None = None
-        self._auto_focus = False  # focus mode was switched on by the window's height, not the user
+        self._arrangement = ALL  # the default layout is built as the all-panes view
+        self._layouts: dict[str, object] = {}  # arrangement -> its saved state, as last left
         self.addToolBar(self.navigation)
         self.addToolBarBreak()
         self.banner = DiagnosticsBanner(self)  # a damaged log says so, without a modal dialog
@@ -83,8 +89,8 @@ class MainWindow(AppWindow):
         self.exports = ExportActions(self)
         self.source_lookups = SourceLookups(self.state, self)  # the Source pane's lookup checkbox
         self._build_view_menu()
+        self.navigation.stage_actions["overview"].setVisible("OverviewPane" in self.docks)
         self.setAcceptDrops(True)
-        self._default_state = self.saveState(LAYOUT_VERSION)
         self.restore_layout()
 
     # ----- docks -----
@@ -209,69 +215,61 @@ class MainWindow(AppWindow):
         go.addAction(self.navigation.forward_action)
 
     def show_stage(self, stage: str) -> None:
-        """Bring every dock of `stage` forward, its main pane on top; in focus mode the other
-        stages' docks are hidden so this stage's panes take the window."""
+        """Bring `stage` forward: in a workspace, its workspace (Source opens Source + Dynamo,
+        Kernels the Inductor workspace) with the stage's main pane on top; in the all-panes view,
+        every dock of the stage shown and its main pane raised."""
         self._stage = stage
-        key = MAIN_PANE.get(stage, "")
+        ws = self._workspace_for(stage)
+        if self._arrangement != ALL and ws is not None:
+            self._enter(ws.key)
+        key = MAIN_PANE.get(stage, ws.main if ws is not None else "")
         main = self.docks.get(key)
-        mates = {f"dock:{spec.key}" for spec in PANES if spec.tab_with == key}
-        details = {f"dock:{spec.key}" for spec in PANES if spec.tab_with}  # tabs of their anchor
-        for dock in self.docks.values():
-            mine = dock.property("stage") == stage
-            if self.focused:  # the main pane and the detail tabs behind it take the window
-                side = mine and dock is not main and dock.objectName() not in details
-                if side and main is not None:  # Graph breaks, Per-line pipeline: a tab, not lost
-                    self.tabifyDockWidget(main, dock)  # focus off restores where it was
-                mine = side or dock is main or dock.objectName() in mates
-                dock.setVisible(mine)
-            if mine and dock is not main:
-                dock.show()  # not raised: a detail tab must not cover another stage's pane
+        if self._arrangement == ALL:
+            for dock in self.docks.values():
+                if dock.property("stage") == stage and dock is not main:
+                    dock.show()  # not raised: a detail tab must not cover another stage's pane
         if main is not None:
             main.show()
             main.raise_()
-        if self.focused:
-            self._hide_stale_tab_bars()
 
     @property
-    def focused(self) -> bool:
-        return self._unfocused is not None
+    def workspace(self) -> str | None:
+        """The workspace on screen, or None in the all-panes view."""
+        return None if self._arrangement == ALL else self._arrangement
 
-    def set_focus_mode(self, on: bool) -> None:
-        """Focus mode: the current stage's panes fill the window (what makes 1366x768 usable);
-        turning it off restores the docks exactly as they were."""
-        self._auto_focus = False  # a later grow leaves focus the user (or a test) asked for
-        if on == self.focused:
+    def set_all_panes(self, on: bool) -> None:
+        """The all-panes view (every dock, as the user last arranged them) or back to the
+        current stage's workspace; each arrangement is kept as it was left."""
+        ws = self._workspace_for(self._stage) or self._workspace_for(self._first_stage())
+        target = ALL if on or ws is None else ws.key
+        self._enter(target)
+        if self.navigation.all_panes_action.isChecked() != on:
+            self.navigation.all_panes_action.setChecked(on)
+
+    def _workspace_for(self, stage: str) -> Workspace | None:
+        ws = workspace_of(stage)
+        return ws if ws is not None and ws.main in self.docks else None
+
+    def _first_stage(self) -> str:
+        return "overview" if "OverviewPane" in self.docks else "dynamo"
+
+    def _enter(self, key: str) -> None:
+        """Switch arrangement: the one left is remembered, the one entered is restored as the
+        user left it, else laid out from its recipe (workspaces.py) or the default layout."""
+        if key == self._arrangement:
             return
-        if on:
-            self._unfocused = self.saveState(LAYOUT_VERSION)
-            self.show_stage(self._stage)
-        else:
-            state, self._unfocused = self._unfocused, None
-            if state is not None:
-                self.restoreState(state, LAYOUT_VERSION)
-                self._hide_stale_tab_bars()
-        if self.navigation.focus_action.isChecked() != on:
-            self.navigation.focus_action.setChecked(on)
-
-    def _focus_for_height(self, was_small: bool = False) -> None:
-        """Below SMALL_SCREEN_H a loaded session is shown in focus mode: at 1366x768 six stages
-        side by side leave each ~250 px and the timeline ~30 px. Applied when a session opens and
-        when the window is resized across the threshold (not on every resize: focus the user
-        turned off stays off); focus the window chose itself ends when it grows back."""
-        if not self.state.session.compiles:
-            return
-        small = self.height() < SMALL_SCREEN_H
-        if small and not was_small and not self.focused:
-            self.set_focus_mode(True)
-            self._auto_focus = True
-        elif not small and was_small and self._auto_focus:
-            self.set_focus_mode(False)
-
-    def resizeEvent(self, event: QResizeEvent) -> None:
-        super().resizeEvent(event)
-        old = event.oldSize().height()
-        if old > 0 and hasattr(self, "navigation"):  # not the first layout, nor during __init__
-            self._focus_for_height(was_small=old < SMALL_SCREEN_H)
+        self._layouts[self._arrangement] = self.saveState(LAYOUT_VERSION)
+        saved = self._layouts.get(key)
+        if not (isinstance(saved, QByteArray) and self.restoreState(saved, LAYOUT_VERSION)):
+            if key == ALL:  # laid out live: a state saved before the window was shown is off
+                for dock in self.docks.values():  # by the toolbars' real heights
+                    dock.show()
+                self._arrange_default()
+            else:
+                arrange(self, self.docks, BY_KEY[key], self.tabifyDockWidget)
+        self._arrangement = key
+        self._hide_stale_tab_bars()
+        self.banner.set_session(self.state.session)  # a restored state may hold the banner shown
 
     def show_diagnostics(self) -> None:
         dock = self.docks.get("DiagnosticsPane")
@@ -297,7 +295,8 @@ class MainWindow(AppWindow):
             self._deferred_show = (session, source_path, links)
             return
         self.state.set_session(session, source_path, links)
-        self._focus_for_height()
+        if session.compiles:  # every session and log opens on its first page
+            self.show_stage(self._first_stage())
         title = source_path or session.meta.origin_path or "session"
         self.setWindowTitle(f"CompileScope — {clip(title, 300, 1)}")
 
@@ -316,27 +315,45 @@ class MainWindow(AppWindow):
 
     # ----- layout persistence -----
     def restore_layout(self) -> None:
+        """The window's geometry and every arrangement as the user last left it, then the
+        arrangement they were in (a first run: the first workspace). A saved state that no
+        longer fits (another layout version) is dropped and that arrangement laid out afresh."""
         geometry = self.settings.value("window/geometry")
-        state = self.settings.value("window/state")
         if isinstance(geometry, QByteArray):
             self.restoreGeometry(geometry)
-        if isinstance(state, QByteArray):
-            self.restoreState(state, LAYOUT_VERSION)
-            self._hide_stale_tab_bars()
+        for key in (ALL, *BY_KEY):
+            state = self.settings.value(_state_key(key))
+            if isinstance(state, QByteArray):
+                self._layouts[key] = state
+        last = self.settings.value("window/arrangement")
+        first = self._workspace_for(self._first_stage())
+        self._arrangement = ""  # the default built in __init__ is no arrangement to remember
+        ws = self._workspace_for(last) if isinstance(last, str) else None
+        if last == ALL or (first is None and ws is None):
+            self._enter(ALL)
+            self.navigation.all_panes_action.setChecked(True)
+        else:
+            target = ws or first
+            assert target is not None
+            self._stage = target.key
+            self._enter(target.key)
         self.banner.set_session(self.state.session)  # the saved state may hold the banner shown
 
     def save_layout(self) -> None:
-        self.set_focus_mode(False)  # never persist a focused layout as the user's own
+        """Every arrangement as it was left (all panes and each workspace), and which is on."""
+        self._layouts[self._arrangement] = self.saveState(LAYOUT_VERSION)
+        for key, state in self._layouts.items():
+            if isinstance(state, QByteArray) and key in (ALL, *BY_KEY):
+                self.settings.setValue(_state_key(key), state)
+        self.settings.setValue("window/arrangement", self._arrangement)
         self.settings.setValue("window/geometry", self.saveGeometry())
-        self.settings.setValue("window/state", self.saveState(LAYOUT_VERSION))
         self.settings.sync()
 
     def reset_layout(self) -> None:
-        self.restoreState(self._default_state, LAYOUT_VERSION)
-        for dock in self.docks.values():
-            dock.show()
-        self._hide_stale_tab_bars()
-        self.banner.set_session(self.state.session)
+        """Every arrangement back to its default; the one on screen is laid out again now."""
+        self._layouts.clear()
+        current, self._arrangement = self._arrangement, ""
+        self._enter(current)
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         if event.mimeData().hasUrls():

@@ -22,6 +22,7 @@ DISPLAY = Qt.ItemDataRole.DisplayRole
 PAGE = 1000  # compiles per page of the selector
 PAGE_ROLE = Qt.ItemDataRole.UserRole + 1  # on the "previous/next page" rows: -1 or +1
 STAGES = (
+    ("overview", "Overview"),
     ("source", "Source"),
     ("dynamo", "Dynamo"),
     ("aot", "AOTAutograd"),
@@ -129,11 +130,12 @@ class NavigationBar(QToolBar):
             action.triggered.connect(lambda _=False, k=key: self.stageRequested.emit(k))
             self.addAction(action)
             self.stage_actions[key] = action
-        self.focus_action = QAction("Focus", self)
-        self.focus_action.setCheckable(True)
-        self.focus_action.setShortcut(QKeySequence("Ctrl+Shift+F"))
-        self.focus_action.setToolTip("Give the window to one stage's panes (Ctrl+Shift+F); again to go back")
-        self.addAction(self.focus_action)
+        self.all_panes_action = QAction("All panes", self)
+        self.all_panes_action.setCheckable(True)
+        self.all_panes_action.setShortcut(QKeySequence("Ctrl+Shift+F"))
+        self.all_panes_action.setToolTip("Every pane at once (Ctrl+Shift+F); again to go back to one "
+                                         "stage's workspace. Each arrangement is kept as you leave it")
+        self.addAction(self.all_panes_action)
         self.addSeparator()
         self.addWidget(plain_label(" Compile "))
         self.compiles = QComboBox()

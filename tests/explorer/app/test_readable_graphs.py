@@ -86,12 +86,12 @@ def test_resnet_window_selector_navigator_and_break_labels(
     _settle(window)
     assert window.navigation.compiles.currentText().startswith("[0/0]")
     # the navigator raises each stage's main pane, not a detail tab behind it
-    for stage, front in (("aot", "AOTAutograd"), ("inductor", "Kernel code"), ("timeline", "Timeline"),
-                         ("kernels", "Kernel code")):  # fmt: skip
+    for stage, front in (("aot", "AotPane"), ("inductor", "KernelCodePane"), ("timeline", "TimelinePane"),
+                         ("kernels", "KernelCodePane")):  # fmt: skip
         window.navigation.stage_actions[stage].trigger()
         QApplication.processEvents()
+        assert not window.panes[front].visibleRegion().isEmpty(), (stage, front)
         fronts = {b.tabText(b.currentIndex()) for b in window.findChildren(QTabBar) if b.isVisible()}
-        assert front in fronts, (stage, fronts)
         assert not fronts & {"Decompositions", "CUDA graphs", "Modes", "Autotuning"}, (stage, fronts)
     window.navigation.stage_actions["dynamo"].trigger()
     # the frame's graphs stack with break separators whose labels do not overlap
@@ -116,13 +116,13 @@ def test_llama_first_views_fold_and_expand_in_place(
     window.resize(1366, 768)
     window.show()
     window.set_session(llama, "llama.log")
-    assert window.focused, "a small window opens in focus mode"
+    assert window.workspace is not None, "a session opens in a workspace, not fifteen docks"
     _settle(window)
     for stage, key in (("dynamo", "DynamoPane"), ("aot", "AotPane"), ("inductor", "InductorPane")):
         window.navigation.stage_actions[stage].trigger()
         _settle(window)
         canvas = _canvas(window, key)
-        assert canvas.width() > 1000, "focus mode gives the stage the window"
+        assert canvas.width() > 550, "the workspace gives the stage's graph most of the window"
         _legible_first_view(canvas)
         assert canvas.result is not None and canvas.result.tree.fold, f"{key}: layers folded"
     window.navigation.stage_actions["dynamo"].trigger()
@@ -149,6 +149,6 @@ def test_llama_first_views_fold_and_expand_in_place(
         assert abs(after.x() - before.x()) < 1 and abs(after.y() - before.y()) < 1
     on = canvas.view._on_screen(canvas.view.state) & after_res.scene.visible  # type: ignore[arg-type]
     assert np.count_nonzero(on) >= 3, "collapsing leaves a view with content"
-    window.set_focus_mode(False)
-    assert not window.focused and not window.navigation.focus_action.isChecked()
+    window.set_all_panes(True)
+    assert window.workspace is None and window.navigation.all_panes_action.isChecked()
     window.files.worker.cancel()

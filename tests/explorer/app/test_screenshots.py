@@ -61,8 +61,13 @@ window = MainWindow(QSettings(str(ini), QSettings.Format.IniFormat))
 window.set_session(load(sys.argv[1]), "probe")
 window.show()
 settle(window)
-names = Counter(b.tabText(i) for b in window.findChildren(QTabBar) if b.isVisible() for i in range(b.count()))
-print("TABS", dict(names))
+def tabs():
+    return dict(Counter(b.tabText(i) for b in window.findChildren(QTabBar) if b.isVisible()
+                        for i in range(b.count())))
+first = tabs()
+window.set_all_panes(True)
+settle(window)
+print("TABS", [first, tabs()])
 """
 
 
@@ -77,6 +82,8 @@ def test_no_ghost_tab_bar_after_a_session_is_shown(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-c", GHOST_PROBE, session], cwd=ROOT, env=env,
                          capture_output=True, text=True, timeout=120)  # fmt: skip
     assert out.returncode == 0, out.stderr[-2000:]
-    tabs = ast.literal_eval(out.stdout.split("TABS", 1)[1].strip())
-    assert tabs.get("Timeline") == 1 and tabs.get("Modes") == 1, tabs
-    assert {t: n for t, n in tabs.items() if n > 1} == {}
+    workspace, every = ast.literal_eval(out.stdout.split("TABS", 1)[1].strip())
+    assert workspace.get("Graph breaks") == 1 and "Timeline" not in workspace, workspace
+    assert every.get("Timeline") == 1 and every.get("Modes") == 1, every
+    for tabs in (workspace, every):
+        assert {t: n for t, n in tabs.items() if n > 1} == {}
