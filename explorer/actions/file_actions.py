@@ -130,6 +130,9 @@ class FileActions(QObject):
 
     def _loaded(self, path: str, session: Session, links: LinkIndex) -> None:
         self.model_path = ""
+        self.scripts.retire()  # what the status bar said of an earlier run or example is stale now
+        if self._rerun_button is not None:
+            self._rerun_button.setVisible(False)
         self.window.show_session(session, path, links)
         self.window.statusBar().clearMessage()
         self._remember(path)
@@ -157,6 +160,7 @@ class FileActions(QObject):
         return CaptureSpec(model_path, str(autosave_path(model_path)))
 
     def start_capture(self, spec: CaptureSpec, show_progress: bool = True) -> None:
+        self.scripts.retire()
         self.last_spec = spec
         self.last_outcome = None
         self.model_path = spec.model_path
@@ -232,6 +236,7 @@ class FileActions(QObject):
             self._rerun_button = QPushButton("Re-run capture")
             self._rerun_button.clicked.connect(lambda: self.ask_and_capture(self._rerun_path))
             self.window.statusBar().addPermanentWidget(self._rerun_button)
+        self._rerun_button.setVisible(True)
 
     # ----- recent -----
     def _list_setting(self, key: str) -> list[str]:

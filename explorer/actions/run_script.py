@@ -280,6 +280,14 @@ class ScriptRuns(QObject):
         height = max(dock.height(), self.window.height() // 3)
         self.window.resizeDocks([dock], [height], Qt.Orientation.Vertical)
 
+    def retire(self) -> None:
+        """Another session took the window: the ended run's line and buttons go with its session
+        (the status bar kept "train.py: finished" over a log opened afterwards)."""
+        if self.files.worker.running() and self.owns(self.files.last_spec):
+            return
+        for w in (self.status, self.stop_button, self.kill_button, self.output_button):
+            w.setVisible(False)
+
     def owns(self, spec: object) -> bool:
         return isinstance(spec, ScriptSpec) and spec is self.spec
 

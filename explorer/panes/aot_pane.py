@@ -49,6 +49,7 @@ from explorer.state import SelectionModel, SessionState
 from explorer.state.off_thread import OffThread
 from explorer.state.palette import SAVED
 
+PROMPT = "Click a forward op: its backward partners, saved or recomputed."
 TABLE_COLUMNS = ["Saved tensor", "Shape", "Dtype", "Bytes", "Producer", "Consumers"]
 
 
@@ -82,7 +83,7 @@ class AotPane(Pane):
         self.totals.setWordWrap(True)
         self.detail = rich_label()  # aot_facts escapes every session string it puts in
         # one line at the default width: each line here is a saved-tensor row less
-        self.detail.setText("Click a forward op: its backward partners, saved or recomputed.")
+        self.detail.setText(PROMPT)
         self.detail.setWordWrap(True)
         self.budget = QTreeWidget()
         self.budget.setHeaderLabels(BUDGET_COLUMNS)
@@ -314,7 +315,7 @@ class AotPane(Pane):
     def on_selection(self, selected: frozenset[Ref], highlighted: frozenset[Ref]) -> None:
         current = self.state.current
         lit = set(highlighted)
-        self._show_detail(current, selected)
+        self._show_detail(current, selected, highlighted)
         self.graphs.set_highlight(lit, set(selected))
         self.table.blockSignals(True)
         for item in self.table.selectedItems():  # few; a full pass over 1,900 rows cost 40 ms
@@ -326,25 +327,46 @@ class AotPane(Pane):
                 tensor_item.setSelected(True)
         self.table.blockSignals(False)
 
-    def _show_detail(self, current: Compile | None, selected: frozenset[Ref]) -> None:
+    def _show_detail(self, current: Compile | None, selected: frozenset[Ref],
+                     highlighted: frozenset[Ref] = frozenset()) -> None:
+        """What the selection is, in this graph: the selected AOT node, else (a selection made in
+        another pane: a kernel line, a source line) the AOT nodes it lights; never the text of a
+        node selected earlier."""
         if current is None or current.aot is None:
             return
         here = (current.compile_id, current.rank)
         for ref in sorted(selected):
-            if ref.kind is RefKind.AOT_NODE and (ref.compile_id, ref.rank) == here:
-                graph, name = ref.graph, ref.name
-                if graph in ("forward", "joint", "inference") and (
-                        name in current.aot.backward_of or graph == "forward"):  # fmt: skip
-                    self.detail.setText(forward_op_facts(current.aot, name))
-                    return
-                if graph == "backward":
-                    owners = sorted(r.name for r in self.state.links.direct(ref)
-                                    if r.kind is RefKind.AOT_NODE and r.graph is Partition.FORWARD)
-                    rec = " · ♻ recomputed forward op" if name in current.aot.recomputed else ""
-                    template = "<b>{name}</b> (backward){rec}<br>derived from forward: {owners}"
-                    shown = ", ".join(owners[:8]) or "—"
-                    self.detail.setText(rich(template, name=name, rec=rec, owners=shown))
-                    return
+            text = self._node_detail(current, ref) if (ref.compile_id, ref.rank) == here else None
+            if text is not None:
+                self.detail.setText(text)
+                return
+        lit = sorted(r for r in highlighted - selected
+                     if r.kind is RefKind.AOT_NODE and (r.compile_id, r.rank) == here)
+        if len(lit) == 1 and (text := self._node_detail(current, lit[0])) is not None:
+            self.detail.setText(text)
+        elif lit:
+            names = ", ".join(f"{r.name} ({r.graph})" for r in lit[:8]) + (" …" if len(lit) > 8 else "")
+            self.detail.setText(rich("{n} nodes here map to the selection: {names}. Click one for its "
+                                     "backward partners.", n=len(lit), names=names))
+        else:
+            self.detail.setText(PROMPT)
+
+    def _node_detail(self, current: Compile, ref: Ref) -> str | None:
+        assert current.aot is not None
+        if ref.kind is not RefKind.AOT_NODE:
+            return None
+        graph, name = ref.graph, ref.name
+        if graph in ("forward", "joint", "inference") and (
+                name in current.aot.backward_of or graph == "forward"):  # fmt: skip
+            return forward_op_facts(current.aot, name)
+        if graph == "backward":
+            owners = sorted(r.name for r in self.state.links.direct(ref)
+                            if r.kind is RefKind.AOT_NODE and r.graph is Partition.FORWARD)
+            rec = " · ♻ recomputed forward op" if name in current.aot.recomputed else ""
+            template = "<b>{name}</b> (backward){rec}<br>derived from forward: {owners}"
+            shown = ", ".join(owners[:8]) or "—"
+            return rich(template, name=name, rec=rec, owners=shown)
+        return None
 
     def graph_canvas(self) -> GraphCanvas:
         return self.graphs.canvas

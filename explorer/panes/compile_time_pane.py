@@ -7,9 +7,11 @@ Stacked so the bar's height is the compile's total and each colour its stage, wh
 from __future__ import annotations
 
 import heapq
+import math
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QSplitter, QTreeWidget, QTreeWidgetItem, QVBoxLayout
 
 from compiler_core.build.value_bounds import seconds
@@ -88,6 +90,8 @@ class CompileTimePane(Pane):
         self.plot.setAntialiasing(True)
         self.plot.setLabel("left", "own time (s)")
         self.plot.addLegend(offset=(-5, 5), colCount=3)
+        self._labels: list[str] = []
+        self.tick_stride = 1  # every how many compiles the x axis is labelled
         self.cache = QTreeWidget()
         self.cache.setHeaderLabels(["Compile", "Total (s)", "Cache", "Status", "Backward (s)"])
         header = self.cache.headerItem()
@@ -140,9 +144,28 @@ class CompileTimePane(Pane):
             bar = pg.BarGraphItem(x=xs, y0=base, height=heights, width=0.6, brush=brush, name=stage)
             self.plot.addItem(bar)
             base = [b + h for b, h in zip(base, heights, strict=True)]
-        self.plot.getAxis("bottom").setTicks([[(i, label) for i, (label, _) in enumerate(rows)]])
+        self._labels = [label for label, _ in rows]
+        self._set_ticks()
         self.plot.setXRange(-0.6, len(rows) - 0.4, padding=0)
         self.plot.setYRange(0, max(base, default=1.0) * 1.8, padding=0)  # headroom for the legend
+
+    def _set_ticks(self) -> None:
+        """Every k-th compile labelled, k such that labels never overlap at the plot's width
+        (ten compiles of a T5 log printed "0/0/0#2/0..." as one smear); the rest get a bare tick."""
+        labels = self._labels
+        if not labels:
+            return
+        metrics = self.plot.fontMetrics()
+        widest = max(metrics.horizontalAdvance(label) for label in labels) + 12
+        room = max(1, self.plot.width() - 60)
+        stride = max(1, math.ceil(widest * len(labels) / room))
+        major = [(i, label) for i, label in enumerate(labels) if i % stride == 0]
+        self.plot.getAxis("bottom").setTicks([major, [(i, "") for i in range(len(labels))]])
+        self.tick_stride = stride
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._set_ticks()
 
     def _clicked(self, item: QTreeWidgetItem) -> None:
         ref = item.data(0, Qt.ItemDataRole.UserRole)

@@ -178,8 +178,11 @@ class InductorPane(Pane):
         self.graphs.set_overlay({ref: colors[name] for ref, name in plan.overlay.items()})
         self.graphs.set_marks(plan.marks)
         caption = self._times.caption()
-        self.header.setText("Before vs after fusion — " + "; ".join(plan.counts)
-                            + (f"  ·  Time/step and node badges: {caption}" if caption else ""))
+        # one line per graph, not a paragraph: a DDP run's dozen graphs read as a wall of text
+        lines = ["Before vs after fusion:", *(f"  • {c}" for c in plan.counts)]
+        if caption:
+            lines.append(f"Time/step and node badges: {caption}")
+        self.header.setText("\n".join(lines))
         # The kernel list is its own slice of the event loop (770 rows on a 32-layer model).
         self.state.updates.post(self, "kernel list", lambda: self._fill_kernels(current))
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtGui import QBrush, QColor, QFont, QResizeEvent
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
 
 from explorer.plain_text import tip
@@ -28,8 +28,9 @@ class StageTable(QTableWidget):
         # cell change, and a click on the 2,400-row Decompositions table of a 32-layer model changed
         # 14k cells (53 s of CPU for one click).
         self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        self.horizontalHeader().setStretchLastSection(True)
+        self.horizontalHeader().setStretchLastSection(False)  # spare width goes to the text (_spread)
         self.setWordWrap(False)
+        self._natural: list[int] = []  # column widths measured on the rows, before spreading
         self._lit: set[int] = set()
         self._bold: set[int] = set()
 
@@ -63,6 +64,22 @@ class StageTable(QTableWidget):
     def end_rows(self) -> None:
         """Size the columns once the rows are in."""
         self.resizeColumnsToContents()  # Qt measures at most resizeContentsPrecision rows
+        self._natural = [self.columnWidth(c) for c in range(self.columnCount())]
+        self._spread()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._spread()
+
+    def _spread(self) -> None:
+        """Spare width to the widest column, the one holding text: stretching the last column
+        gave an empty Recompiles column half the Modes table while the mode's name was cut."""
+        if not self._natural:
+            return
+        spare = self.viewport().width() - sum(self._natural)
+        widest = max(range(len(self._natural)), key=self._natural.__getitem__)
+        for c, w in enumerate(self._natural):
+            self.setColumnWidth(c, w + spare if c == widest and spare > 0 else w)
 
     def highlight(self, rows: set[int], bold: set[int] | None = None) -> None:
         """Mark `rows`, embolden `bold`; only rows whose marking changes are touched."""

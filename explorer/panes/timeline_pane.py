@@ -37,7 +37,7 @@ from compiler_core.timeline.step_clock import BLOCK
 from explorer.panes.base import Pane
 from explorer.panes.number_text import human_bytes
 from explorer.panes.timeline_controls import TimelineControls
-from explorer.panes.timeline_plot import TimelinePlot, mode_color
+from explorer.panes.timeline_plot import TimelinePlot, empty_title, mode_color
 from explorer.plain_text import tip
 from explorer.state import SelectionModel, SessionState
 from explorer.state.timeline_data import TimelineData
@@ -96,7 +96,9 @@ class TimelinePane(Pane):
     # -- the pane protocol ---------------------------------------------------------------------
 
     def on_session(self, session: Session) -> None:
-        """The model loaded the session's timeline already: paint it now."""
+        """The model loaded the session's timeline already: paint it now (its empty-plot message
+        too: what to do depends on what was opened)."""
+        self._plotted = -1
         self.flush()
 
     def has_content(self) -> bool:
@@ -167,7 +169,7 @@ class TimelinePane(Pane):
         if self._plotted == self.data.revision:
             return
         self._plotted = self.data.revision
-        self.plot.refresh(self.data)
+        self.plot.refresh(self.data, empty_title(self.state.session))
         self.repaints += 1
 
     def _repaint_table(self) -> None:

@@ -18,7 +18,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtGui import QColor
 
-from compiler_core.session.model import TimelineEvent
+from compiler_core.session.model import Session, TimelineEvent
 from explorer.plain_text import tip
 from explorer.state.timeline_data import MODE_ORDER, ModeSeries, TimelineData
 
@@ -149,6 +149,9 @@ class StepTimeAxis(pg.AxisItem):
 
 
 EMPTY_TITLE = "No step times in this session: open a model file and press Run"
+TRACE_TITLE = ("A trace log records compiles, not step times: to time them, open the model file "
+               "(File ▸ Open model…) or run your script (File ▸ Run script…)")
+NO_SESSION_TITLE = "Open a model file, a script, a trace log or a session (File menu, or drop it here)"
 # a stage capture stores each mode's figures (the table) but not its steps
 FIGURES_ONLY_TITLE = "This session stores each mode's figures, not its steps: press Run to plot them"
 
@@ -178,17 +181,18 @@ class TimelinePlot(pg.PlotWidget):
         if mode in self.layers:
             self.layers[mode].set_visible(visible)
 
-    def refresh(self, data: TimelineData) -> None:
+    def refresh(self, data: TimelineData, empty: str = EMPTY_TITLE) -> None:
+        """Curves of `data`; `empty` is the title when it holds no step (empty_title)."""
         for mode in [m for m in self.layers if m not in data.series]:
             layer = self.layers.pop(mode)
             if self.item.legend is not None:
                 self.item.legend.removeItem(layer.curve)
             for item in layer.items():
                 self.item.removeItem(item)
-        empty = not any(series.ms for series in data.series.values())
-        title = (EMPTY_TITLE if not data.series else FIGURES_ONLY_TITLE) if empty else None
+        nothing = not any(series.ms for series in data.series.values())
+        title = (empty if not data.series else FIGURES_ONLY_TITLE) if nothing else None
         self.item.setTitle(title, size="9pt")
-        if empty:
+        if nothing:
             self.item.setRange(xRange=(0, 1), yRange=(0, 1), padding=0)  # not the last run's axes
             self.item.enableAutoRange()  # setRange turned it off: the next run's samples need it
         for mode, series in data.series.items():
@@ -196,3 +200,10 @@ class TimelinePlot(pg.PlotWidget):
                 self.layers[mode] = ModeLayer(self.item, mode)
                 self.layers[mode].set_visible(mode not in self.hidden)
             self.layers[mode].refresh(series, self.log_y)
+
+
+def empty_title(session: Session) -> str:
+    """What an empty plot says: it depends on what is open (a log cannot be run)."""
+    if not session.compiles and not session.meta.origin:
+        return NO_SESSION_TITLE
+    return TRACE_TITLE if session.meta.origin == "trace" else EMPTY_TITLE

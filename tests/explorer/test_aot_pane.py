@@ -62,6 +62,17 @@ def test_forward_op_click_lights_backward_partners(qtbot, session: Session) -> N
     selection.select({Ref.aot_node(c.compile_id, "forward", saved.producer, c.rank)})
     assert "<b>saved</b> as" in pane.detail.text()
     assert any(item.isSelected() for item in pane._tensor_items.values())
+    # a selection made elsewhere (a kernel, a source line) replaces the text of the op clicked
+    # before: it names what it lights in this graph, never the earlier op
+    before = pane.detail.text()
+    elsewhere = next(r for r in state.links.related(Ref.aot_node(c.compile_id, "forward", "erf", c.rank))
+                     if r.kind in (RefKind.KERNEL, RefKind.SOURCE_LINE))
+    selection.select({elsewhere})
+    lit_now = {r.name for r in pane.graphs.highlighted()}
+    assert lit_now and pane.detail.text() != before
+    assert any(name in pane.detail.text() for name in lit_now), pane.detail.text()
+    selection.select(set())
+    assert pane.detail.text().startswith("Click a forward op")
     # memory-budget tab: one row per budget
     assert pane.budget.topLevelItemCount() == 2 and pane.budget.topLevelItem(1).text(3) == "32"
     if SHOTS:

@@ -128,6 +128,16 @@ def test_mode_compare_pane(qtbot, session: Session) -> None:  # type: ignore[no-
     best = [r for r in range(len(modes)) if pane.table.item(r, 0).font().bold()]
     assert len(best) == 1 and pane.rows[best[0]].best
     assert pane.table.item(0, 4).text() == "1.00×"
+    # columns holding text get the width: every mode's name whole, the last column its own width
+    table = pane.table
+    pane.resize(1000, 300)
+    metrics = table.fontMetrics()
+    assert all(table.columnWidth(0) >= metrics.horizontalAdvance(m) for m in modes)
+    last = table.columnCount() - 1
+    widest = max(metrics.horizontalAdvance(table.item(r, last).text() if table.item(r, last) else "")
+                 for r in range(table.rowCount()))
+    header = metrics.horizontalAdvance(table.horizontalHeaderItem(last).text())
+    assert table.columnWidth(last) <= max(widest, header) + 40
 
 
 def test_panes_empty_session(qtbot) -> None:  # type: ignore[no-untyped-def]

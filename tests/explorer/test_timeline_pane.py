@@ -15,11 +15,12 @@ import pytest
 from PySide6.QtCore import Qt, QTimer
 from pytestqt.qtbot import QtBot
 
+from compiler_core.build import import_trace
 from compiler_core.session import Session, load
 from compiler_core.timeline.records import to_record
 from compiler_core.timeline.stats import all_mode_stats, speedups, untrustworthy
 from explorer.panes.timeline_pane import COLUMNS, PLOT_INTERVAL_MS, TimelinePane
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, SHARED_TRACES
 
 FIXTURE = FIXTURES / "timeline" / "transformer_cpu_timeline.json"
 
@@ -248,3 +249,21 @@ def test_chrome_export_keeps_the_steps_real_start_times(pane: TimelinePane, sess
     trace = json.loads((tmp_path / "t.json").read_text())["traceEvents"]
     starts = sorted(e["ts"] for e in trace if e["ph"] == "X" and e["cat"] in ("step", "warmup"))
     assert starts == pytest.approx(sorted(s.start_ms * 1000.0 for s in timed.timeline), abs=0.01)  # type: ignore[operator]
+
+
+def test_an_empty_plot_says_what_to_do_with_what_is_open(pane: TimelinePane, session: Session) -> None:
+    """A trace log cannot be run: its empty plot said "open a model file and press Run" while the
+    log stayed open; each session now gets its own message, and a session with steps none."""
+    from explorer.panes.timeline_plot import EMPTY_TITLE, TRACE_TITLE
+
+    def title() -> str:
+        label = pane.plot.item.titleLabel
+        return str(label.text) if label.isVisible() else ""
+
+    traced = import_trace(SHARED_TRACES / "inputs" / "comp_metrics.log")
+    assert traced.meta.origin == "trace" and not traced.timeline
+    pane.state.set_session(traced)
+    pane.flush()
+    assert "trace log records compiles" in title() and title() != EMPTY_TITLE
+    pane.set_session(session)
+    assert session.timeline and TRACE_TITLE not in title() and "No step times" not in title()

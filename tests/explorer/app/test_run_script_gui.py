@@ -11,6 +11,7 @@ from pytestqt.qtbot import QtBot
 
 from compiler_core.run.spec import ScriptSpec
 from explorer.actions.run_script import RunScriptDialog
+from explorer.app import SESSIONS_DIR as SESSIONS
 from explorer.main_window import MainWindow
 from tests.conftest import FIXTURES
 
@@ -72,6 +73,12 @@ def test_a_script_that_dies_outright_leaves_its_compiles_on_screen(
     errors = [d for d in session.diagnostics if d.severity == "error"]
     assert any("SIGKILL" in d.message and d.stage == "run" for d in errors), errors
     assert "killed" in scripts.status.text() or "signal" in scripts.status.text()
+    assert scripts.status.isVisible() and scripts.output_button.isVisible()
+    # another session opened: the run's line and buttons no longer describe what is shown
+    with qtbot.waitSignal(window.state.sessionChanged, timeout=60_000):
+        window.files.open_path(str(SESSIONS / "mlp_graph_break.json"))
+    assert not scripts.status.isVisible() and not scripts.output_button.isVisible()
+    assert "dies_hard" not in window.statusBar().currentMessage()
 
 
 def test_compilescope_run_command_line() -> None:
