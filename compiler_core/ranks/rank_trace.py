@@ -104,6 +104,20 @@ def multi_rank_trace(session: Session,
             "otherData": {"steps": layout, "ranks": len(ranks), "origin_unix_ms": origin_ms}}  # fmt: skip
 
 
+def logs_for(session: Session, session_path: str | Path | None = None) -> Path | None:
+    """Where the rank logs of `session` are, for their compile phases: the folder a trace
+    import read, or the `.trace` folder a `run --nproc` writes beside its session file (the
+    session does not name it); None when neither is there."""
+    read = session.meta.origin_path
+    if session.meta.origin == "trace" and read and Path(read).is_dir():
+        return Path(read)
+    if session_path is not None:
+        beside = Path(session_path).with_suffix(".trace")
+        if beside.is_dir():
+            return beside
+    return None
+
+
 def write_multi_rank_trace(path: str | Path, session: Session, logs: str | Path | None = None) -> None:
     phases = compile_phases(logs) if logs is not None else None
     atomic_write_text(Path(path), json.dumps(multi_rank_trace(session, phases)))

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from compiler_core.ranks.rank_divergence import rank_divergence
-from compiler_core.ranks.rank_trace import compile_phases, multi_rank_trace, rank_pid
+from compiler_core.ranks.rank_trace import compile_phases, logs_for, multi_rank_trace, rank_pid
 from compiler_core.ranks.stragglers import straggler_report
 from compiler_core.run.client import ScriptClient
 from compiler_core.run.spec import ScriptSpec
@@ -43,7 +43,11 @@ def test_a_rank_that_sleeps_in_its_step_is_the_straggler_and_the_trace_shows_bot
     assert rank_divergence(session) == []
     (straggler,) = straggler_report(session).stragglers
     assert straggler.rank == 1 and 0.8 * 30.0 <= straggler.median_lag_ms < 300.0  # the sleep, about
-    trace = multi_rank_trace(session, compile_phases(logs))["traceEvents"]
+    assert all(s.start_ms is not None for s in session.timeline)  # each step's host start, kept
+    assert logs_for(session, tmp_path / "s.json") == logs
+    data = multi_rank_trace(session, compile_phases(logs))
+    assert data["otherData"]["steps"].startswith("real start times")
+    trace = data["traceEvents"]
     for r in (0, 1):
         assert sum(1 for e in trace if e["pid"] == rank_pid(r) and e.get("cat") in ("step", "warmup")) == 8
         assert any(e["pid"] == rank_pid(r) and e["name"] == "entire_frame_compile" for e in trace)

@@ -5,12 +5,21 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import json
 from collections import defaultdict
 from typing import Any
 
 import pytest
 
-from compiler_core.ranks.rank_trace import COMPILE_TID, compile_phases, multi_rank_trace, rank_pid
+from compiler_core.build import import_trace
+from compiler_core.ranks.rank_trace import (
+    COMPILE_TID,
+    compile_phases,
+    logs_for,
+    multi_rank_trace,
+    rank_pid,
+    write_multi_rank_trace,
+)
 from compiler_core.ranks.stragglers import rank_step_times, straggler_report
 from compiler_core.timeline.exporters import chrome_trace
 from tests.compiler_core.ranks.rank_data import load_run, logs_of
@@ -117,3 +126,17 @@ def test_without_start_times_each_rank_is_laid_from_zero_and_says_so() -> None:
         assert steps[0]["ts"] == 0.0
         for a, b in itertools.pairwise(steps):
             assert b["ts"] == pytest.approx(a["ts"] + a["dur"], abs=0.002)
+
+
+def test_written_for_an_imported_folder_of_rank_logs(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A folder of rank logs read as the GUI reads it: no step times, the compile phases only."""
+    session = import_trace(logs_of("diverge"))
+    assert logs_for(session) == logs_of("diverge") and logs_for(load_run("diverge")) is None
+    out = tmp_path / "ranks.trace.json"
+    write_multi_rank_trace(out, session, logs_for(session))
+    trace = json.loads(out.read_text())["traceEvents"]
+    _check_format(trace)
+    frames = {r: [e for e in trace if e["pid"] == rank_pid(r) and e["name"] == "entire_frame_compile"
+                  and e["ph"] == "B"] for r in (0, 1)}  # fmt: skip
+    assert len(frames[0]) == 2 and len(frames[1]) == 4  # rank 1 compiled two frames more
+    assert {e["args"]["compile_id"] for e in frames[1]} == {"0/0", "1/0", "2/0", "0/1"}
