@@ -7,7 +7,7 @@ from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox
 
 from compiler_core.session import Compile, save
 from explorer.actions.graph_export import save_canvas_dot, save_scene
-from explorer.actions.kernel_export import export_kernels
+from explorer.actions.kernel_export import export_compiles
 from explorer.actions.source_lookup import ask_include_sources
 from explorer.app_window import AppWindow
 from explorer.panes.base import Pane
@@ -22,7 +22,8 @@ class ExportActions(QObject):
         self.window = window
         self.graph_stage = "dynamo"  # follows the stage navigator
         menu = window.menuBar().addMenu("&Export")
-        menu.addAction("&Kernels…").triggered.connect(self.kernels_dialog)
+        menu.addAction("&Kernels…").triggered.connect(lambda: self.kernels_dialog())
+        menu.addAction("Kernels of &all compiles…").triggered.connect(lambda: self.kernels_dialog(every=True))
         menu.addAction("Graph as &DOT…").triggered.connect(lambda: self.graph_dialog("dot"))
         menu.addAction("Graph as &SVG…").triggered.connect(lambda: self.graph_dialog("svg"))
         menu.addAction("Graph as &PNG…").triggered.connect(lambda: self.graph_dialog("png"))
@@ -39,16 +40,25 @@ class ExportActions(QObject):
             QMessageBox.information(self.window, "Nothing to export", "Open a model, trace or session first.")
         return c
 
-    def kernels_dialog(self) -> None:
+    def kernels_dialog(self, every: bool = False) -> None:
+        """Runnable kernel files, output code and graph repros of the current compile, or with
+        `every` of all compiles (every rank and run), into a folder the user picks."""
         c = self._current()
         folder = QFileDialog.getExistingDirectory(self.window, "Export kernels to folder") if c else ""
         if c is not None and folder:
-            try:
-                files = export_kernels(self.window.state.session, c, folder, self.window.state.links)
-            except (OSError, ValueError) as exc:  # UnsafePathError is a ValueError
-                show_problem(self.window, "Export failed", f"{folder}\n\n{type(exc).__name__}: {exc}")
-                return
-            self.window.statusBar().showMessage(f"Exported {len(files)} files to {folder}", 5000)
+            self.export_kernels_to(folder, None if every else [c])
+
+    def export_kernels_to(self, folder: str, compiles: list[Compile] | None) -> bool:
+        """Write the export (all compiles when `compiles` is None); a folder that cannot be
+        written is a dialog, not a traceback."""
+        state = self.window.state
+        try:
+            files = export_compiles(state.session, folder, compiles, state.links)
+        except (OSError, ValueError) as exc:  # UnsafePathError is a ValueError
+            show_problem(self.window, "Export failed", f"{folder}\n\n{type(exc).__name__}: {exc}")
+            return False
+        self.window.statusBar().showMessage(f"Exported {len(files)} files to {folder}", 5000)
+        return True
 
     def graph_dialog(self, fmt: str) -> None:
         c = self._current()
