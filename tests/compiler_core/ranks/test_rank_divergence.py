@@ -61,8 +61,9 @@ def test_ranks_that_compile_the_same_agree_whatever_their_device_and_object_ids(
     g0, g1 = by_rank[0]["0/0"].dynamo_graph, by_rank[1]["0/0"].dynamo_graph
     assert g0 is not None and g1 is not None
     assert structural_hash(g0) == structural_hash(g1) and first_difference(g0, g1) is None
-    # H100 DDP: every guard on a tensor names the rank's own device (device=0, device=1)
+    # H100 DDP and FSDP: every guard on a tensor names the rank's own device (device=0, device=1)
     assert rank_divergence(import_trace(CORPUS / "dist_ddp_train")) == []
+    assert rank_divergence(import_trace(CORPUS / "dist_fsdp_train")) == []
     guard = "check_tensor(L['x'], device=1, 0x7f00aa) and ___check_obj_id(L['m'], 140212345678)"
     assert normalised(guard) == "check_tensor(L['x'], device=N, 0x?) and ___check_obj_id(L['m'], N)"
 
@@ -90,6 +91,9 @@ def test_collectives_with_sizes_in_order_and_ranks_that_stop_early(shared_traces
     diffs = rank_divergence(session)
     assert _by(diffs, "compiles", "0/2").groups == (((0, 1, 2, 3, 4), "compiled"), ((5, 6), "not compiled"))
     assert not [d for d in diffs if d.aspect == "collectives"]  # who compiled, issues the same
+    # ranks 5-6 guard a bound method where the others guard a function, and stop after 0/1
+    assert groups_text(rank_groups(session_ranks(session), diffs)) == \
+        "ranks 0-4 identical; ranks 5-6 differ in guards 0/0, guards 0/1, compiles 0/2, compiles 0/3"
     schedule = import_trace(shared_traces / "inputs" / "multi_rank_schedule")
     assert len(session_ranks(schedule)) == 3 and rank_divergence(schedule) == []
 
