@@ -115,7 +115,8 @@ def _by_id(compiles: Iterable[Compile]) -> dict[str, list[Compile]]:
 def recompile_fact(session: Session, cause: RecompileCause, recompiled: dict[str, list[Compile]]) -> Fact:
     compiles = [c for cid in dict.fromkeys(cause.compile_ids) for c in recompiled.get(cid, [])]
     frame = SourceLoc(cause.file, cause.line, cause.function) if cause.file else None
-    text = f"Recompiled {cause.count}×: {cause.in_words()}" + (f" ({where(frame)})" if frame else "")
+    what = cause.in_words() if cause.fix else f"guard {cause.guard} failed"  # no words for it in explain()
+    text = f"Recompiled {cause.count}×: {what}" + (f" ({where(frame)})" if frame else "")
     origin = guard_origin(session, compiles[0]) if compiles else GuardOrigin(None, "", None)
     detail = []
     if origin.guard:
@@ -145,7 +146,8 @@ def limit_fact(session: Session, c: Compile) -> Fact:
                  and o.status != "failed")  # fmt: skip
     limit = _LIMIT_VALUE.search(c.failure or c.metrics.fail_reason)
     said = f" ({limit.group(1)} = {limit.group(2)})" if limit else ""
-    text = (f"Frame {where(frame)} hit Dynamo's recompile limit{said} after "
+    rank = f"rank {c.rank}: " if c.rank is not None else ""
+    text = (f"{rank}Frame {where(frame)} hit Dynamo's recompile limit{said} after "
             f"{plural(before, 'compile')}: it now runs eagerly")  # fmt: skip
     guard, _change, fix = explain(trigger(c)) if c.recompile_reasons else ("", "", "")
     detail = [f"Last guard that failed: {guard}"] if guard else []
@@ -156,6 +158,16 @@ def limit_fact(session: Session, c: Compile) -> Fact:
     if frame is not None:
         refs.append(Ref.source_line(frame.file, frame.line, c.rank))
     return Fact(text, "\n".join(detail), tuple(refs), Level.WARNING)
+
+
+def limit_words(limited: list[Compile]) -> str:
+    """`1 frame hit the recompile limit on 2 ranks and now runs eagerly`: frames counted once
+    however many ranks hit the limit in them."""
+    frames = len({(c.frame_id, c.run) for c in limited})
+    ranks = len({c.rank for c in limited})
+    on = f" on {ranks} ranks" if ranks > 1 else ""
+    verb = "runs" if frames == 1 else "run"
+    return f"{plural(frames, 'frame')} hit the recompile limit{on} and now {verb} eagerly"
 
 
 def recompile_count(session: Session) -> int:
@@ -182,5 +194,5 @@ def recompile_section(session: Session) -> tuple[Section, list[RecompileCause], 
         return Section("recompiles", "Recompiles", "No recompiles recorded."), causes, limited
     headline = f"{plural(total, 'recompile')} from {plural(len(causes), 'cause')}"
     if limited:
-        headline += f"; {plural(len(limited), 'frame')} hit the recompile limit and now run eagerly"
+        headline += f"; {limit_words(limited)}"
     return Section("recompiles", "Recompiles", headline + ".", tuple(facts)), causes, limited

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from compiler_core.break_ranking import DistinctBreak
 from compiler_core.overview.model import plural
+from compiler_core.overview.recompile_facts import limit_words
 from compiler_core.overview.step_facts import ModeFigure, doubt_words, speedup_text
 from compiler_core.recompile_explain import RecompileCause
 from compiler_core.session.model import Compile
@@ -62,7 +63,7 @@ def recompile_clause(m: Measures) -> str:
         else:
             text += f" from {plural(len(m.causes), 'cause')}"
     if m.limited:
-        text += f"; {plural(len(m.limited), 'frame')} hit the recompile limit and now run eagerly"
+        text += f"; {limit_words(m.limited)}"
     return text
 
 

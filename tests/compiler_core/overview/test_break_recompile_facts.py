@@ -93,10 +93,31 @@ def test_a_frame_past_the_recompile_limit_is_a_warning_that_it_runs_eagerly() ->
                           "(recompile_limit = 2) after 2 compiles: it now runs eagerly")
     assert "raise torch._dynamo.config.recompile_limit" in limit.detail
     # the refused attempt is no recompile: one happened (0/1), caused by the float's value
-    assert section.headline == ("1 recompile from 1 cause; 1 frame hit the recompile limit and now run "
+    assert section.headline == ("1 recompile from 1 cause; 1 frame hit the recompile limit and now runs "
                                 "eagerly.")
     (cause,) = section.facts[1:]
     assert cause.text.startswith("Recompiled 1×: value of factor changed was 0.5")
     # the user stack under the reason names the script by its full path
     assert f"Guard made by {SCRIPTS / 'recompile_limit.py'}:9: return torch.relu(x) * factor" in cause.detail
     assert "hit the recompile limit" in overview.verdict
+
+
+def test_recompile_limit_on_each_rank_is_one_frame_in_the_verdict() -> None:
+    """FSDP2 on two ranks: the same decoder layer frame hits the limit on each rank's log."""
+    folder = corpus_log("dist_fsdp_train")
+    hits = {}
+    for rank in (0, 1):
+        metrics = raw_records(folder / f"dedicated_log_torch_trace_rank_{rank}.log.xz", "compilation_metrics")
+        hits[rank] = [h["compilation_metrics"] for h, _ in metrics
+                      if "recompile limit exceeded" in (h["compilation_metrics"].get("fail_reason") or "")]
+    assert [len(h) for h in hits.values()] == [1, 1]
+    overview = build_overview(corpus_session("dist_fsdp_train"))
+    section = overview.section("recompiles")
+    assert section is not None
+    limits = [f for f in section.facts if "recompile limit" in f.text]
+    assert [f.text.split(":", 1)[0] for f in limits] == ["rank 0", "rank 1"]
+    for rank, fact in enumerate(limits):
+        assert "hit Dynamo's recompile limit (recompile_limit = 8) after" in fact.text
+        assert {r.rank for r in fact.refs} == {rank}
+        assert hits[rank][0]["compile_id"] in {r.compile_id for r in fact.refs}
+    assert "1 frame hit the recompile limit on 2 ranks and now runs eagerly" in overview.verdict
