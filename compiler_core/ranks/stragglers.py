@@ -28,6 +28,7 @@ RANK_MODE = re.compile(r"^r(\d+):(.+)$")
 MIN_STEPS = 3  # steady steps a straggler needs before it is named
 SLOWEST_SHARE = 0.75  # ... in which it is the slowest rank at least this often
 MIN_LAG_SHARE = 0.1  # ... by a median lag of at least this share of the others' median step
+TOP_COMPILE_SKEWS = 5
 MIN_LAG_MS = 1.0  # ... and at least this long: two ranks of equal work differ by noise below it
 
 
@@ -81,10 +82,27 @@ class Straggler:
 
 
 @dataclass(frozen=True)
+class CompileSkew:
+    """One compile id: the rank that took longest over it and by how much more than the
+    quickest rank; the others wait that long at their next collective."""
+
+    compile_id: str
+    slowest: int
+    slowest_s: float
+    skew_s: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"compile_id": self.compile_id, "slowest_rank": self.slowest,
+                "slowest_s": round(self.slowest_s, 3), "skew_s": round(self.skew_s, 3)}  # fmt: skip
+
+
+@dataclass(frozen=True)
 class StragglerReport:
     callables: tuple[CallableSkew, ...] = ()
     compile_s: dict[int, float] = field(default_factory=dict)  # rank -> its compiles' seconds
     stragglers: tuple[Straggler, ...] = ()
+    # the compile ids whose compile time differs most across the ranks that compiled them
+    compile_skews: tuple[CompileSkew, ...] = ()
 
     @property
     def compile_skew_s(self) -> float | None:
@@ -103,6 +121,7 @@ class StragglerReport:
             "compile_s": {str(r): round(s, 3) for r, s in sorted(self.compile_s.items())},
             "compile_skew_s": _round(self.compile_skew_s),
             "slowest_compile_rank": slowest_compile,
+            "compile_skews": [c.as_dict() for c in self.compile_skews],
         }  # fmt: skip
 
 
@@ -122,12 +141,26 @@ def straggler_report(session: Session) -> StragglerReport:
     callables = tuple(_callable_skew(label, by_rank) for label, by_rank in rank_step_times(session).items()
                       if len(by_rank) > 1)  # fmt: skip
     compile_s: dict[int, float] = {}
+    by_id: dict[str, dict[int, float]] = {}
     for c in session.compiles:
         if c.rank is not None:
             spent = (c.metrics.total_s or 0.0) + c.metrics.stage_s.get("backward", 0.0)
             compile_s[c.rank] = compile_s.get(c.rank, 0.0) + spent
+            by_id.setdefault(c.compile_id, {})[c.rank] = spent
     named = tuple(s for c in callables if (s := _straggler(c)) is not None)
-    return StragglerReport(callables, compile_s, named)
+    return StragglerReport(callables, compile_s, named, _compile_skews(by_id))
+
+
+def _compile_skews(by_id: dict[str, dict[int, float]]) -> tuple[CompileSkew, ...]:
+    """The `TOP_COMPILE_SKEWS` compile ids with the largest spread across ranks (two ranks or
+    more compiled them; a compile on one rank only is a divergence, said there)."""
+    out = []
+    for cid, seconds in by_id.items():
+        if len(seconds) > 1:
+            slowest = max(seconds, key=lambda r: seconds[r])
+            out.append(CompileSkew(cid, slowest, seconds[slowest], seconds[slowest] - min(seconds.values())))
+    out.sort(key=lambda s: -s.skew_s)
+    return tuple(out[:TOP_COMPILE_SKEWS])
 
 
 def _callable_skew(label: str, by_rank: dict[int, dict[int, float]]) -> CallableSkew:

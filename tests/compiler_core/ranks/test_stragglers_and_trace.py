@@ -49,6 +49,10 @@ def test_no_straggler_without_enough_steady_steps_and_compile_skew_is_measured()
     assert report.stragglers == ()
     assert report.compile_s[1] > report.compile_s[0]  # rank 1 compiled two frames more
     assert report.as_dict()["slowest_compile_rank"] == 1
+    # per compile id, only ids both ranks compiled (2/0 and 0/1 are rank 1's alone), widest first
+    assert {s.compile_id for s in report.compile_skews} == {"0/0", "1/0"}
+    skews = [s.skew_s for s in report.compile_skews]
+    assert skews == sorted(skews, reverse=True) and all(s >= 0 for s in skews)
     warm = rank_step_times(session, steady=False)["step"]
     assert set(warm) == {0, 1} and len(warm[1]) == 4
 
