@@ -164,7 +164,7 @@ class MainWindow(AppWindow):
         self.splitDockWidget(d["SourcePane"], d["DynamoPane"], horizontal)
         self.splitDockWidget(d["DynamoPane"], d["InductorPane"], horizontal)
         self.splitDockWidget(d["SourcePane"], d["BreakSummaryPane"], vertical)
-        self._tab_group("BreakSummaryPane", "LinePipelinePane", "CompileTimePane")
+        self._tab_group("BreakSummaryPane", "OverviewPane", "LinePipelinePane", "CompileTimePane")
         self.splitDockWidget(d["DynamoPane"], d["AotPane"], vertical)
         self._tab_group("AotPane")
         self.splitDockWidget(d["InductorPane"], d["KernelCodePane"], vertical)
@@ -176,7 +176,7 @@ class MainWindow(AppWindow):
         self.resizeDocks([d["DynamoPane"], d["AotPane"]], [312, 408], vertical)
         self.resizeDocks([d["InductorPane"], d["KernelCodePane"]], [380, 320], vertical)
         self.resizeDocks([d["TimelinePane"]], [120], vertical)
-        for key in ("BreakSummaryPane", "AotPane", "KernelCodePane", "TimelinePane"):
+        for key in ("OverviewPane", "AotPane", "KernelCodePane", "TimelinePane"):
             d[key].raise_()
         self._hide_stale_tab_bars()
 

@@ -83,7 +83,7 @@ def test_no_ghost_tab_bar_after_a_session_is_shown(tmp_path: Path) -> None:
                          capture_output=True, text=True, timeout=120)  # fmt: skip
     assert out.returncode == 0, out.stderr[-2000:]
     workspace, every = ast.literal_eval(out.stdout.split("TABS", 1)[1].strip())
-    assert workspace.get("Graph breaks") == 1 and "Timeline" not in workspace, workspace
+    assert "Timeline" not in workspace and "Modes" not in workspace, workspace  # one stage's panes
     assert every.get("Timeline") == 1 and every.get("Modes") == 1, every
     for tabs in (workspace, every):
         assert {t: n for t, n in tabs.items() if n > 1} == {}
