@@ -9,4 +9,5 @@ per-rank `TORCH_TRACE` logs, or a `run --nproc N` session):
 - `rank_sets.py`: ranks that agree grouped ("ranks 0-6, 8-15 identical; rank 7 differs in ...").
 - `stragglers.py`: per-step skew, the slowest rank and its lag, compile-time skew.
 - `rank_trace.py`: one Chrome/Perfetto trace, each rank its own process.
+- `rank_facts.py`: all of it as the keys `summary` prints.
 """
