@@ -9,6 +9,7 @@ folder holds the session and the two rank logs, xz-compressed. Refresh them with
 
 from __future__ import annotations
 
+import dataclasses
 import lzma
 import shutil
 import subprocess
@@ -31,6 +32,18 @@ def load_run(name: str) -> Session:
 
 def logs_of(name: str) -> Path:
     return DATA / name / "trace"
+
+
+def fan_out(session: Session, ranks: int, odd: dict[int, int]) -> Session:
+    """`session`'s two recorded ranks copied to `ranks` ranks: rank r gets the compiles and
+    step times of recorded rank `odd.get(r, 0)`, so a 16-rank job with one odd rank is made
+    from a real two-rank run."""
+    compiles = tuple(dataclasses.replace(c, rank=r) for r in range(ranks) for c in session.compiles
+                     if c.rank == odd.get(r, 0))  # fmt: skip
+    timeline = tuple(dataclasses.replace(s, mode=f"r{r}:{s.mode.split(':', 1)[1]}") for r in range(ranks)
+                     for s in session.timeline if s.mode.startswith(f"r{odd.get(r, 0)}:"))  # fmt: skip
+    meta = dataclasses.replace(session.meta, ranks=tuple(range(ranks)))
+    return dataclasses.replace(session, meta=meta, compiles=compiles, timeline=timeline, timeline_events=())
 
 
 def record(name: str, script: str, args: tuple[str, ...], out: Path) -> None:

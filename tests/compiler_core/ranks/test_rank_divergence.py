@@ -20,7 +20,7 @@ from compiler_core.ranks.rank_divergence import compiles_by_rank, normalised, ra
 from compiler_core.ranks.rank_sets import groups_text, rank_groups, ranks_text
 from compiler_core.session.model import Session
 from compiler_core.session.vocab import Partition
-from tests.compiler_core.ranks.rank_data import DATA, load_run
+from tests.compiler_core.ranks.rank_data import DATA, fan_out, load_run
 from tests.conftest import ROOT
 
 CORPUS = ROOT / "bench" / "corpus" / "logs"
@@ -51,6 +51,18 @@ def test_a_rank_that_takes_another_branch_is_named_with_what_differs() -> None:
     assert not [d for d in diffs if d.compile_id == "0/0"]
     text = groups_text(rank_groups(session_ranks(session), diffs))
     assert text.startswith("rank 0 as reference; rank 1 differs in graph 1/0") and "compiles 0/1" in text
+
+
+def test_sixteen_ranks_with_one_odd_rank_read_as_people_say_it() -> None:
+    """The recorded run fanned out to 16 ranks, rank 7 being the one that took the other branch."""
+    session = fan_out(load_run("diverge"), 16, {7: 1})
+    diffs = rank_divergence(session)
+    assert diffs and all(d.ranks == (7,) for d in diffs)
+    text = groups_text(rank_groups(session_ranks(session), diffs))
+    assert text.startswith("ranks 0-6, 8-15 identical; rank 7 differs in graph 1/0, breaks 1/0")
+    coll = _by(diffs, "collectives", "1/0")
+    assert coll.groups[0][0] == tuple(r for r in range(16) if r != 7)
+    assert "rank 7 diverges at collective #0" in coll.detail
 
 
 def test_ranks_that_compile_the_same_agree_whatever_their_device_and_object_ids() -> None:

@@ -16,7 +16,7 @@ from compiler_core.ranks.rank_divergence import rank_divergence
 from compiler_core.session import Ref, Session, load
 from explorer.panes.ranks_pane import COLUMNS, REFERENCE, STRAGGLER, RanksPane
 from explorer.state import SessionState
-from tests.compiler_core.ranks.rank_data import load_run
+from tests.compiler_core.ranks.rank_data import fan_out, load_run
 from tests.conftest import FIXTURES
 
 SHOTS = os.environ.get("COMPILESCOPE_SHOTS")  # set to a folder to keep the screenshots
@@ -35,6 +35,11 @@ def _pane(qtbot, session: Session) -> RanksPane:  # type: ignore[no-untyped-def]
 def _rows(pane: RanksPane) -> list[list[str]]:
     items = [pane.table.topLevelItem(i) for i in range(pane.table.topLevelItemCount())]
     return [[item.text(c) for c in range(len(COLUMNS))] for item in items if item is not None]
+
+
+def _rank_of(pane: RanksPane, spot) -> int:  # type: ignore[no-untyped-def]
+    """The rank of a cell of the picture: its row."""
+    return pane.ranks[round(spot.pos().y())]
 
 
 def _shot(pane: RanksPane, name: str) -> None:
@@ -57,7 +62,7 @@ def test_diverging_ranks_table_picture_and_click(qtbot) -> None:  # type: ignore
     spots = pane.cells.points()
     assert len(spots) == 2 * len(diffs)
     for spot in spots:
-        rank = pane.ranks[int(round(spot.pos().y()))]
+        rank = _rank_of(pane, spot)
         grey = spot.brush().color() == REFERENCE
         assert grey == (rank == 0)
     # a row selects its compile on the rank that differs
@@ -80,6 +85,22 @@ def test_straggler_named_and_drawn(qtbot) -> None:  # type: ignore[no-untyped-de
     colours = [b.color() for b in bars.opts["brushes"]]
     assert colours[1] == STRAGGLER and colours[0] != STRAGGLER
     assert pane.has_content()
+
+
+def test_sixteen_ranks_one_odd_one_slow(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Recorded runs fanned out to 16 ranks: rank 7 took the other branch (diverge), rank 13
+    sleeps in every step (slow_rank)."""
+    pane = _pane(qtbot, fan_out(load_run("diverge"), 16, {7: 1}))
+    _shot(pane, "ranks_sixteen")
+    assert pane.summary.text().startswith("ranks 0-6, 8-15 identical; rank 7 differs in graph 1/0")
+    coloured = {_rank_of(pane, s) for s in pane.cells.points() if s.brush().color() != REFERENCE}
+    assert coloured == {7}
+    assert len(pane.cells.points()) == 16 * pane.table.topLevelItemCount()
+    slow = _pane(qtbot, fan_out(load_run("slow_rank"), 16, {13: 1}))
+    assert "rank 13 is the straggler on step" in slow.summary.text()
+    lags = dict(slow.skew_bars)
+    assert len(lags) == 16 and max(lags, key=lambda r: lags[r]) == 13
+    assert all(abs(v) < lags[13] / 4 for r, v in lags.items() if r != 13)
 
 
 def test_four_ranks_of_a_real_log_grouped(qtbot, shared_traces: Path) -> None:  # type: ignore[no-untyped-def]
