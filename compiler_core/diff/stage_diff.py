@@ -23,6 +23,7 @@ from compiler_core.session.refs import Ref
 STAGES = ("dynamo", "aot", "inductor", "codegen", "backend", "backward")
 _RENUMBERED = re.compile(r"___\d+\b")
 _OBJECT_ID = re.compile(r"\b\d{9,}\b")  # id() of a module or function: an address, new each run
+_RUN_MODULE = re.compile(r"\bcompilescope_user_[0-9a-f]{8}\b")  # a capture's model-file module
 _KERNEL_INDEX = re.compile(r"(_\d+|:\d+)$")
 
 
@@ -103,7 +104,7 @@ def break_changes(a: Iterable[GraphBreak], b: Iterable[GraphBreak]) -> tuple[tup
 
 
 def _same(code: str) -> str:
-    return _OBJECT_ID.sub("#id", _RENUMBERED.sub("___#", code))
+    return _RUN_MODULE.sub("compilescope_user", _OBJECT_ID.sub("#id", _RENUMBERED.sub("___#", code)))
 
 
 def guard_changes(a: Compile, b: Compile) -> tuple[tuple[str, ...], tuple[str, ...]]:

@@ -1,0 +1,87 @@
+"""Apply a hint and re-run: the same model file captured again with the hint, then compared.
+
+`rerun_with_hint(model, hint)` captures the file as it is (unless the caller passes the session
+it already has), captures it again in a fresh worker with the hint's plan (hint_plan.py: an
+environment and the capture's mode/dynamic options), and diffs the two. Both captures go
+through the one worker client the CLI and GUI use (compiler_core/worker/client.py), so the
+re-run is killed, capped and recovered like any capture. Torch is never imported here.
+
+A blocking call (two captures of a small model take 20-60 s on a CPU): the GUI runs it off the
+GUI thread, the CLI and tests call it directly.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from compiler_core.diff.diff_result import SessionDiff
+from compiler_core.diff.hint_plan import Hint, RerunPlan, plan_for
+from compiler_core.diff.session_diff import diff_sessions
+from compiler_core.session.codec import load
+from compiler_core.session.model import Session
+from compiler_core.worker.client import WorkerClient
+from compiler_core.worker.protocol import CaptureSpec
+
+
+class RerunError(Exception):
+    """The hint has no mechanical plan, or a capture failed: `str()` says which, in one line."""
+
+
+@dataclass(frozen=True)
+class Rerun:
+    plan: RerunPlan
+    before: Session
+    after: Session
+    diff: SessionDiff
+
+
+def capture(spec: CaptureSpec, env: dict[str, str] | None = None, timeout_s: float | None = None,
+            cache_dir: str | Path | None = None) -> Session:  # fmt: skip
+    """Run one capture worker to its end with `env` added to this process's environment."""
+    client = WorkerClient(spec, timeout_s=timeout_s, cache_dir=cache_dir, env={**os.environ, **(env or {})})
+    for _ in client.events():
+        pass
+    if not client.succeeded:
+        problems = client.problems()
+        if problems:
+            why = problems[0]
+        elif client.error is not None and client.error.message:
+            why = client.error.message.splitlines()[0]
+        else:
+            why = f"the worker {client.exit.describe() if client.exit else 'did not start'}"
+        raise RerunError(f"capture of {spec.model_path} failed: {why}")
+    return load(client.session_path)
+
+
+def rerun_with_hint(
+    model_path: str,
+    hint: Hint,
+    out_dir: str | Path,
+    before: Session | None = None,
+    base: CaptureSpec | None = None,
+    timeout_s: float | None = None,
+    cache_dir: str | Path | None = None,
+) -> Rerun:
+    """Capture `model_path` with `hint` applied and diff it against `before` (captured here
+    first, with `base`'s options, when not given). `out_dir` receives both sessions and their
+    trace logs (`before.json`, `after.json`). `cache_dir` is the Inductor cache both runs
+    share (default: CompileScope's); a warm cache only skips recompiling identical kernels."""
+    plan = plan_for(hint)
+    if plan is None:
+        raise RerunError(f"{hint.in_words()} needs a change to the code: there is nothing to apply "
+                         "mechanically")
+    out = Path(out_dir)
+    spec = base or CaptureSpec(model_path=str(Path(model_path).resolve()), out_path="")
+    if before is None:
+        first = dataclasses.replace(spec, out_path=str(out / "before.json"), trace_path="")
+        before = capture(first, timeout_s=timeout_s, cache_dir=cache_dir)
+    second = dataclasses.replace(
+        spec, out_path=str(out / "after.json"), trace_path="",
+        mode=plan.mode if plan.mode is not None else spec.mode,
+        dynamic=plan.dynamic if plan.dynamic is not None else spec.dynamic,
+    )
+    after = capture(second, plan.env, timeout_s=timeout_s, cache_dir=cache_dir)
+    return Rerun(plan, before, after, diff_sessions(before, after))

@@ -1,0 +1,84 @@
+"""Apply a hint and re-run: the hints a real session names, their plans, and real re-runs of two
+model files through the capture worker on CPU (each the file as it is, then with the hint)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from compiler_core.diff.hint_plan import (
+    ENV_DYNAMIC_SOURCES,
+    ENV_DYNAMO_CONFIGS,
+    ENV_SCALARS,
+    Hint,
+    plan_for,
+    session_hints,
+)
+from compiler_core.diff.hint_rerun import RerunError, capture, rerun_with_hint
+from compiler_core.worker.protocol import CaptureSpec
+from tests.compiler_core.diff.trace_pairs import SCRIPTS, trace_session
+
+
+def test_plans_are_an_environment_and_capture_options() -> None:
+    plan = plan_for(Hint("capture_scalar_outputs"))
+    assert plan is not None and plan.env == {ENV_SCALARS: "1"} and plan.mode is None
+    plan = plan_for(Hint("mark_dynamic", source="x", dim=0))
+    assert plan is not None and plan.env == {ENV_DYNAMIC_SOURCES: "L['x']:0"}
+    plan = plan_for(Hint("mark_dynamic", source="L['args'][0]", dim=1))
+    assert plan is not None and plan.env == {ENV_DYNAMIC_SOURCES: "L['args'][0]:1"}
+    plan = plan_for(Hint("dynamo_config", value="capture_dynamic_output_shape_ops=True"))
+    assert plan is not None and plan.env == {ENV_DYNAMO_CONFIGS: ">=0:capture_dynamic_output_shape_ops=True"}
+    mode = plan_for(Hint("mode", value="max-autotune"))
+    assert mode is not None and mode.mode == "max-autotune" and not mode.env
+    dynamic = plan_for(Hint("dynamic"))
+    assert dynamic is not None and dynamic.dynamic is True
+    # nothing that could smuggle code or a second setting into the override
+    assert plan_for(Hint("dynamo_config", value="x=__import__('os')")) is None
+    assert plan_for(Hint("dynamo_config", value="a=1;>=0:b=2")) is None
+    assert plan_for(Hint("mark_dynamic", source="x")) is None
+    assert plan_for(Hint("rewrite_the_code")) is None
+
+
+def test_real_sessions_name_their_mechanical_hints() -> None:
+    assert session_hints(trace_session("item_model.py", "item")) == [Hint("capture_scalar_outputs")]
+    assert session_hints(trace_session("recompile_model.py", "static")) == [Hint("mark_dynamic", "x", 0)]
+    assert session_hints(trace_session("item_model.py", "fixed")) == []
+
+
+@pytest.mark.slow
+def test_rerun_with_capture_scalar_outputs_joins_the_graphs(tmp_path: Path) -> None:
+    model = str(SCRIPTS / "item_modelfile.py")
+    rerun = rerun_with_hint(model, Hint("capture_scalar_outputs"), tmp_path, cache_dir=tmp_path / "cache")
+    assert (tmp_path / "before.json").is_file() and (tmp_path / "after.json").is_file()
+    diff = rerun.diff
+    assert (diff.total("graphs").before, diff.total("graphs").after) == (2, 1)
+    assert [b.reason for b in diff.breaks_removed] == [rerun.before.compiles[0].graph_breaks[0].reason]
+    (forward,) = diff.compiles
+    dynamo = next(g for g in forward.graphs if g.stage == "dynamo")
+    assert "item" in dynamo.ops_added
+    # the re-run's model module has a new name each run: its guard is no change
+    assert not [g for g in forward.guards_added if "compilescope_user" in g and "L['self']," in g]
+
+
+@pytest.mark.slow
+def test_rerun_with_the_hint_a_recompile_names_removes_it(tmp_path: Path) -> None:
+    model = str(SCRIPTS / "batch_modelfile.py")
+    base = CaptureSpec(model_path=model, out_path="")
+    before = capture(CaptureSpec(model_path=model, out_path=str(tmp_path / "first.json")),
+                     cache_dir=tmp_path / "cache")  # fmt: skip
+    assert sum(1 for c in before.compiles if c.recompile_reasons) == 1
+    (hint,) = session_hints(before)
+    assert hint == Hint("mark_dynamic", "x", 0)
+    rerun = rerun_with_hint(model, hint, tmp_path, before=before, base=base, cache_dir=tmp_path / "cache")
+    assert not (tmp_path / "before.json").exists()  # the session given was not captured again
+    diff = rerun.diff
+    assert (diff.total("recompiles").before, diff.total("recompiles").after) == (1, 0)
+    assert diff.recompiles_removed[0].guard.startswith("input x dim 0")
+    assert [c.compile_id for c in diff.only_before] == ["0/1"] and not diff.only_after
+
+
+def test_a_hint_without_a_plan_is_refused_before_any_capture(tmp_path: Path) -> None:
+    with pytest.raises(RerunError, match="needs a change to the code"):
+        rerun_with_hint(str(SCRIPTS / "item_modelfile.py"), Hint("mark_dynamic", source="x"), tmp_path)
+    assert not list(tmp_path.iterdir())
