@@ -33,13 +33,15 @@ class ModeFigure:
     doubt: str  # why the speedup is not to be trusted; "" when it stands out of the noise
     samples: int
     peak_mem_bytes: int | None = None
+    baseline_ms: float | None = None  # median of the eager steps run beside this mode's, when paired
 
 
 def mode_figures(session: Session) -> list[ModeFigure]:
     shown = shown_stats(session)
     speed = speedups(shown)
     return [ModeFigure(m.mode, m.median_ms, m.p99_ms, speed.get(m.mode), speedup_noise(m),
-                       untrustworthy(m, speed.get(m.mode)), m.samples, m.peak_mem_bytes)
+                       untrustworthy(m, speed.get(m.mode)), m.samples, m.peak_mem_bytes,
+                       m.baseline_ms if m.mode != EAGER else None)
             for m in shown]  # fmt: skip
 
 
@@ -72,6 +74,8 @@ def step_section(session: Session, figures: list[ModeFigure]) -> Section | None:
         text = f"{f.mode}: {f.median_ms:.3f} ms per step{p99}{peak}"
         if f.mode != EAGER and f.speedup is not None:
             text += f"; {speedup_text(f)}"
+            if f.baseline_ms is not None:  # the speedup's eager steps ran beside these, not in eager's run
+                text += f", against the eager steps run beside it ({f.baseline_ms:.3f} ms)"
         facts.append(Fact(text, f.doubt, (), Level.WARNING if f.doubt else Level.INFO))
     compiled = [f for f in figures if f.mode != EAGER and f.speedup is not None]
     if compiled:

@@ -44,7 +44,9 @@ def break_clause(m: Measures) -> str:
     mode = m.own_mode or "default"
     step = next((f.median_ms for f in m.figures if f.mode == mode), None)
     if measured and step:
-        return f"{plural(count, 'graph break')} cost {sum(measured) / step:.0%} of the {mode} step"
+        share = sum(measured) / step
+        shown = f"{share:.0%}" if share >= 0.1 else f"{share:.1%}"
+        return f"{plural(count, 'graph break')} cost {shown} of the {mode} step ({sum(measured):.3f} ms)"
     split = sum(b.graphs_split for b in m.breaks)
     return f"{plural(count, 'graph break')} ({plural(len(m.breaks), 'cause')}) split {plural(split, 'graph')}"
 

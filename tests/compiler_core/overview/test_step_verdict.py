@@ -7,8 +7,11 @@ numbers some section shows."""
 
 from __future__ import annotations
 
+import os
 import re
 import statistics
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -89,3 +92,28 @@ def test_verdict_numbers_all_come_from_the_sections(entry: str) -> None:
         assert re.search(rf"(?<![\d.]){re.escape(number)}(?![\d.])", shown), (number, overview.verdict)
     assert overview.verdict.endswith("not timed") and "×" not in overview.verdict
     assert "Step time: not timed (capture with --steps, or run the Timeline)" in overview.notes
+
+
+@pytest.mark.slow
+def test_a_captures_measured_break_cost_is_its_share_of_the_step(tmp_path: Path) -> None:
+    """A real capture on this CPU of the bundled model with a `.item()` break: the capture
+    profiles one step for the eager time between graphs; the verdict states that time as a
+    share of the steady default step, recomputed here from the samples."""
+    out = tmp_path / "mlp.json"
+    env = dict(os.environ, COMPILESCOPE_CACHE_DIR=str(tmp_path / "cache"))
+    model = ROOT / "resources" / "examples" / "mlp_graph_break.py"
+    command = [sys.executable, "-m", "compiler_core", "capture", str(model), "-o", str(out), "--steps", "20",
+               "--modes", "default,eager", "-q"]  # fmt: skip
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    session = load(out)
+    assert len(session.eager_gaps) > 1  # two compiled regions with eager time between them
+    gap = sum(g.ms for cid, g in session.eager_gaps.items() if any(c.compile_id == cid and c.graph_breaks
+                                                                  for c in session.compiles))  # fmt: skip
+    step = statistics.median(_blocks(session, "default"))
+    share = gap / step
+    shown = f"{share:.0%}" if share >= 0.1 else f"{share:.1%}"
+    overview = build_overview(session)
+    assert overview.verdict.startswith(f"1 graph break cost {shown} of the default step ({gap:.3f} ms); ")
+    breaks = overview.section("breaks")
+    assert breaks is not None and f"{gap:.3f} ms eager per step" in breaks.facts[0].text
