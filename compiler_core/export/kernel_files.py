@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from compiler_core.export.call_plan import CallPlan, Launch, TensorSpec, plan_calls
-from compiler_core.export.eager_reference import EagerMatch, match, meta_spec
+from compiler_core.export.eager_reference import EagerMatch, match, meta_spec, node_lines
 from compiler_core.export.export_index import Entry, compile_entry, kernel_entry, write_index
 from compiler_core.export.extern_calls import extern_script, launch_device
 from compiler_core.export.graph_repros import graph_repro
@@ -28,7 +28,17 @@ from compiler_core.export.harness_inputs import literal, not_runnable, one_line
 from compiler_core.export.kernel_harness import cpp_arg_types, cpp_harness, triton_harness
 from compiler_core.export.machine_stamp import MachineStamp, preamble, session_stamp
 from compiler_core.safe_paths import SafeFolder
-from compiler_core.session import Compile, InductorOutput, Kernel, LinkIndex, Ref, RefKind, Session
+from compiler_core.session import (
+    Compile,
+    Graph,
+    InductorOutput,
+    Kernel,
+    LinkIndex,
+    Ref,
+    RefKind,
+    Session,
+    TensorMeta,
+)
 from compiler_core.trace.output_code import split_extern_name
 
 _DEVICE_STR = re.compile(r"device_str='(\w+)'")
@@ -85,25 +95,51 @@ class _Partition:
 
 
 def _extern_outputs(part: InductorOutput) -> dict[str, tuple[TensorSpec, ...]]:
-    """extern kernel -> the tensors its op returns, from its post-grad node's metadata."""
+    """extern kernel -> the tensors its op returns, from its post-grad node's metadata (a tuple
+    op's node may record none: then from the `getitem` nodes that take its parts)."""
     g = part.post_grad
     if g is None:
         return {}
     out: dict[str, tuple[TensorSpec, ...]] = {}
+    lines: dict[str, str] | None = None
     for k in part.kernels:
         split = split_extern_name(k.name) if k.language == "extern" else None
         if split is None:
             continue
         op = split[0].removeprefix("torch.ops.").removeprefix("extern_kernels.").removeprefix("aten.")
         op = op.split(".")[0]
-        for name in k.fused_nodes:
-            node = g.node(name)
-            if node is not None and node.target.split(".")[:2] == ["aten", op]:
-                specs = [meta_spec(m, {}) for m in node.outputs]
-                if all(s is not None for s in specs):
-                    out[k.name] = tuple(s for s in specs if s is not None)
-                break
+        node = next(
+            (
+                n
+                for name in k.fused_nodes
+                if (n := g.node(name)) is not None
+                and n.target.removeprefix("torch.ops.").split(".")[:2] == ["aten", op]
+            ),
+            None,
+        )
+        if node is None:
+            continue
+        metas = list(node.outputs)
+        if not metas:
+            lines = node_lines(g) if lines is None else lines
+            metas = _parts(g, node.name, lines)
+        specs = [meta_spec(m, {}) for m in metas]
+        if metas and all(s is not None for s in specs):
+            out[k.name] = tuple(s for s in specs if s is not None)
     return out
+
+
+def _parts(g: Graph, name: str, lines: dict[str, str]) -> list[TensorMeta]:
+    """The metadata of `name[0]`, `name[1]`... as its getitem users record them, up to a gap."""
+    found: dict[int, TensorMeta] = {}
+    for n in g.nodes:
+        m = re.fullmatch(rf"{re.escape(name)}\[(\d+)\]", lines.get(n.name, ""))
+        if m and len(n.outputs) == 1:
+            found[int(m.group(1))] = n.outputs[0]
+    parts: list[TensorMeta] = []
+    while len(parts) in found:
+        parts.append(found[len(parts)])
+    return parts
 
 
 def _kernel_file(
