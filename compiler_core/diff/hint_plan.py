@@ -124,3 +124,21 @@ def session_hints(session: Session) -> list[Hint]:
         if h is not None and h not in out:
             out.append(h)
     return out
+
+
+def parse_hint(text: str) -> Hint:
+    """A hint as typed on a command line: `capture_scalar_outputs`, `mark_dynamic:x:0`,
+    `dynamic`, `mode:max-autotune` or `config:name=value`. ValueError says the accepted forms."""
+    kind, _, rest = text.strip().partition(":")
+    if kind in ("capture_scalar_outputs", "dynamic") and not rest:
+        return Hint(kind)
+    if kind == "mark_dynamic":
+        source, _, dim = rest.rpartition(":")
+        if source and dim.isdigit():
+            return Hint(kind, source=source, dim=int(dim))
+    if kind == "mode" and rest:
+        return Hint(kind, value=rest)
+    if kind == "config" and "=" in rest:
+        return Hint("dynamo_config", value=rest)
+    raise ValueError(f"not a hint: {text!r}; one of capture_scalar_outputs, mark_dynamic:INPUT:DIM, dynamic, "
+                     "mode:MODE, config:FLAG=VALUE")

@@ -3,15 +3,18 @@ model files through the capture worker on CPU (each the file as it is, then with
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+from compiler_core.cli import main
 from compiler_core.diff.hint_plan import (
     ENV_DYNAMIC_SOURCES,
     ENV_DYNAMO_CONFIGS,
     ENV_SCALARS,
     Hint,
+    parse_hint,
     plan_for,
     session_hints,
 )
@@ -82,3 +85,33 @@ def test_a_hint_without_a_plan_is_refused_before_any_capture(tmp_path: Path) -> 
     with pytest.raises(RerunError, match="needs a change to the code"):
         rerun_with_hint(str(SCRIPTS / "item_modelfile.py"), Hint("mark_dynamic", source="x"), tmp_path)
     assert not list(tmp_path.iterdir())
+
+
+def test_hints_as_typed_on_the_command_line() -> None:
+    assert parse_hint("capture_scalar_outputs") == Hint("capture_scalar_outputs")
+    assert parse_hint("mark_dynamic:L['x']:1") == Hint("mark_dynamic", source="L['x']", dim=1)
+    assert parse_hint("mode:reduce-overhead") == Hint("mode", value="reduce-overhead")
+    flag = Hint("dynamo_config", value="specialize_float=False")
+    assert parse_hint("config:specialize_float=False") == flag
+    for bad in ("", "mark_dynamic:x", "mode:", "config:flag", "print"):
+        with pytest.raises(ValueError, match="not a hint"):
+            parse_hint(bad)
+
+
+def test_cli_apply_refuses_what_cannot_work(capsys: pytest.CaptureFixture[str]) -> None:
+    model = str(SCRIPTS / "item_modelfile.py")
+    assert main(["diff", model, "--apply", "print"]) == 2
+    assert "not a hint" in capsys.readouterr().err
+    assert main(["diff", model, model, "--apply", "dynamic"]) == 2
+    assert "give one model file" in capsys.readouterr().err
+    assert main(["diff", model]) == 2
+    assert "needs BEFORE and AFTER" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_cli_apply_captures_twice_and_compares(capsys: pytest.CaptureFixture[str]) -> None:
+    model = str(SCRIPTS / "batch_modelfile.py")
+    assert main(["diff", model, "--apply", "mark_dynamic:x:0", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    recompiles = {t["name"]: t for t in data["totals"]}["recompiles"]
+    assert (recompiles["before"], recompiles["after"]) == (1, 0)
