@@ -34,3 +34,12 @@ class AppWindow(QMainWindow):
     def show_session(self, session: Session, source_path: str = "", links: LinkIndex | None = None) -> None:
         """Show `session`; panes rebuild over the following event-loop turns."""
         raise NotImplementedError
+
+    @property
+    def workspace(self) -> str | None:
+        """The workspace on screen, or None in the all-panes view."""
+        raise NotImplementedError
+
+    def show_stage(self, stage: str) -> None:
+        """Bring a navigator stage forward (its workspace, or its panes in the all-panes view)."""
+        raise NotImplementedError

@@ -31,6 +31,7 @@ from explorer.workspaces import BY_KEY, Workspace, arrange, workspace_of
 LAYOUT_VERSION = 1
 DEFAULT_SIZE = (1600, 1000)
 MIN_PANE_SIZE = (120, 80)
+TIMELINE_DOCKS = ("TimelinePane", "ModeComparePane")  # empty for a trace log: not shown for one
 ALL = "all"  # the all-panes arrangement; the others are workspaces (workspaces.py)
 # The pane each navigator stage brings to the front; the stage's other panes are raised first,
 # so a tabbed detail pane (Decompositions, CUDA graphs, Modes) never ends up on top.
@@ -76,6 +77,8 @@ class MainWindow(AppWindow):
         self._stage = "dynamo"
         self._arrangement = ALL  # the default layout is built as the all-panes view
         self._layouts: dict[str, object] = {}  # arrangement -> its saved state, as last left
+        # per arrangement, the docks hidden for having nothing to show (not by the user)
+        self._auto_hidden: dict[str, set[str]] = {}
         self.addToolBar(self.navigation)
         self.addToolBarBreak()
         self.banner = DiagnosticsBanner(self)  # a damaged log says so, without a modal dialog
@@ -231,6 +234,25 @@ class MainWindow(AppWindow):
         if main is not None:
             main.show()
             main.raise_()
+        self._fit_timeline_docks()
+
+    def _fit_timeline_docks(self) -> None:
+        """A trace log holds no step times and cannot be run: its timeline plot and Modes table
+        would stay empty, so they are not shown (the compile-time chart takes their room); the
+        next session with something to show gets them back, where the arrangement has them."""
+        session = self.state.session
+        idle = session.meta.origin == "trace" and not session.timeline and not session.mode_stats
+        hidden = self._auto_hidden.setdefault(self._arrangement, set())
+        for key in TIMELINE_DOCKS:
+            dock = self.docks.get(key)
+            if dock is None:
+                continue
+            if idle and not dock.isHidden():
+                dock.hide()
+                hidden.add(key)
+            elif not idle and key in hidden:
+                hidden.discard(key)
+                dock.show()
 
     @property
     def workspace(self) -> str | None:
@@ -268,6 +290,7 @@ class MainWindow(AppWindow):
             else:
                 arrange(self, self.docks, BY_KEY[key], self.tabifyDockWidget)
         self._arrangement = key
+        self._fit_timeline_docks()
         self._hide_stale_tab_bars()
         self.banner.set_session(self.state.session)  # a restored state may hold the banner shown
 
@@ -294,9 +317,11 @@ class MainWindow(AppWindow):
         if self._pending:
             self._deferred_show = (session, source_path, links)
             return
+        opened = source_path != self.state.source_path  # not a live refresh, nor a re-capture
         self.state.set_session(session, source_path, links)
-        if session.compiles:  # every session and log opens on its first page
+        if session.compiles and opened:  # every session and log opens on its first page
             self.show_stage(self._first_stage())
+        self._fit_timeline_docks()
         title = source_path or session.meta.origin_path or "session"
         self.setWindowTitle(f"CompileScope — {clip(title, 300, 1)}")
 

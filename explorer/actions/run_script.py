@@ -272,8 +272,9 @@ class ScriptRuns(QObject):
     def _show_timeline(self) -> None:
         """The step curves are what a live run is watched for: bring the timeline forward and
         give it a third of the window (at 1366×768 the default layout leaves it a sliver)."""
+        self.window.show_stage("timeline")
         dock = self.window.docks.get(TIMELINE_KEY)
-        if dock is None:
+        if dock is None or self.window.workspace is not None:  # a workspace is laid out for it
             return
         dock.show()
         dock.raise_()

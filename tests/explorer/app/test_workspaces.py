@@ -11,7 +11,7 @@ import pytest
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication, QDockWidget, QTabBar
 
-from explorer.main_window import MainWindow
+from explorer.main_window import TIMELINE_DOCKS, MainWindow
 from explorer.workspaces import WORKSPACES
 from tests.bench_logs import bench_session
 
@@ -49,7 +49,7 @@ def test_each_workspace_shows_its_panes_and_only_them(window: MainWindow, size: 
         window.show_stage(ws.key)
         _settle()
         assert window.workspace == ws.key
-        mine = {k for k in ws.docks() if k in window.docks}
+        mine = {k for k in ws.docks() if k in window.docks} - set(TIMELINE_DOCKS)  # a log: no steps
         assert _shown(window) <= mine, f"{ws.key}: {_shown(window) - mine} shown too"
         for key in mine:
             assert _reachable(window, key), f"{ws.key} at {size}: {key} unreachable or a sliver"
@@ -75,8 +75,8 @@ def test_all_panes_is_one_toggle_away_and_each_arrangement_is_kept(window: MainW
     _settle()
     window.navigation.all_panes_action.trigger()
     _settle()
-    assert window.workspace is None and _shown(window) == set(window.docks)
-    window.docks["TimelinePane"].hide()  # the user's own arrangement of the all-panes view
+    assert window.workspace is None and _shown(window) == set(window.docks) - set(TIMELINE_DOCKS)
+    window.docks["SourcePane"].hide()  # the user's own arrangement of the all-panes view
     window.navigation.all_panes_action.trigger()
     _settle()
     assert window.workspace == "inductor"
@@ -87,7 +87,7 @@ def test_all_panes_is_one_toggle_away_and_each_arrangement_is_kept(window: MainW
     assert not window.docks["AutotunePane"].isVisible(), "the workspace as the user left it"
     window.navigation.all_panes_action.trigger()
     _settle()
-    assert not window.docks["TimelinePane"].isVisible() and window.docks["SourcePane"].isVisible()
+    assert not window.docks["SourcePane"].isVisible() and window.docks["DynamoPane"].isVisible()
 
 
 def test_arrangements_are_kept_across_runs(qtbot: object, tmp_path: Path) -> None:
@@ -116,3 +116,37 @@ def test_arrangements_are_kept_across_runs(qtbot: object, tmp_path: Path) -> Non
     assert again.docks["CudaGraphPane"].isVisible() or _reachable(again, "CudaGraphPane")
     docks: list[QDockWidget] = list(again.docks.values())
     assert docks
+
+
+def test_a_trace_log_shows_no_timeline_area_until_a_session_has_step_times(window: MainWindow) -> None:
+    """A log cannot be run: its timeline plot and Modes table stay empty, so they are not shown
+    (compile time takes the room); a session with step times gets them back, in the workspace
+    and in the all-panes view."""
+    from compiler_core.session import load
+    from explorer.app import SESSIONS_DIR
+
+    window.resize(1366, 768)
+    log = bench_session("tv_resnet_breaks")
+    assert log.meta.origin == "trace" and not log.timeline
+    window.set_session(log, "tv_resnet_breaks.log")
+    for arrangement in ("timeline", "all"):
+        if arrangement == "all":
+            window.set_all_panes(True)
+        else:
+            window.show_stage("timeline")
+        _settle()
+        assert not window.docks["TimelinePane"].isVisible()
+        assert not window.docks["ModeComparePane"].isVisible()
+        assert window.docks["CompileTimePane"].isVisible() or arrangement == "all"
+    window.set_all_panes(False)
+    _settle()
+    compile_time = window.docks["CompileTimePane"]
+    assert compile_time.height() >= 0.6 * window.height(), "the chart takes the timeline's room"
+    timed = load(SESSIONS_DIR / "small_cnn.json")
+    window.set_session(timed, "small_cnn.json")
+    window.show_stage("timeline")
+    _settle()
+    assert window.docks["TimelinePane"].isVisible() and window.docks["ModeComparePane"].isVisible()
+    window.set_all_panes(True)
+    _settle()
+    assert window.docks["TimelinePane"].isVisible()
