@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from compiler_core.break_ranking import break_key
 from compiler_core.diff.compile_match import frame_key
@@ -25,6 +25,7 @@ _RENUMBERED = re.compile(r"___\d+\b")
 _OBJECT_ID = re.compile(r"\b\d{9,}\b")  # id() of a module or function: an address, new each run
 _RUN_MODULE = re.compile(r"\bcompilescope_user_[0-9a-f]{8}\b")  # a capture's model-file module
 _KERNEL_INDEX = re.compile(r"(_\d+|:\d+)$")
+_BACKEND = re.compile(r"^(triton_(poi|red|per|tem|mm|bmm)_|cpp_|cuda_|halide_)")
 
 
 KernelTimes = tuple[dict[str, float], dict[str, float]]
@@ -186,20 +187,31 @@ def kernel_family(k: Kernel) -> str:
     return _KERNEL_INDEX.sub("", k.name)
 
 
-def _unpaired(ka: Iterable[Kernel], kb: Iterable[Kernel]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """Kernels of each side left after pairing by family in order (the third `addmm` call of
-    three after two before is the one added)."""
-    left: dict[str, list[str]] = {}
-    for k in kb:
-        left.setdefault(kernel_family(k), []).append(k.name)
-    removed = []
-    for k in ka:
-        mine = left.get(kernel_family(k))
-        if mine:
-            mine.pop(0)
-        else:
-            removed.append(k.name)
-    return tuple(removed), tuple(n for names in left.values() for n in names)
+def fused_ops(name: str) -> str:
+    """A kernel's family without its backend's prefix (`triton_poi_`, `cpp_`): what one fusion
+    is called on either device, so a GPU log and a CPU log of one model pair their kernels."""
+    return _BACKEND.sub("", name)
+
+
+def _unpaired(ka: Sequence[Kernel], kb: Sequence[Kernel]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Kernels of each side left after pairing in order, by family first (the third `addmm`
+    call of three after two before is the one added), then by fused ops alone."""
+    names_a = [k.name for k in ka]
+    names_b = [k.name for k in kb]
+    for key in (lambda n: _KERNEL_INDEX.sub("", n), lambda n: fused_ops(_KERNEL_INDEX.sub("", n))):
+        left: dict[str, list[str]] = {}
+        for n in names_b:
+            left.setdefault(key(n), []).append(n)
+        removed = []
+        for n in names_a:
+            mine = left.get(key(n))
+            if mine:
+                mine.pop(0)
+            else:
+                removed.append(n)
+        names_a, names_b = removed, [n for names in left.values() for n in names]
+    kept_b = set(names_b)
+    return tuple(names_a), tuple(n for n in (k.name for k in kb) if n in kept_b)
 
 
 def _cudagraph(info: CudaGraphInfo | None) -> str:
