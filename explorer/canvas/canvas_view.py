@@ -143,12 +143,30 @@ class CanvasView(QWidget):
         self.viewChanged.emit()
         self.update()
 
-    def _entry_left(self, s: Scene) -> float:
-        """Scene x of the left edge of the topmost items and of every group box holding them."""
+    def show_item_at_top(self, it: int) -> None:
+        """Item `it` near the top of the view at a legible zoom, the drawing's left (or the
+        boxes around the item) inside the left edge, as the first view shows a graph's entry."""
+        if self.state is None:
+            return
+        s = self.state.scene
+        if self.scale * 30.0 < LABEL_MIN_PX:
+            self.scale = max(FIRST_VIEW_SCALE, min(1.0, (self._w() - 40.0) / max(s.width, 1.0)))
+        if s.width * self.scale <= self._w() - 40.0:
+            self.tx = (self._w() - s.width * self.scale) / 2
+        else:
+            self.tx = 20.0 - max(0.0, self._entry_left(s, np.array([it])) - 20.0) * self.scale
+        self.ty = 44.0 - (s.y[it] - s.h[it] / 2) * self.scale  # room for a section's label above
+        self.viewChanged.emit()
+        self.update()
+
+    def _entry_left(self, s: Scene, top: np.ndarray | None = None) -> float:
+        """Scene x of the left edge of the topmost items (or of `top`) and of every group box
+        holding them."""
         vis = np.flatnonzero(s.visible)
         if not len(vis):
             return 0.0
-        top = vis[np.argsort(s.y[vis] - s.h[vis] / 2, kind="stable")[:5]]
+        if top is None:
+            top = vis[np.argsort(s.y[vis] - s.h[vis] / 2, kind="stable")[:5]]
         left = float(np.min(s.x[top] - s.w[top] / 2))
         if len(s.boxes):
             b = s.boxes

@@ -80,6 +80,7 @@ class GraphCanvas(QWidget):
         self._search_hits: list[str] = []
         self._search_pos = -1
         self._center_after: str | None = None
+        self._top_after = False  # _center_after is shown at the top (a section's entry), not centred
         self._anchor: tuple[int, QPointF] | None = None  # group kept in place across expand/collapse
         self._fit_after = True
         self._index: dict[str, int] = {}
@@ -178,7 +179,8 @@ class GraphCanvas(QWidget):
         self._anchor = None
         if self._center_after is not None:
             name, self._center_after = self._center_after, None
-            self.center_on(name)
+            top, self._top_after = self._top_after, False
+            (self.show_at_top if top else self.center_on)(name)
         self.layoutFinished.emit()
 
     @property
@@ -357,9 +359,29 @@ class GraphCanvas(QWidget):
     def center_on_when_ready(self, name: str) -> None:
         """`center_on` now, or once the layout still running on the worker is installed."""
         if self.busy:
-            self._center_after = name
+            self._center_after, self._top_after = name, False
         else:
             self.center_on(name)
+
+    def show_at_top_when_ready(self, name: str) -> None:
+        """`show_at_top` now, or once the layout still running on the worker is installed."""
+        if self.busy:
+            self._center_after, self._top_after = name, True
+        else:
+            self.show_at_top(name)
+
+    def show_at_top(self, name: str) -> None:
+        """A node (a section's first) at the top of the view, read from the left like a first
+        view: centring it put a wide graph's left half, and its group boxes, off screen."""
+        res, i = self.result, self._index.get(name)
+        if res is None or i is None:
+            return
+        if res.scene.rep[i] != i:  # hidden in a folded group: expand it, as center_on does
+            g = int(res.tree.node_group[i])
+            self._center_after, self._top_after = name, True
+            self._relayout(set(res.expanded) | {g, *res.tree.ancestors(g)})
+            return
+        self.view.show_item_at_top(int(i))
 
     def center_on(self, name: str) -> None:
         """Scroll to a node, expanding the groups that hide it; zooms in if labels are unreadable."""
@@ -368,7 +390,7 @@ class GraphCanvas(QWidget):
             return
         if res.scene.rep[i] != i:
             g = int(res.tree.node_group[i])
-            self._center_after = name
+            self._center_after, self._top_after = name, False
             self._relayout(set(res.expanded) | {g, *res.tree.ancestors(g)})
             return
         scale = max(self.view.scale, 0.9)

@@ -104,7 +104,7 @@ class DynamoPane(Pane):
         at = next((i for i, s in enumerate(sections) if s.graph is current.dynamo_graph), None)
         if at is not None and current.dynamo_graph is not None and current.dynamo_graph.nodes:
             first = current.dynamo_graph.nodes[0].name
-            self.graphs.canvas.center_on_when_ready(first if len(sections) == 1 else f"{at}:{first}")
+            self.graphs.canvas.show_at_top_when_ready(first if len(sections) == 1 else f"{at}:{first}")
         self.reasons.setPlainText(self._reason_text(current))
         guards = current.guards
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from PySide6.QtCore import QRectF, Qt
 from pytestqt.qtbot import QtBot
@@ -95,3 +96,18 @@ def test_keys_pan_jump_fit_and_zoom_to_the_selection(canvas: GraphCanvas, qtbot:
     rect = canvas.node_rect(target)
     assert rect is not None and QRectF(v.rect()).contains(rect.center())
     assert rect.height() >= 16.0, "zoomed in to a legible size"
+
+
+def test_a_node_shown_at_the_top_is_legible_near_the_top_and_its_row_starts_on_screen(
+        canvas: GraphCanvas) -> None:
+    """How a compile's section is brought into view: centring its first node put a wide graph's
+    left half and the group boxes around it off screen."""
+    names = [n.name for n in _longest_graph().nodes]
+    target = names[len(names) // 3]
+    canvas.show_at_top(target)
+    rect = canvas.node_rect(target)
+    v = canvas.view
+    assert rect is not None and 0 <= rect.top() <= 80, rect
+    assert v.scale * 30.0 >= 16.0
+    left = v._entry_left(canvas.result.scene, np.array([canvas._index[target]])) * v.scale + v.tx  # type: ignore[union-attr]
+    assert 0.0 <= left <= 40.0 or canvas.result.scene.width * v.scale <= v.width(), left  # type: ignore[union-attr]
