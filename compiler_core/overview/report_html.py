@@ -64,8 +64,8 @@ def _e(value: object) -> str:
 def overview_fragment(ov: Overview, link: Callable[[int], str] | None = None, *, verdict: bool = True,
                       marked: Collection[int] = ()) -> str:  # fmt: skip
     """The verdict and the sections as HTML (every data text escaped); with `link`, each fact
-    with refs is an anchor to `link(i)`, `i` its index in `ov.facts()`; facts in `marked` get
-    the class `marked` (the pane's selection)."""
+    is an anchor to `link(i)`, `i` its index in `ov.facts()`; facts in `marked` get the class
+    `marked` (the pane's selection)."""
     parts = [f'<p class="verdict">{_e(ov.verdict)}</p>'] if verdict else []
     index = 0
     for section in ov.sections:
@@ -75,7 +75,7 @@ def overview_fragment(ov: Overview, link: Callable[[int], str] | None = None, *,
             parts.append('<ul class="facts">')
             for fact in section.facts:
                 text = f'<span class="text">{_e(fact.text)}</span>'
-                if link is not None and fact.refs:
+                if link is not None:
                     text = f'<a href="{_e(link(index))}">{text}</a>'
                 lines = "<br>".join(_e(line) for line in fact.detail.splitlines())
                 detail = f'<br><span class="detail">{lines}</span>' if fact.detail else ""

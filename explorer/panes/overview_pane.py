@@ -11,7 +11,7 @@ A fact whose refs are selected (here or in another pane) is marked.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QUrl
+from PySide6.QtCore import QUrl, Signal
 from PySide6.QtWidgets import QTextBrowser, QVBoxLayout
 
 from compiler_core.overview import Overview, build_overview
@@ -23,6 +23,10 @@ from explorer.plain_text import plain_label
 from explorer.state import SelectionModel, SessionState
 
 _FACT_SCHEME = "fact"
+# the workspace (navigator stage) that shows each section's facts
+SECTION_WORKSPACE = {"breaks": "dynamo", "recompiles": "dynamo", "ranks": "dynamo", "runs": "dynamo",
+                     "memory": "aot", "fallbacks": "inductor", "cudagraphs": "inductor",
+                     "kernel_times": "inductor", "compile_time": "timeline", "step_time": "timeline"}
 # Qt's rich text reads a subset of CSS: one class per element, colours, margins, font weights.
 PANE_CSS = """
 h2 { font-size: 14px; font-weight: 600; margin-top: 14px; margin-bottom: 2px; color: #1d1d1f; }
@@ -42,7 +46,13 @@ BANNER_CSS = ("QLabel#overviewVerdict { background: #eef3fc; border-left: 5px so
 
 class OverviewPane(Pane):
     """`OverviewPane(state, selection)`, like every pane; `stage` "overview". It reads the whole
-    session (all ranks and runs), so the compile selector does not change it."""
+    session (all ranks and runs), so the compile selector does not change it.
+
+    Signals: `stageRequested(str)`, the workspace that shows a clicked line's section
+    (`SECTION_WORKSPACE`), for the window to bring forward; the pane itself changes nothing else.
+    """
+
+    stageRequested = Signal(str)  # noqa: N815 (Qt signal naming)
 
     title = "Overview"
     stage = "overview"
@@ -68,11 +78,13 @@ class OverviewPane(Pane):
         layout.addWidget(self.view, 1)
         self.overview: Overview | None = None
         self.facts: list[Fact] = []
+        self.fact_sections: list[str] = []  # each fact's section key
         self._marked: frozenset[int] = frozenset()
 
     def on_session(self, session: Session) -> None:
         self.overview = build_overview(session)
         self.facts = self.overview.facts()
+        self.fact_sections = [s.key for s in self.overview.sections for _ in s.facts]
         self.banner.setText(self.overview.verdict)
         meta = session.meta
         described = [meta.torch_version and f"torch {meta.torch_version}", meta.device,
@@ -92,9 +104,14 @@ class OverviewPane(Pane):
         self.view.verticalScrollBar().setValue(scroll)
 
     def activate(self, index: int) -> None:
-        """Select fact `index`'s refs (what a click on its line does)."""
-        if 0 <= index < len(self.facts) and self.facts[index].refs:
+        """What a click on line `index` does: select its refs, ask for its section's workspace."""
+        if not 0 <= index < len(self.facts):
+            return
+        if self.facts[index].refs:
             self.selection.select(self.facts[index].refs)
+        stage = SECTION_WORKSPACE.get(self.fact_sections[index])
+        if stage:
+            self.stageRequested.emit(stage)
 
     def _anchor(self, url: QUrl) -> None:
         if url.scheme() == _FACT_SCHEME and url.path().isdecimal():

@@ -69,8 +69,10 @@ def test_clicking_a_line_selects_its_refs_and_marks_it(qtbot) -> None:  # type: 
     pane, state = _pane(qtbot, session)
     first_break = pane.facts[0]
     assert {r.kind for r in first_break.refs} == {RefKind.GRAPH_BREAK, RefKind.SOURCE_LINE}
-    with qtbot.waitSignal(state.selection.selectionChanged, timeout=2000):
+    with (qtbot.waitSignal(pane.stageRequested, timeout=2000) as asked,
+          qtbot.waitSignal(state.selection.selectionChanged, timeout=2000)):
         _click_line(qtbot, pane, first_break.text)
+    assert asked.args == ["dynamo"]  # the window brings the breaks' workspace forward
     assert state.selection.selected == frozenset(first_break.refs)
     qtbot.waitUntil(lambda: pane.marked() == frozenset({0}))
     # a recompile line selects its compiles and the guard that failed
@@ -93,6 +95,11 @@ def test_a_selection_made_elsewhere_marks_the_lines_that_hold_it(qtbot) -> None:
     state.selection.select({tensor})  # as the AOT pane does when a saved tensor is clicked
     qtbot.waitUntil(lambda: saver in pane.marked())
     assert "default 1.38× faster than eager" in pane.banner.text()
+    # a step-time line has no refs: it keeps the selection and asks for the Timeline workspace
+    step = next(f for f in pane.facts if f.text.startswith("default: "))
+    with qtbot.waitSignal(pane.stageRequested, timeout=2000) as asked:
+        _click_line(qtbot, pane, step.text)
+    assert asked.args == ["timeline"] and state.selection.selected == frozenset({tensor})
     if SHOTS:
         pane.grab().save(str(Path(SHOTS) / "overview_transformer_block_1366x768.png"))
 
