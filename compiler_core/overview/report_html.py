@@ -57,8 +57,14 @@ footer { color: #80868b; font-size: 12px; margin-top: 30px; }
 """
 
 
+MAX_TEXT = 2000  # characters of one shown text: a log's reason or hint can be megabytes
+
+
 def _e(value: object) -> str:
-    return escape(str(value), quote=True)
+    text = str(value)
+    if len(text) > MAX_TEXT:
+        text = text[:MAX_TEXT] + f"… ({len(text) - MAX_TEXT:,} more characters)"
+    return escape(text, quote=True)
 
 
 def overview_fragment(ov: Overview, link: Callable[[int], str] | None = None, *, verdict: bool = True,

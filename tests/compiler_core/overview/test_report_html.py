@@ -4,6 +4,7 @@ holds the Overview and the ranked tables, and shows hostile names as text; the C
 from __future__ import annotations
 
 import dataclasses
+import json
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import pytest
 from compiler_core.cli import main
 from compiler_core.overview import build_overview
 from compiler_core.overview.report_html import report_html
-from compiler_core.session import Session, load
+from compiler_core.session import Ref, Session, load
 from tests.compiler_core.overview.overview_logs import corpus_log, corpus_session
 from tests.conftest import ROOT
 from tests.security.hostile_sessions import PAYLOAD, poisoned
@@ -143,3 +144,18 @@ def test_cli_exit_codes_for_inputs_and_outputs_that_cannot_work(tmp_path: Path,
         main(["report", str(SESSION)])
     assert usage.value.code == 2
     assert not out.exists()
+
+
+def test_a_megabyte_reason_is_clipped_and_the_overview_is_plain_json() -> None:
+    session = corpus_session("trouble_hf_generate_breaks")
+    c = next(c for c in session.compiles if c.graph_breaks)
+    huge = dataclasses.replace(c.graph_breaks[0], hints=("x" * 3_000_000,))
+    changed = dataclasses.replace(c, graph_breaks=(huge, *c.graph_breaks[1:]))
+    session = dataclasses.replace(session, compiles=tuple(changed if o is c else o for o in session.compiles))
+    overview = build_overview(session)
+    html = report_html(session, overview)
+    assert len(html) < 200_000 and "more characters)" in html
+    data = json.loads(json.dumps(overview.as_dict()))  # plain values only
+    assert data["verdict"] == overview.verdict
+    facts = [f for s in data["sections"] for f in s["facts"]]
+    assert [Ref.decode(r) for f in facts for r in f["refs"]] == [r for f in overview.facts() for r in f.refs]
