@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from compiler_core.break_ranking import DistinctBreak
+from compiler_core.overview.break_facts import first_line
 from compiler_core.overview.model import plural
 from compiler_core.overview.recompile_facts import limit_words
 from compiler_core.overview.step_facts import ModeFigure, doubt_words, speedup_text
@@ -57,7 +58,8 @@ def recompile_clause(m: Measures) -> str:
     text = plural(m.recompiles, "recompile")
     if m.causes:
         top = m.causes[0]
-        what = f"{top.guard} changed" if top.fix else f"guard {top.guard} failed"
+        guard = first_line(top.guard, 100)
+        what = f"{guard} changed" if top.fix else f"guard {guard} failed"
         if len(m.causes) == 1:
             text += f": {what}"
         elif top.count > m.causes[1].count:
