@@ -11,6 +11,7 @@ Signals: `itemClicked(int)`, `itemDoubleClicked(int)`, `itemHovered(int)` (item 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -26,6 +27,7 @@ from PySide6.QtGui import (
     QPainterPath,
     QPaintEvent,
     QPen,
+    QResizeEvent,
     QTransform,
     QWheelEvent,
 )
@@ -93,6 +95,10 @@ class CanvasView(QWidget):
         self._font.setPointSizeF(LABEL_PT)
         self._extent: tuple[float, float] | None = None  # set while rendering the whole scene
         self.section_labels: list[tuple[float, str]] = []
+        # the placement the app chose (first view, a compile's section, a selected node), made
+        # again when the view is resized until the user pans or zooms: a pane laid out while
+        # hidden (200 px wide) placed its first view for 200 px and kept it when shown at 640
+        self._auto: Callable[[], None] | None = None
 
     def _w(self) -> float:
         return self._extent[0] if self._extent is not None else float(self.width())
@@ -123,6 +129,7 @@ class CanvasView(QWidget):
         self.scale = max(1e-4, min(sx, sy, 1.5))
         self.tx = (self._w() - s.width * self.scale) / 2
         self.ty = (self._h() - s.height * self.scale) / 2
+        self._auto = self.fit
         self.viewChanged.emit()
         self.update()
 
@@ -131,6 +138,7 @@ class CanvasView(QWidget):
         graph's entry (its top), with the leftmost top item and the group boxes around it inside
         the left edge (a wide drawing's corner or middle may be empty)."""
         self.fit()
+        self._auto = self.show_top
         if self.state is None or self.scale * 30.0 >= LABEL_MIN_PX:
             return
         s = self.state.scene
@@ -140,6 +148,7 @@ class CanvasView(QWidget):
         else:
             self.tx = 20.0 - max(0.0, self._entry_left(s) - 20.0) * self.scale
         self.ty = 20.0
+        self._auto = self.show_top
         self.viewChanged.emit()
         self.update()
 
@@ -154,17 +163,27 @@ class CanvasView(QWidget):
         if s.width * self.scale <= self._w() - 40.0:
             self.tx = (self._w() - s.width * self.scale) / 2
         else:
-            self.tx = 20.0 - max(0.0, self._entry_left(s, np.array([it])) - 20.0) * self.scale
+            own = self._entry_left(s, np.array([it]))
+            row = min(own, self._entry_left(s, None, float(s.y[it])))
+            right = s.x[it] + s.w[it] / 2
+            # the widest left edge that still shows the item: its section's, its row's, its own
+            left = next((x for x in (min(row, _section_left(s, it)), row)
+                         if (right - x) * self.scale <= self._w() - 40.0), own)
+            self.tx = 20.0 - max(0.0, left - 20.0) * self.scale
         self.ty = 44.0 - (s.y[it] - s.h[it] / 2) * self.scale  # room for a section's label above
+        self._auto = lambda: self.show_item_at_top(it)
         self.viewChanged.emit()
         self.update()
 
-    def _entry_left(self, s: Scene, top: np.ndarray | None = None) -> float:
-        """Scene x of the left edge of the topmost items (or of `top`) and of every group box
-        holding them."""
+    def _entry_left(self, s: Scene, top: np.ndarray | None = None, row_y: float | None = None) -> float:
+        """Scene x of the left edge of the topmost items (or of `top`, or of the items in the row
+        at height `row_y`) and of every group box holding them."""
         vis = np.flatnonzero(s.visible)
         if not len(vis):
             return 0.0
+        if top is None and row_y is not None:
+            row = vis[np.abs(s.y[vis] - row_y) <= s.h[vis] / 2 + 1.0]
+            top = row if len(row) else vis[np.argsort(np.abs(s.y[vis] - row_y), kind="stable")[:1]]
         if top is None:
             top = vis[np.argsort(s.y[vis] - s.h[vis] / 2, kind="stable")[:5]]
         left = float(np.min(s.x[top] - s.w[top] / 2))
@@ -189,6 +208,7 @@ class CanvasView(QWidget):
         c = rect.center()
         self.tx = self._w() / 2 - c.x() * self.scale
         self.ty = self._h() / 2 - c.y() * self.scale
+        self._auto = None
         self.viewChanged.emit()
         self.update()
 
@@ -198,6 +218,7 @@ class CanvasView(QWidget):
             return
         s = self.state.scene
         self.ty = self._h() - 20.0 - s.height * self.scale
+        self._auto = None
         self.viewChanged.emit()
         self.update()
 
@@ -206,6 +227,7 @@ class CanvasView(QWidget):
         if self.state is None:
             return
         self.ty = 20.0
+        self._auto = None
         self.viewChanged.emit()
         self.update()
 
@@ -213,14 +235,22 @@ class CanvasView(QWidget):
         """Pan so scene point (x, y) sits at `screen` (after a re-layout moved it)."""
         self.tx = screen.x() - x * self.scale
         self.ty = screen.y() - y * self.scale
+        self._auto = None
         self.viewChanged.emit()
         self.update()
 
     def center_on_point(self, x: float, y: float, scale: float | None = None) -> None:
+        """Centre scene point (x, y); but where the drawing's left edge can be in view with the
+        point still well inside, it is (a centred node of a wide graph cut its row at the left)."""
         if scale is not None:
             self.scale = scale
         self.tx = self.width() / 2 - x * self.scale
         self.ty = self.height() / 2 - y * self.scale
+        if self.state is not None:
+            flush = 20.0 - max(0.0, self._entry_left(self.state.scene, None, y) - 20.0) * self.scale
+            if flush > self.tx and x * self.scale + flush <= 0.75 * self.width():
+                self.tx = flush
+        self._auto = lambda: self.center_on_point(x, y)
         self.viewChanged.emit()
         self.update()
 
@@ -228,12 +258,14 @@ class CanvasView(QWidget):
         sx, sy = self.to_scene(at)
         self.scale = float(np.clip(self.scale * factor, 1e-4, 8.0))
         self.tx, self.ty = at.x() - sx * self.scale, at.y() - sy * self.scale
+        self._auto = None  # the user's own view from now on
         self.viewChanged.emit()
         self.update()
 
     def pan_by(self, dx: float, dy: float) -> None:
         self.tx += dx
         self.ty += dy
+        self._auto = None
         self.viewChanged.emit()
         self.update()
 
@@ -397,6 +429,11 @@ class CanvasView(QWidget):
             s.h[it] * k,
         )
 
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if self._auto is not None and self.state is not None:
+            self._auto()
+
     # -- interaction ----------------------------------------------------------------------
     def keyPressEvent(self, event: QKeyEvent) -> None:
         """Keys a person expects of a map: arrows pan (Shift: further), PageUp/PageDown a screen,
@@ -455,3 +492,15 @@ class CanvasView(QWidget):
 
     def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:
         self.itemDoubleClicked.emit(self.item_at(event.position()))
+
+
+def _section_left(s: Scene, it: int) -> float:
+    """Left edge of the stacked section (one of a frame's graphs) holding item `it`, or +inf."""
+    left = float("inf")
+    for g, _ in s.sections:
+        k = s.n + g
+        if k >= len(s.x) or np.isnan(s.x[k]):
+            continue
+        if abs(s.y[it] - s.y[k]) <= s.h[k] / 2 and abs(s.x[it] - s.x[k]) <= s.w[k] / 2:
+            left = min(left, float(s.x[k] - s.w[k] / 2))
+    return left
