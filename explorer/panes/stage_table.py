@@ -14,6 +14,8 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTab
 from explorer.plain_text import tip
 from explorer.state.palette import SELECT_COLOR_HEX
 
+REMEASURE_ROWS = 200  # a table this short is measured again when its bold rows change
+
 
 class StageTable(QTableWidget):
     """Signals: those of QTableWidget (`cellClicked(row, col)` is what panes connect to)."""
@@ -96,4 +98,7 @@ class StageTable(QTableWidget):
                     continue
                 item.setBackground(marked if r in rows else plain)
                 item.setFont(strong if r in bold else normal)
+        emboldened = bold != self._bold
         self._lit, self._bold = set(rows), bold
+        if emboldened and self.rowCount() <= REMEASURE_ROWS:
+            self.end_rows()  # bold text is wider: the Modes table cut its best mode's name
