@@ -120,6 +120,9 @@ class MainWindow(AppWindow):
         widget.setMinimumSize(MIN_PANE_SIZE[0], MIN_PANE_SIZE[1])
         self.docks[spec.key].setWidget(widget)
         self.panes[spec.key] = widget
+        requests = getattr(widget, "stageRequested", None)  # a pane that links into a stage
+        if requests is not None:
+            requests.connect(self.show_stage)
 
     def _build_next_pending(self) -> None:
         if self._pending:

@@ -150,3 +150,21 @@ def test_a_trace_log_shows_no_timeline_area_until_a_session_has_step_times(windo
     window.set_all_panes(True)
     _settle()
     assert window.docks["TimelinePane"].isVisible()
+
+
+def test_an_overview_line_opens_the_workspace_that_shows_it(window: MainWindow) -> None:
+    """Each Overview line links into the pane that shows it: a break opens Source + Dynamo with
+    the break selected there."""
+    window.resize(1366, 768)
+    window.set_session(bench_session("tv_resnet_breaks"), "tv_resnet_breaks.log")
+    _settle()
+    assert window.workspace == "overview"
+    pane = window.panes["OverviewPane"]
+    overview = pane.overview  # type: ignore[attr-defined]
+    breaks = overview.section("breaks")
+    assert breaks is not None and breaks.facts
+    index = pane.facts.index(breaks.facts[0])  # type: ignore[attr-defined]
+    pane.activate(index)  # type: ignore[attr-defined]
+    _settle()
+    assert window.workspace == "dynamo"
+    assert set(breaks.facts[0].refs) <= window.selection.selected
