@@ -1,6 +1,6 @@
-"""Live two-rank runs on CPU (gloo, real torch.compile, `run --nproc 2`), plain and under DDP:
+"""Live two-rank runs on CPU (gloo, real torch.compile, `run --nproc 2`), plain, DDP and FSDP2:
 ranks that diverge, a rank that is slow, ranks that agree; each read back and compared as the
-app does. (FSDP and the GPU runs the issue asks for need two GPUs: not run here.)"""
+app does; FSDP2 on gloo too. (The GPU runs the issue asks for need two GPUs: not run here.)"""
 
 from __future__ import annotations
 
@@ -81,3 +81,17 @@ def test_ddp_rank_that_waits_in_its_forward_is_the_straggler(tmp_path: Path) -> 
     (straggler,) = straggler_report(session).stragglers
     assert straggler.rank == 1 and straggler.label == "DistributedDataParallel"
     assert 0.8 * 40.0 <= straggler.median_lag_ms < 400.0
+
+
+def test_fsdp2_ranks_whose_item_branch_differs(tmp_path: Path) -> None:
+    """FSDP2 (`fully_shard` per block, each block compiled) on gloo: the resumed frame after the
+    `.item()` test computes on rank 1 and is empty on rank 0; rank 1 alone recompiles it."""
+    session, _ = _run(tmp_path, "fsdp_ranks.py")
+    diffs = rank_divergence(session)
+    assert diffs and all(d.ranks == (1,) for d in diffs)
+    found = {(d.aspect, d.compile_id) for d in diffs}
+    assert {("status", "1/0"), ("graph", "1/0")} <= found
+    assert "only rank 1 has a Dynamo graph" in next(d.detail for d in diffs if d.aspect == "graph")
+    alone = [d for d in diffs if d.aspect == "compiles"]
+    assert alone and any("a recompile" in d.detail for d in alone)
+    assert not [d for d in diffs if d.compile_id == "0/0"]  # the blocks' first frames agree

@@ -18,6 +18,10 @@ parser = argparse.ArgumentParser()
 parser.add_argument("--mode", choices=["diverge", "slow", "same"], default="same")
 parser.add_argument("--steps", type=int, default=6)
 args = parser.parse_args()
+# No FX-graph or AOT cache: one rank may otherwise read the entry its partner has just
+# written (a real difference, but one that depends on timing)
+torch._inductor.config.fx_graph_cache = False
+torch._functorch.config.enable_autograd_cache = False
 dist.init_process_group("gloo")
 rank = dist.get_rank()
 

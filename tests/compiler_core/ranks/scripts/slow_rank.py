@@ -14,6 +14,10 @@ parser = argparse.ArgumentParser()
 parser.add_argument("--steps", type=int, default=10)
 parser.add_argument("--delay-ms", type=float, default=40.0)
 args = parser.parse_args()
+# No FX-graph or AOT cache: one rank may otherwise read the entry its partner has just
+# written (a real difference, but one that depends on timing)
+torch._inductor.config.fx_graph_cache = False
+torch._functorch.config.enable_autograd_cache = False
 dist.init_process_group("gloo")
 rank = dist.get_rank()
 

@@ -1,0 +1,45 @@
+"""An FSDP2 training job on two gloo ranks: each block sharded with `fully_shard` and compiled
+on its own, as FSDP2 users do; rank 1's batch is shifted, so an `.item()` test in each block
+takes the other branch on rank 1 only (its resumed frame holds an op, rank 0's none) and rank 1
+alone recompiles it. FSDP's all-gathers and reduce-scatters run in its hooks, outside the graphs.
+"""
+
+import torch
+import torch.distributed as dist
+from torch.distributed.fsdp import fully_shard
+
+# No FX-graph or AOT cache: one rank may otherwise read the entry its partner has just
+# written (a real difference, but one that depends on timing)
+torch._inductor.config.fx_graph_cache = False
+torch._functorch.config.enable_autograd_cache = False
+dist.init_process_group("gloo")
+rank = dist.get_rank()
+torch.manual_seed(0)
+
+
+class Block(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = torch.nn.Linear(64, 64)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.relu(self.lin(x))
+        if x.mean().item() > 5.0:  # rank 1's batch
+            h = h * 0.5
+        return h
+
+
+net = torch.nn.Sequential(*[Block() for _ in range(2)])
+for block in net:
+    fully_shard(block)
+    block.compile()
+fully_shard(net)
+opt = torch.optim.SGD(net.parameters(), lr=0.01)
+shift = 10.0 if rank == 1 else 0.0
+for _ in range(3):
+    loss = net(torch.randn(8, 64) + shift).square().mean()
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+print(f"rank {rank} done", flush=True)
+dist.destroy_process_group()
