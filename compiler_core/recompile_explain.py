@@ -44,8 +44,9 @@ class RecompileCause:
     def in_words(self) -> str:
         if not self.changes:
             return self.guard
-        more = f", … ({len(self.changes)} changes)" if len(self.changes) > 3 else ""
-        shown = ", ".join(self.changes[:3]) + more
+        distinct = list(dict.fromkeys(self.changes))  # ranks that recompiled alike say it once
+        more = f", … ({len(distinct)} changes)" if len(distinct) > 3 else ""
+        shown = ", ".join(distinct[:3]) + more
         return f"{self.guard} changed {shown}"
 
     def as_dict(self) -> dict[str, object]:
@@ -92,7 +93,7 @@ def explain(reason: str) -> tuple[str, str, str]:
         return f"type of {_name(m.group(1))}", "", "pass the same type each call"
     if m := _EQUALS.match(text):
         fix = "pass it as a tensor, or torch.compile(..., dynamic=True) so ints become symbolic"
-        return f"value of {_name(m.group(1))}", f"was {m.group(2)}", fix
+        return f"value of {_name(m.group(1))}", f"from {m.group(2)}", fix
     return text, "", ""
 
 

@@ -96,7 +96,7 @@ def test_a_frame_past_the_recompile_limit_is_a_warning_that_it_runs_eagerly() ->
     assert section.headline == ("1 recompile from 1 cause; 1 frame hit the recompile limit and now runs "
                                 "eagerly.")
     (cause,) = section.facts[1:]
-    assert cause.text.startswith("Recompiled 1×: value of factor changed was 0.5")
+    assert cause.text.startswith("Recompiled 1×: value of factor changed from 0.5")
     # the user stack under the reason names the script by its full path
     assert f"Guard made by {SCRIPTS / 'recompile_limit.py'}:9: return torch.relu(x) * factor" in cause.detail
     assert "hit the recompile limit" in overview.verdict
