@@ -22,7 +22,11 @@ from compiler_core.session.refs import Ref
 
 STAGES = ("dynamo", "aot", "inductor", "codegen", "backend", "backward")
 _RENUMBERED = re.compile(r"___\d+\b")
-_OBJECT_ID = re.compile(r"\b\d{9,}\b")  # id() of a module or function: an address, new each run
+_OBJECT_ID = re.compile(r"(?<![0-9])\d{9,}(?![0-9])")  # an id(): an address, new each run
+# the repr torch appends to an identity guard: `<class 'module'>` in one version,
+# `<module 'torch.fx' from '/opt/...'>` in another; the guard is the same
+_TYPE_NOTE = re.compile(r", type=<.*>$")
+_ID_CHECK = re.compile(r"(___check_(?:obj|type)_id\(.*, )\d+\)")  # the id an identity guard compares
 _RUN_MODULE = re.compile(r"\bcompilescope_user_[0-9a-f]{8}\b")  # a capture's model-file module
 _KERNEL_INDEX = re.compile(r"(_\d+|:\d+)$")
 _BACKEND = re.compile(r"^(triton_(poi|red|per|tem|mm|bmm)_|cpp_|cuda_|halide_)")
@@ -105,6 +109,7 @@ def break_changes(a: Iterable[GraphBreak], b: Iterable[GraphBreak]) -> tuple[tup
 
 
 def _same(code: str) -> str:
+    code = _ID_CHECK.sub(r"\1#id)", _TYPE_NOTE.sub("", code))
     return _RUN_MODULE.sub("compilescope_user", _OBJECT_ID.sub("#id", _RENUMBERED.sub("___#", code)))
 
 
