@@ -13,6 +13,7 @@ shell launcher ask the same question (exit 0: a window can open; 2: it cannot).
 from __future__ import annotations
 
 import os
+import socket
 import sys
 from collections.abc import MutableMapping
 
@@ -20,6 +21,11 @@ NO_DISPLAY_EXIT = 2
 NO_DISPLAY_HINT = (
     "compilescope: no display to open a window on (DISPLAY and WAYLAND_DISPLAY are unset): "
     "connect with `ssh -X` to forward X, or save the window as a PNG with "
+    "`QT_QPA_PLATFORM=offscreen compilescope [PATH] --screenshot OUT.png`"
+)
+DEAD_DISPLAY_HINT = (
+    "compilescope: DISPLAY={display} is set but no X server answers there (an ended `ssh -X` "
+    "session leaves it behind): reconnect with `ssh -X`, or save the window as a PNG with "
     "`QT_QPA_PLATFORM=offscreen compilescope [PATH] --screenshot OUT.png`"
 )
 # Platforms whose window system needs no environment variable to be found.
@@ -42,9 +48,40 @@ def check_display(needs_window: bool, env: MutableMapping[str, str] | None = Non
     if not needs_window:
         env["QT_QPA_PLATFORM"] = "offscreen"
         return None
-    if platform.startswith(_ALWAYS_A_DISPLAY) or env.get("DISPLAY") or env.get("WAYLAND_DISPLAY"):
+    if platform.startswith(_ALWAYS_A_DISPLAY) or env.get("WAYLAND_DISPLAY"):
         return None
-    return NO_DISPLAY_HINT
+    display = env.get("DISPLAY")
+    if not display:
+        return NO_DISPLAY_HINT
+    if not x_server_answers(display):  # a stale DISPLAY (the ssh -X session that set it is gone)
+        return DEAD_DISPLAY_HINT.format(display=display)
+    return None
+
+
+def x_server_answers(display: str, timeout_s: float = 1.0) -> bool:
+    """Whether something accepts connections where `display` points: the X server's socket
+    (`:N` and `unix:N`: /tmp/.X11-unix/XN, or the same name in Linux's abstract namespace) or
+    `HOST:N`'s TCP port 6000+N. Qt's xcb plugin aborts the process when nothing does, so this is
+    asked first. A name this cannot parse is given the benefit of the doubt."""
+    host, sep, rest = display.rpartition(":")
+    number = rest.split(".", 1)[0]
+    if not sep or not number.isdigit() or host.startswith("/"):  # launchd's socket path (macOS)
+        return True
+    if host in ("", "unix"):
+        path = f"/tmp/.X11-unix/X{number}"
+        return any(_connects(socket.AF_UNIX, address, timeout_s) for address in (path, "\0" + path))
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    return _connects(family, (host, 6000 + int(number)), timeout_s)
+
+
+def _connects(family: int, address: object, timeout_s: float) -> bool:
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as sock:
+            sock.settimeout(timeout_s)
+            sock.connect(address)  # type: ignore[arg-type]
+        return True
+    except (OSError, ValueError):
+        return False
 
 
 if __name__ == "__main__":

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,7 +22,13 @@ from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication
 
 from explorer.app import SESSIONS_DIR
-from explorer.app_display import NO_DISPLAY_EXIT, NO_DISPLAY_HINT, check_display
+from explorer.app_display import (
+    DEAD_DISPLAY_HINT,
+    NO_DISPLAY_EXIT,
+    NO_DISPLAY_HINT,
+    check_display,
+    x_server_answers,
+)
 from explorer.app_interrupt import INTERRUPTED_EXIT, quit_on_interrupt
 from tests.conftest import ROOT
 
@@ -128,12 +136,50 @@ def test_only_a_start_that_needs_no_window_is_moved_offscreen() -> None:
     assert check_display(needs_window=True, env={}, platform="darwin") is None
 
 
-@pytest.mark.parametrize(("extra", "status"), [({}, NO_DISPLAY_EXIT), ({"DISPLAY": ":0"}, 0),
+@pytest.fixture
+def x_display() -> Iterator[str]:
+    """A DISPLAY whose TCP port (6000 + N) accepts connections, as an X server's does."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    for number in range(60, 160):
+        try:
+            sock.bind(("127.0.0.1", 6000 + number))
+            break
+        except OSError:
+            continue
+    else:
+        pytest.skip("no free port in 6060-6159 for a stand-in X server")
+    sock.listen()
+    with sock:
+        yield f"127.0.0.1:{number}"
+
+
+def _dead_display() -> str:
+    """A DISPLAY nothing listens at (what an ended `ssh -X` session leaves behind)."""
+    for number in range(160, 260):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            if probe.connect_ex(("127.0.0.1", 6000 + number)) != 0:
+                return f"127.0.0.1:{number}"
+    pytest.skip("every port in 6160-6259 answers")
+
+
+def test_a_stale_display_is_told_apart_from_a_live_one(x_display: str) -> None:
+    """Qt's xcb plugin aborts (exit 134) when DISPLAY points at no server: asked first."""
+    assert check_display(needs_window=True, env={"DISPLAY": x_display}, platform="linux") is None
+    dead = _dead_display()
+    hint = check_display(needs_window=True, env={"DISPLAY": dead}, platform="linux")
+    assert hint == DEAD_DISPLAY_HINT.format(display=dead)
+    assert x_server_answers(x_display) and not x_server_answers(dead)
+    assert x_server_answers("odd-name"), "a DISPLAY this cannot read is left to Qt"
+
+
+@pytest.mark.parametrize(("extra", "status"), [({}, NO_DISPLAY_EXIT), ({"DISPLAY": "live"}, 0),
+                                               ({"DISPLAY": "dead"}, NO_DISPLAY_EXIT),
                                                ({"QT_QPA_PLATFORM": "offscreen"}, 0)])  # fmt: skip
 def test_the_shell_launcher_asks_the_same_question(tmp_path: Path, extra: dict[str, str],
-                                                   status: int) -> None:  # fmt: skip
+                                                   status: int, x_display: str) -> None:  # fmt: skip
     """scripts/app runs `python -m explorer.app_display` to choose its no-display fallback."""
-    env = {**no_display_env(tmp_path), **extra}
+    named = {"live": x_display, "dead": _dead_display()}
+    env = {**no_display_env(tmp_path), **{k: named.get(v, v) for k, v in extra.items()}}
     result = subprocess.run([sys.executable, "-m", "explorer.app_display"], cwd=ROOT, env=env,
                             capture_output=True, text=True, timeout=60)  # fmt: skip
     assert (result.returncode, result.stdout, result.stderr) == (status, "", "")
