@@ -18,7 +18,7 @@ times each part in this process: `open` (the importer, `import_trace` of the fol
 (`ranks_summary`: rank_divergence, groups, stragglers), `trace` (the rank logs' compile phases
 read and every rank's trace written).
 
-Targets: compare ≤ 1 s; open and compare ≤ 5 s of CPU (a few seconds, the issue's bound). The
+Targets: compare ≤ 1 s; open and compare ≤ 5 s of CPU ("a few seconds"). The
 open is the importer's (compiler_core/build), 64 x 14 MB of log.
 """
 

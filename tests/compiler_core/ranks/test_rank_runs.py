@@ -1,6 +1,6 @@
 """Live two-rank runs on CPU (gloo, real torch.compile, `run --nproc 2`), plain, DDP and FSDP2:
 ranks that diverge, a rank that is slow, ranks that agree; each read back and compared as the
-app does; FSDP2 on gloo too. (The GPU runs the issue asks for need two GPUs: not run here.)"""
+app does. (The same jobs on two GPUs with NCCL need a GPU machine: not run here.)"""
 
 from __future__ import annotations
 
