@@ -75,11 +75,19 @@ def failed_guard(prev: Compile, reason: str) -> tuple[int, Guard] | None:
     return None
 
 
-def guard_origin(session: Session, c: Compile) -> GuardOrigin:
+CompileKey = tuple[str, int | None, int]  # compile id, rank, run: ids restart in each run
+
+
+def compile_index(session: Session) -> dict[CompileKey, Compile]:
+    return {(c.compile_id, c.rank, c.run): c for c in session.compiles}
+
+
+def guard_origin(index: dict[CompileKey, Compile], c: Compile) -> GuardOrigin:
+    """`index`: `compile_index(session)`, built once (a cause each looking its previous compile
+    up in a list of compiles would scan it once per cause)."""
     reason = trigger(c)
     entry = _ENTRY.match(reason)
-    key = (entry.group(1) if entry else None, c.rank, c.run)  # the same run: ids restart per run
-    prev = next((o for o in session.compiles if (o.compile_id, o.rank, o.run) == key), None)
+    prev = index.get((entry.group(1), c.rank, c.run)) if entry else None
     found = failed_guard(prev, reason) if prev is not None else None
     ref = Ref.guard(prev.compile_id, found[0], prev.rank) if prev is not None and found else None
     frames = list(_FRAME.finditer(reason))
@@ -112,12 +120,13 @@ def _by_id(compiles: Iterable[Compile]) -> dict[str, list[Compile]]:
     return out
 
 
-def recompile_fact(session: Session, cause: RecompileCause, recompiled: dict[str, list[Compile]]) -> Fact:
+def recompile_fact(index: dict[CompileKey, Compile], cause: RecompileCause,
+                   recompiled: dict[str, list[Compile]]) -> Fact:  # fmt: skip
     compiles = [c for cid in dict.fromkeys(cause.compile_ids) for c in recompiled.get(cid, [])]
     frame = SourceLoc(cause.file, cause.line, cause.function) if cause.file else None
     what = cause.in_words() if cause.fix else f"guard {cause.guard} failed"  # no words for it in explain()
     text = f"Recompiled {cause.count}×: {what}" + (f" ({where(frame)})" if frame else "")
-    origin = guard_origin(session, compiles[0]) if compiles else GuardOrigin(None, "", None)
+    origin = guard_origin(index, compiles[0]) if compiles else GuardOrigin(None, "", None)
     detail = []
     if origin.guard:
         detail.append(f"Guard that failed: {short_guard(origin.guard)}")
@@ -138,12 +147,12 @@ def recompile_fact(session: Session, cause: RecompileCause, recompiled: dict[str
     return Fact(text, "\n".join(detail), tuple(refs), level)
 
 
-def limit_fact(session: Session, c: Compile) -> Fact:
-    """A frame Dynamo stopped compiling: which one, how many compiles it had, the last change."""
-    frame = c.code or next((o.code for o in session.compiles if o.code is not None and
-                            (o.frame_id, o.rank, o.run) == (c.frame_id, c.rank, c.run)), None)  # fmt: skip
-    before = sum(1 for o in session.compiles if (o.frame_id, o.rank, o.run) == (c.frame_id, c.rank, c.run)
-                 and o.status != "failed")  # fmt: skip
+def limit_fact(frames: dict[tuple[int | None, int | None, int], list[Compile]], c: Compile) -> Fact:
+    """A frame Dynamo stopped compiling: which one, how many compiles it had, the last change.
+    `frames`: the compiles of each (frame, rank, run); the refused one has no code of its own."""
+    mine = frames.get((c.frame_id, c.rank, c.run), [])
+    frame = c.code or next((o.code for o in mine if o.code is not None), None)
+    before = sum(1 for o in mine if o.status != "failed")
     limit = _LIMIT_VALUE.search(c.failure or c.metrics.fail_reason)
     said = f" ({limit.group(1)} = {limit.group(2)})" if limit else ""
     rank = f"rank {c.rank}: " if c.rank is not None else ""
@@ -187,8 +196,12 @@ def recompile_section(session: Session) -> tuple[Section, list[RecompileCause], 
     causes = [cause for cause in distinct_recompiles(session, all_ranks=True)
               if not refused.issuperset(cause.compile_ids)]  # fmt: skip
     recompiled = _by_id(c for c in session.compiles if not hit_limit(c))
-    facts = [limit_fact(session, c) for c in limited]
-    facts += [recompile_fact(session, cause, recompiled) for cause in causes]
+    frames: dict[tuple[int | None, int | None, int], list[Compile]] = {}
+    for c in session.compiles if limited else ():
+        frames.setdefault((c.frame_id, c.rank, c.run), []).append(c)
+    facts = [limit_fact(frames, c) for c in limited]
+    index = compile_index(session)
+    facts += [recompile_fact(index, cause, recompiled) for cause in causes]
     total = recompile_count(session)
     if not total and not limited:
         return Section("recompiles", "Recompiles", "No recompiles recorded."), causes, limited

@@ -13,6 +13,7 @@ kernel. Either runs as a call of its own, outside any fused kernel.
 
 from __future__ import annotations
 
+import heapq
 from collections import defaultdict
 from pathlib import Path
 
@@ -35,19 +36,20 @@ def _callee(name: str) -> str:
 
 def fallback_section(session: Session) -> tuple[Section, int]:
     """The section and how many calls were ATen fallbacks (the verdict names those)."""
-    calls: dict[str, list[Ref]] = defaultdict(list)
+    calls: dict[str, list[tuple[Compile, str, str]]] = defaultdict(list)
     for c in session.compiles:
         for o in c.inductor:
             for k in o.kernels:
                 if k.language == "extern":
-                    calls[_callee(k.name)].append(Ref.kernel(c.compile_id, o.graph, k.name, c.rank))
+                    calls[_callee(k.name)].append((c, o.graph, k.name))
     if not calls:
         return Section("fallbacks", "Fallbacks", "No extern or fallback calls in the generated code."), 0
     ranked = sorted(calls.items(), key=lambda kv: (-len(kv[1]), kv[0]))
     facts = []
-    for callee, refs in ranked[:MAX_FACTS]:
+    for callee, found in ranked[:MAX_FACTS]:
         library = callee.startswith("extern_kernels.")
-        facts.append(Fact(f"{callee} ×{len(refs)}", LIBRARY if library else ATEN_FALLBACK, tuple(refs),
+        refs = tuple(Ref.kernel(c.compile_id, graph, name, c.rank) for c, graph, name in found)
+        facts.append(Fact(f"{callee} ×{len(refs)}", LIBRARY if library else ATEN_FALLBACK, refs,
                           Level.INFO if library else Level.WARNING))  # fmt: skip
     total = sum(len(r) for r in calls.values())
     aten = sum(len(r) for name, r in calls.items() if not name.startswith("extern_kernels."))
@@ -146,15 +148,18 @@ def compile_time_section(session: Session) -> Section | None:
         for stage, value in c.metrics.stage_s.items():
             sums[stage] += seconds(value) or 0.0
     own = [(label, sums[stage] - (sums[inner] if inner else 0.0)) for stage, inner, label in STAGE_NAMES]
-    total = sum(compile_total(c) for c in timed)
+    totals = [(compile_total(c), i) for i, c in enumerate(timed)]
+    total = sum(t for t, _ in totals)
     stages = ", ".join(f"{label} {s:.1f} s" for label, s in own if s >= 0.05)
     facts = [Fact(f"By stage: {stages}")] if stages else []
-    for c in sorted((c for c in timed if compile_total(c) >= 0.05), key=lambda c: -compile_total(c))[:3]:
+    # the three slowest, the earlier first among equals (-i); totals computed once: 1e5 compiles
+    for seconds_, neg in heapq.nlargest(3, ((t, -i) for t, i in totals if t >= 0.05)):
+        c = timed[-neg]
         cache = ", ".join(f"{k} {v}" for k, v in sorted(c.metrics.cache.items()))
         name = f" {c.code.function}" if c.code and c.code.function else ""
         rank = f"rank {c.rank} " if c.rank is not None else ""
         cached = f" (cache: {cache})" if cache else ""
-        facts.append(Fact(f"{rank}{c.compile_id}{name}: {compile_total(c):.1f} s{cached}",
+        facts.append(Fact(f"{rank}{c.compile_id}{name}: {seconds_:.1f} s{cached}",
                           refs=(Ref.compile(c.compile_id, c.rank),)))
     headline = f"{total:.1f} s compiling {plural(len(timed), 'compile')}."
     return Section("compile_time", "Compile time", headline, tuple(facts))
