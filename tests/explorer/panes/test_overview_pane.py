@@ -111,3 +111,21 @@ def test_hostile_names_show_as_text(qtbot, source: str) -> None:  # type: ignore
     pane, _ = _pane(qtbot, poisoned(base))
     assert PAYLOAD in pane.view.toPlainText()
     assert "<img" not in pane.view.toHtml()  # the payload's tags are text (&lt;img), never an image
+
+
+def test_in_the_window_the_overview_is_built_off_the_gui_thread(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """With the window's update queue spreading work (`updates.spread`), the session's Overview is
+    built on a worker and shown when it arrives; a second session replaces the first."""
+    state = SessionState()
+    state.updates.spread = True
+    pane = OverviewPane(state, state.selection)
+    qtbot.addWidget(pane)
+    pane.resize(1366, 768)
+    pane.show()
+    first = corpus_session("trouble_hf_generate_breaks")
+    second = load(ROOT / "resources" / "sessions" / "transformer_block.json")
+    state.set_session(first)
+    state.set_session(second)
+    assert state.updates.flush(wait_s=30)
+    qtbot.waitUntil(lambda: pane.banner.text() == build_overview(second).verdict)
+    assert pane.source.text().startswith("transformer_block.py")
