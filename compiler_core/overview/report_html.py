@@ -49,7 +49,8 @@ li.warning .text { color: #a4262c; }
 .detail { color: #5f6368; font-size: 12.5px; }
 .notes { color: #5f6368; font-size: 12.5px; }
 table { border-collapse: collapse; background: #fff; font-size: 12.5px; width: 100%; margin: 6px 0 14px; }
-th, td { border: 1px solid #e1e4e8; padding: 3px 7px; text-align: left; vertical-align: top; }
+th, td { border: 1px solid #e1e4e8; padding: 3px 7px; text-align: left; vertical-align: top;
+         overflow-wrap: anywhere; }
 th { background: #eef1f5; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 code { font: 12px ui-monospace, "SF Mono", Menlo, Consolas, monospace; }
