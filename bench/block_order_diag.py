@@ -1,5 +1,5 @@
 """Why did a plain block of the compiled function read slower than the app's block of it?
-(diagnostic for issue 14, H200; findings in docs/benchmarks.md). Per round, after the app's
+(a step-time diagnostic, H200; findings in docs/benchmarks.md). Per round, after the app's
 mode + paired-eager blocks: `real_step_times.plain_block` of the mode; V1 an exact copy of
 `BlockTimer.time_block` placed here; V2 the copy without try/except; V3 without the per-step CUDA
 events; V4 calling the compiled function directly instead of through a step lambda; V5 with

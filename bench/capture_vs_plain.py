@@ -1,4 +1,4 @@
-"""Live capture of a deep model with the CLI vs a plain `torch.compile` of it (issue 13's GPU target).
+"""Live capture of a deep model with the CLI vs a plain `torch.compile` of it, on a GPU.
 
 Both run in fresh processes with the same cache state: `TORCHINDUCTOR_FORCE_DISABLE_CACHES=1`
 (every compile is a real one) and a fresh TORCHINDUCTOR_CACHE_DIR / TMPDIR per run. The plain

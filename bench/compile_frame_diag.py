@@ -1,5 +1,5 @@
 """Does a timing loop run the compiled model faster when its own frame was on the stack while
-Dynamo compiled? (issue 14 diagnosis, H200: the app's block timer, which runs the compiling step,
+Dynamo compiled? (A step-time diagnosis, H200: the app's block timer, which runs the compiling step,
 read 25-30 % faster than a plain loop defined elsewhere on launch-bound HF Llama inference.)
 
 `loop_a` and `loop_b` are identical functions; only `loop_a` runs the first (compiling) call.

@@ -1,4 +1,4 @@
-"""Long run of the session fuzzer (issue 12, point 6): inputs tried, refused, shown, crashes.
+"""Long run of the session fuzzer: inputs tried, refused, shown, crashes.
 
     QT_QPA_PLATFORM=offscreen python bench/fuzz_sessions.py [--examples 500] [--json]
 

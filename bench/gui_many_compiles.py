@@ -1,4 +1,4 @@
-"""How long the window's GUI thread is blocked by a session of very many compiles (issue 12, row 10).
+"""How long the window's GUI thread is blocked by a session of very many compiles.
 
     QT_QPA_PLATFORM=offscreen python bench/gui_many_compiles.py [--compiles 1000000] [--json]
 

@@ -1,5 +1,5 @@
 """Where does a launch-bound step spend its host time when the app's block timer and a plain
-loop of the same compiled function disagree? (issue 14 diagnosis, H200; see docs/benchmarks.md.)
+loop of the same compiled function disagree? (a step-time diagnosis, H200; see docs/benchmarks.md.)
 
 Earlier rounds (bench/block_order_diag.py, bench/compile_frame_diag.py) showed the app's
 `BlockTimer.time_block` reading 25-30 % faster than identical loops defined in bench files, on some

@@ -8,7 +8,7 @@ session's size over the log's. The ~100 MB case is a real one, not small logs gl
 leaves: one similar log per rank).
 
 With `--json` the last line is `{"figures": [{"name", "value", "unit", "target", "ok"}]}`.
-Targets (issue 13): import ≤ 0.5x tlparse on each deep log; ≤ 5 s for ~100 MB; session ≤ 2x log.
+Targets: import ≤ 0.5x tlparse on each deep log; ≤ 5 s for ~100 MB; session ≤ 2x log.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Are the app's step times and speedups right on real models? GPU benchmark for issue 14.
+"""Are the app's step times and speedups right on real models? A GPU benchmark.
 
     python bench/real_step_times.py --json      # CUDA machine, transformers installed
     CS_LAYERS=1 python bench/real_step_times.py --device cpu --rounds 2 --json   # smoke test

@@ -1,4 +1,4 @@
-"""How much of each mode's profiled GPU time reaches the session's kernels (issue 14.4)?
+"""How much of each mode's profiled GPU time reaches the session's kernels?
 
     python bench/runtime_join.py SESSION.json [--json]
     python bench/runtime_join.py --capture bench/models/hf_llama_infer.py --device cuda \\

@@ -1,4 +1,4 @@
-"""Cost of the load-time type check (issue 12, row 3) on a big real session, against the rest of load.
+"""Cost of the load-time type check on a big real session, against the rest of load.
 
     python bench/session_validation.py [SESSION.json] [--json]
 

@@ -1,4 +1,4 @@
-"""Why did the app's step times disagree with a plain block-timed loop? A GPU diagnostic (issue 14).
+"""Why did the app's step times disagree with a plain block-timed loop? A GPU diagnostic.
 
     python bench/step_time_diag.py [MODEL.py] --json     # default: bench/models/hf_llama_infer.py
 

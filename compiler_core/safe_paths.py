@@ -2,8 +2,8 @@
 
 Sessions and trace logs come from other people. Any string in them (a partition's `graph`, a
 kernel's `name`, a stage record's graph name) that became a path component unchecked could name
-`../../site-packages/sitecustomize` and plant code that runs on the next Python start (issue 12,
-row 1: it did). So every writer that builds a name from data goes through this module:
+`../../site-packages/sitecustomize` and plant code that runs on the next Python start.
+So every writer that builds a name from data goes through this module:
 
 - `safe_name` turns any string into one harmless path component: only `[A-Za-z0-9_.-]`, no
   leading dot or dash (no hidden files, no option-like names), no trailing dot (Windows), never a

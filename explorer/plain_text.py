@@ -1,9 +1,9 @@
-"""Text from sessions, logs and models is shown as text, never as markup (issue 12, row 2).
+"""Text from sessions, logs and models is shown as text, never as markup.
 
 Qt guesses: a QLabel, a QMessageBox and every tooltip render their string as HTML when it *looks*
-like HTML (`Qt::mightBeRichText`). A session naming a device `<img src="/dev/zero">` then made the
-GUI thread read /dev/zero until memory ran out, and `<a href=file:///etc/passwd>` rendered as a
-link. So the GUI never lets Qt guess about data:
+like HTML (`Qt::mightBeRichText`). A session naming a device `<img src="/dev/zero">` would make the
+GUI thread read /dev/zero until memory ran out, and `<a href=file:///etc/passwd>` would render as
+a link. So the GUI never lets Qt guess about data:
 
 - `plain_label()` is the only way the explorer makes a QLabel: its format is `PlainText`, fixed
   before any text is set. (`tests/security/test_plain_text.py` walks every QLabel of the real
@@ -31,7 +31,7 @@ def clip(text: object, limit: int = MAX_SHOWN, max_lines: int = MAX_LINES) -> st
     """`str(text)` cut to `limit` characters and `max_lines` lines, saying how much was cut."""
     try:
         s = str(text)
-    except Exception as exc:  # an exception whose __str__ raises (issue 12, row 10)
+    except Exception as exc:  # an exception whose __str__ raises
         s = f"<unprintable {type(text).__name__}: str() raised {type(exc).__name__}>"
     cut = s[:limit]
     lines = cut.split("\n")

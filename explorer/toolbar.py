@@ -41,9 +41,9 @@ def compile_label(c: Compile) -> str:
 class CompileListModel(QAbstractListModel):
     """The compile selector's rows: one page of `PAGE` compiles, labelled on demand.
 
-    A session of 1e6 compiles used to build 1e6 combo items up front, and a combo's popup sizes
-    itself over every row (57 s for 1e6 even with a lazy model), so the selector shows the page
-    holding the current compile, with "previous / next page" rows at its ends (issue 12, row 10).
+    One combo item per compile, built up front, is too slow for a session of 1e6 compiles, and a
+    combo's popup sizes itself over every row (57 s for 1e6 even with a lazy model), so the selector
+    shows the page holding the current compile, with "previous / next page" rows at its ends.
     """
 
     def __init__(self, parent: QWidget | None = None) -> None:

@@ -6,7 +6,7 @@ The worker starts under `setsid` so Cancel can kill its whole process group (Ind
 workers included). Whatever happens to the worker, `finished` carries its fate and the path of
 what it recorded, if anything.
 
-Hostile model files (issue 12, rows 6-7): the per-run key goes to the worker's stdin (QProcess can
+Hostile model files: the per-run key goes to the worker's stdin (QProcess can
 write it; compiler_core/worker/event_auth.py says why stdin) and only lines signed with it are
 believed. The bookkeeping is the CLI's own (`CaptureRun`, compiler_core/worker/capture_outcome.py)
 and so is the result, a `CaptureOutcome`: `ok` from what the GUI can check (exit code 0, an

@@ -1,4 +1,4 @@
-"""Type-confusing and deep-nesting mutations of REAL trace records (issue 12, point 6).
+"""Type-confusing and deep-nesting mutations of REAL trace records.
 
 A log is split into records (a glog header line with its JSON metadata, then TAB payload lines).
 A mutation picks one record and replaces one value somewhere in its metadata or in its JSON

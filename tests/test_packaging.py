@@ -1,6 +1,6 @@
 """Packaging: the wheel carries the examples, runs from any directory, and the viewer needs no torch.
 
-Issue 18 point 5. The wheel is built and installed for real (no build isolation: the venv's
+The wheel is built and installed for real (no build isolation: the venv's
 setuptools, no network); "no torch" is a fresh interpreter whose import system refuses `torch`.
 """
 

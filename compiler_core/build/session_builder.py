@@ -5,8 +5,8 @@ an imported one differ only in `meta`. Reading is streaming (records.py); per-co
 folded as records arrive (compile_records.py) and frozen at the end (compile_builder.py).
 
 Each rank fails alone: a rank file that cannot be opened (not a regular file, unreadable) or
-that fails part-way is one warning, and the other ranks' compiles are kept (issue 12, row 4:
-one bad rank of 50 used to lose all 50).
+that fails part-way is one warning, and the other ranks' compiles are kept: one bad
+rank of 50 must not lose all 50.
 """
 
 from __future__ import annotations

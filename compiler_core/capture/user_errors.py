@@ -24,7 +24,7 @@ _FALLBACK_FRAMES = 4
 
 def safe_str(exc: BaseException) -> str:
     """`str(exc)`, or a stand-in when the user's `__str__` itself raises (then it is still the
-    user's error, not a CompileScope bug: issue 12 row 10)."""
+    user's error, not a CompileScope bug)."""
     try:
         return str(exc)
     except BaseException as inner:  # any failure of user code is reported, never raised

@@ -1,4 +1,4 @@
-"""Run a user's own, unmodified script under CompileScope's recording (issue 19).
+"""Run a user's own, unmodified script under CompileScope's recording.
 
 The script runs in the worker subprocess exactly as `python script.py ARGS` would run it
 (`runpy`, `sys.argv`, its working directory), while every `torch.compile` it makes is recorded

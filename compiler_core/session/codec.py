@@ -119,10 +119,10 @@ def session_from_dict(data: Any) -> Session:
         )
     if version < 1:
         raise SessionFormatError(f"schema {version} is older than any released format")
-    # A wrong type stops here with its field path, never reaching Qt (issue 12, row 3).
+    # A wrong type stops here with its field path, never reaching Qt.
     from compiler_core.session.validate import validate_as, validate_session  # subclass SessionFormatError
 
-    if version == 1:  # one object per dataclass, links in both directions (before issue 13)
+    if version == 1:  # one object per dataclass, links in both directions
         validate_session(data)
         legacy: Session = from_jsonable(Session, data)
         legacy = dataclasses.replace(legacy, schema_version=SCHEMA_VERSION)  # today's form

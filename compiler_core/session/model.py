@@ -284,7 +284,8 @@ class Compile:
     status: CompileStatus = CompileStatus.OK
     failure: str = ""
     artifacts: dict[str, str] = field(default_factory=dict)  # other named payloads, kept verbatim
-    # None only where there is no Dynamo graph (files saved before issue 18 get it on load)
+    # None only where there is no Dynamo graph (a file saved before decompositions were stored
+    # gets it on load)
     decomposition: DecompositionInfo | None = None
     # which run of its log (0 = the first): a log may hold several (torch._dynamo.reset() and
     # compiling again, explain(), a script run twice); run N > 1's ids read `0/0#N`

@@ -4,8 +4,8 @@ A session file is data from someone else. Schema 1 is checked as decoded JSON; s
 rows, placed by position) is checked on the objects its rows built, with the same closures (a
 dataclass instance of the right class stands for its object, a tuple for its array).
 
-Before this check a `"compile_id": 5` went straight into a `Compile` and on to pyqtgraph, which
-died with SIGSEGV in `_pythonToCppCopy` (issue 12, row 3). Now one pass either accepts the session
+Without this check a `"compile_id": 5` would go straight into a `Compile` and on to pyqtgraph,
+which dies with SIGSEGV in `_pythonToCppCopy`. So one pass either accepts the session
 or raises `SessionValidationError` naming the first bad field the way a reader would write it:
 
     compiles[0].compile_id: expected str, got int

@@ -8,8 +8,8 @@ device timeline (see CudaStepClock for why boundaries, not brackets); reading an
 needs the later event to have completed, so instead of synchronising after every call (which
 would serialise host and device and change what we measure) the clock keeps the pairs pending
 and `ready()` returns only those the GPU has already passed, checked with a non-blocking query.
-`ready(wait=True)` drains the rest at the end. This was the run phase's clock until issue 14
-(block timing); its costs between two calls are measured in docs/benchmarks.md.
+`ready(wait=True)` drains the rest at the end. Its costs between two calls are measured in
+docs/benchmarks.md.
 """
 
 from __future__ import annotations

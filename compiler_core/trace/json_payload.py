@@ -2,8 +2,8 @@
 stage artifacts, worker events.
 
 Why not `json.loads` everywhere: CPython's decoder recurses once per nesting level, so
-`[[[[...` 100k deep raises `RecursionError`, which is not a `ValueError` and escaped every
-`except ValueError` around the six parsers we had (issue 12, row 4). Worse, a value nested
+`[[[[...` 100k deep raises `RecursionError`, which is not a `ValueError` and escapes any
+`except ValueError` around a parser. Worse, a value nested
 just under the interpreter's limit parses fine and then blows up later, far from the log line,
 when `str()`, `json.dumps` (saving the session) or a tree walk meets it. So nesting is bounded
 here, at parse time, where the caller can still say which line was bad.

@@ -1,4 +1,4 @@
-"""Bounds on what reading one trace file may cost, and opening only regular files (issue 12, row 5).
+"""Bounds on what reading one trace file may cost, and opening only regular files.
 
 - `max_line_bytes` (default 64 MiB, `$COMPILESCOPE_MAX_LINE_MB`): the longest line kept, and the
   most payload bytes one record keeps. The longest line in our real 32-layer logs is 127 KB

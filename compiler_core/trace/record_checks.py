@@ -1,4 +1,4 @@
-"""Type checks for trace records before anything uses a field (issue 12, row 4).
+"""Type checks for trace records before anything uses a field.
 
 A log from elsewhere may hold any JSON where torch writes an int (`"attempt": "x"`), a dict
 (`"compilation_metrics": [..]`) or a list of frames (`"stack": 7`). Each check below says what

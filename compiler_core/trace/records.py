@@ -110,8 +110,8 @@ class RecordReader:
             read_any = fh.tell() > 0
         if not records:
             # A model file, a saved session or any text opened as a log: say so once, not only
-            # as a "not a trace line" per line (the CLI exits non-zero on it, issue 12 keeps the
-            # GUI opening whatever it can). An empty file says it is empty: a run that wrote
+            # as a "not a trace line" per line (the CLI exits non-zero on it, while the GUI
+            # still opens whatever it can). An empty file says it is empty: a run that wrote
             # nothing, not a file of another kind.
             if read_any:
                 self.diagnostics.insert(0, Diagnostic("error", NOT_A_TRACE, path=self.path, stage="trace"))
@@ -131,7 +131,7 @@ class RecordReader:
         parts: list[bytes] = []
         line_at = 1  # line number at `pos`
         self._kept = 0  # payload bytes kept for `pending`
-        tail = [b"\n"]  # last byte read: a log cut short ends mid-line (issue 12, row 9)
+        tail = [b"\n"]  # last byte read: a log cut short ends mid-line, which is reported
         for block in _blocks(_last_byte(chunks, tail), self._cap):
             if isinstance(block, _Overlong):
                 if block.first == b"\t" and pending is not None:  # a payload line: drop its record

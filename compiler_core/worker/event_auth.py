@@ -1,4 +1,4 @@
-"""Authenticated event lines: the parent believes only what the worker itself wrote (issue 12, row 6).
+"""Authenticated event lines: the parent believes only what the worker itself wrote.
 
 The worker runs the user's code in its own process, so no channel is truly out of that code's
 reach: it can close, write to or find any descriptor (/proc/self/fd). What we can do is make a

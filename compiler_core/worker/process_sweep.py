@@ -1,4 +1,4 @@
-"""Every process a capture started is gone when it ends (issue 12, row 7), CLI and GUI alike.
+"""Every process a capture started is gone when it ends, CLI and GUI alike.
 
 Killing the worker's process group is not enough: a model file can start a child in a new
 session (`setsid`), which leaves the group, and once the worker dies its orphans are adopted by

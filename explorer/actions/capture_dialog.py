@@ -187,7 +187,7 @@ class CaptureProgressDialog(QDialog):
             self.log.appendPlainText("\n--- traceback (your code) ---\n" + traceback)
         if not outcome.ok and outcome.session_path:
             text += "\nShowing what was recorded before it stopped."
-        self.fate.setText(clip(text))  # an exception message can be 300 MB (issue 12, row 10)
+        self.fate.setText(clip(text))  # an exception message can be 300 MB
         self.fate.setStyleSheet("" if outcome.ok else "color: #b00020;")
         self.cancel_button.setVisible(False)
         self.rerun_button.setVisible(True)

@@ -32,7 +32,7 @@ def kind_of(path: str | Path) -> str:
         return MODEL
     if p.suffix == ".json":
         return SESSION
-    try:  # never `open` a FIFO or device by name: it can block forever (issue 12, row 5)
+    try:  # never `open` a FIFO or device by name: it can block forever
         with open(open_regular(str(p)), "rb") as handle:
             head = handle.read(64).lstrip()
     except OSError:

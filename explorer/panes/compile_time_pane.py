@@ -30,8 +30,8 @@ _NESTED_IN = {"codegen": "inductor", "inductor": "aot", "aot": "backend"}
 
 
 _INNER = {parent: child for child, parent in _NESTED_IN.items()}
-# A session of 1e6 compiles froze the GUI for 32 s building one bar and one row per compile
-# (issue 12, row 10). The chart keeps the slowest MAX_BARS (in execution order) and the table
+# One bar and one row per compile freeze the GUI for 32 s on a session of 1e6 compiles, so
+# the chart keeps the slowest MAX_BARS (in execution order) and the table
 # the first MAX_ROWS, with a last row saying how many more there are.
 MAX_BARS = 200
 MAX_ROWS = 2000

@@ -1,7 +1,7 @@
 """Diagnostics: every problem met while building the session, one row each, with its log line.
 
-A damaged log still opens (that is the point of the tolerant reader), but before issue 12 nothing
-said it was damaged: 202 warnings sat unseen in `session.diagnostics`. This pane lists them; the
+A damaged log still opens (that is the point of the tolerant reader), so something must say it is
+damaged, or its warnings sit unseen in `session.diagnostics`. This pane lists them; the
 window's banner (`explorer.diagnostics_banner`) says that there are any and leads here.
 
 At most `MAX_ROWS` rows are built (a 1e6-warning session must not stall the GUI thread); a last

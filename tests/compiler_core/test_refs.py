@@ -1,4 +1,4 @@
-"""Typed refs (issue 18.4): built by constructors, read by fields, stored in the old string form.
+"""Typed refs: built by constructors, read by fields, stored in the old string form.
 
 Names hold ':' for real: extern kernels are named `extern_kernels.mm:3` or
 `torch.ops.aten.mm.default:3`, and a path can be `C:\\x.py`. The storage form must give every one

@@ -1,4 +1,4 @@
-"""Issue 12 row 3: a session of the wrong shape is refused on load with the field's path.
+"""A session of the wrong shape is refused on load with the field's path.
 
 The validator is derived from the model's type hints, so these tests mutate real session files
 (never hand-written dicts) and check the one message a user would see.

@@ -1,4 +1,4 @@
-"""Issue 12 row 3 in the GUI: a session with `"compile_id": 5` used to SIGSEGV pyqtgraph; now the
+"""In the GUI, a session with `"compile_id": 5` (which would SIGSEGV pyqtgraph) is refused: the
 window says which field is wrong, in a plain-text non-modal box, and keeps the session it had."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""Issue 12 row 9: a damaged log opens with a banner and a Diagnostics pane; `summary` counts.
+"""A damaged log opens with a banner and a Diagnostics pane; `summary` counts.
 
 The log is tlparse's real test log, damaged the way logs get damaged: garbage lines, a broken
-header, and cut off in the middle of a line (the reader warns about the cut since issue 12).
+header, and cut off in the middle of a line (the reader warns about the cut).
 """
 
 from __future__ import annotations

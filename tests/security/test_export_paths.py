@@ -1,4 +1,4 @@
-"""Issue 12 row 1: names from a session or a trace log never write outside the chosen folder.
+"""Names from a session or a trace log never write outside the chosen folder.
 
 A hostile session (or trace log) names an Inductor partition and a kernel
 `../../somewhere/sitecustomize`; a real Export ▸ Kernels (the menu action, the real writer) must

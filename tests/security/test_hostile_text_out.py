@@ -1,12 +1,11 @@
-"""Text from a log or a session written out: DOT, CSV, the terminal, and an empty log (issue 27,
-row 14 part).
+"""Text from a log or a session written out: DOT, CSV, the terminal, and an empty log.
 
-- A NUL in a node name made Graphviz refuse the whole DOT export ("syntax error").
+- A NUL in a node name would make Graphviz refuse the whole DOT export ("syntax error").
 - A CSV cell `x;=cmd|' /C calc'!A0` is one text cell with a comma separator and a formula cell
   in a `;` locale: a formula after any separator a spreadsheet may use gets its apostrophe too.
-- The CLI printed a rank file's name and log text raw: an ANSI escape sequence acted on the
-  terminal. It prints them escaped.
-- An empty log said nothing at all (0 warnings, exit 0).
+- The CLI prints a rank file's name and log text escaped: raw, an ANSI escape sequence would act
+  on the terminal.
+- An empty log must say so, not nothing at all (0 warnings, exit 0).
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
-"""Issue 12 row 10 (GUI): a session of very many compiles is shown a page at a time.
+"""GUI: a session of very many compiles is shown a page at a time.
 
-1e6 compiles froze the window for 32 s (`bench/gui_many_compiles.py` measures that case); here
-25,000 show what is bounded: the selector holds one page plus page rows and still reaches every
-compile, the compile-time table and chart are capped with a note, and a huge error is clipped.
+1e6 compiles shown whole would freeze the window for 32 s (`bench/gui_many_compiles.py` measures
+that case); here 25,000 show what is bounded: the selector holds one page plus page rows and still
+reaches every compile, the compile-time table and chart are capped with a note, and a huge error is
+clipped.
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
-"""Well-typed values past anything real never reach a pane (issue 27, row 13).
+"""Well-typed values past anything real never reach a pane.
 
 A real CPU log (tests/fixtures/trace_scripts/tiny_model.py) edited as an attacker would: its
-graph's first node's source line becomes 2^40 and its compile time 1e308 s. Before, the import asked for a
-2^40-line text of the file (MemoryError, or the machine's memory) and the Compile-time pane drew
-a bar to infinity. The import runs in a child under a 3 GiB address-space cap, so a regression
-fails this test instead of taking the machine's memory.
+graph's first node's source line becomes 2^40 and its compile time 1e308 s. Unbounded, the import
+would ask for a 2^40-line text of the file (MemoryError, or the machine's memory) and the
+Compile-time pane would draw a bar to infinity. The import runs in a child under a 3 GiB
+address-space cap, so a regression fails this test instead of taking the machine's memory.
 """
 
 from __future__ import annotations

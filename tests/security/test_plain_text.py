@@ -1,4 +1,4 @@
-"""Issue 12 row 2: data is shown as text, never rendered as markup.
+"""Data is shown as text, never rendered as markup.
 
 A session whose every string carries `<img src="/dev/zero">`, a `file://` link and `<h1>` goes
 into the real main window; every pane is built and raised, and then every label, tooltip, list

@@ -1,4 +1,4 @@
-"""Issue 12 point 6: schema-derived fuzzing of real session files, bounded for CI.
+"""Schema-derived fuzzing of real session files, bounded for CI.
 
 Type-confusing, hostile, deleted and deeply nested values at random places of a real session;
 each load must end in the codec's clear error or in a session the real window shows without an

@@ -1,8 +1,8 @@
-"""Forward ↔ backward partners from source lines stay linear in depth (issue 13).
+"""Forward ↔ backward partners from source lines stay linear in depth.
 
 Text logs carry no `seq_nr`, so `backward_links._by_source_line` pairs the blocks of one source
 line: forward blocks in layer order, backward blocks in reverse. When the counts do not divide
-(a 24-layer BERT line whose backward splits differently), pairing used to fall back to every
+(a 24-layer BERT line whose backward splits differently), pairing must not fall back to every
 block with every other: 536k partners and 1.45M link ends for one compile, a session 4.3x its log.
 """
 

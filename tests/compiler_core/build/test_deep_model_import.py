@@ -1,6 +1,6 @@
 """The real 32-layer HF Llama training log (bench/data, made on an H200): import, links, codec.
 
-Functional checks at real scale (issue 13): graph sizes as Dynamo / AOTAutograd / Inductor logged
+Functional checks at real scale: graph sizes as Dynamo / AOTAutograd / Inductor logged
 them, links per kind stored once and without the per-layer blow-up, lookups consistent both ways,
 the session round-trips and stays under 2x the log. Timing is bench/import_speed.py's job; the only
 time bound here is a loose one (~10x the expected CPU) to catch a return of the quadratic paths.
@@ -66,17 +66,17 @@ def test_links_per_kind_without_the_per_layer_blow_up(llama: tuple[Session, Path
     # another layer) and the n-th extern mm for the n-th mm node (kernel_nodes.py)
     assert pairs[("kernel", "post_grad_node")] == 5390
     assert pairs[("kernel", "kernel_line")] == 2321
-    # 472 before issue 17.4's check against Inductor's Graph fragments: lines whose mark was a
-    # guess (an unmatched op inheriting its operand's node) stay unmarked now (436); its third
-    # pass marks what the fragment and the lines' data flow prove (a promotion cast, a reduction's
-    # inner step, a cat's recomputed branch, online softmax, a gather pushed into a load): 504
+    # Only marks checked against Inductor's Graph fragments count: an unmatched op inheriting its
+    # operand's node is a guess and stays unmarked; what the fragment and the lines' data flow
+    # prove is marked (a promotion cast, a reduction's inner step, a cat's recomputed branch,
+    # online softmax, a gather pushed into a load): 504
     assert pairs[("kernel_line", "post_grad_node")] == 504
     assert pairs[("dynamo_node", "source_line")] == 2095
     # producer/consumers of saved tensors, joint <-> partition twins, plus forward <-> backward
     # partners (build/backward_links.py): lower bounds, other link kinds may join these pairs
     assert pairs[("aot_node", "saved_tensor")] >= 1917
     assert pairs[("aot_node", "aot_node")] >= 9115
-    assert sum(pairs.values()) < 100_000  # one compile: 1.5 million before issue 13
+    assert sum(pairs.values()) < 100_000  # one compile: no per-layer blow-up (that gave 1.5 million)
     # An AOT node maps to Dynamo nodes of one occurrence of its line, not the line in all 32 layers.
     per_aot = Counter(a for a, ts in session.links.items() if a.startswith("aot_node|")
                       for b in ts if b.startswith("dynamo_node|"))  # fmt: skip

@@ -90,8 +90,8 @@ def test_extern_matmul_buffers_follow_their_comment_not_graph_order() -> None:
     assert loads == [("mm_670",), ("mm_672",), ("mm_674",)]
 
 
-# Measured unmarked share of computing lines (bench/kernel_line_marks.py, issue 17.4 third pass:
-# 0.0 / 0.0 / 0.0 / 2.0 %) plus 2 points: the second pass left 11-20 % unmarked, the first 26-35 %.
+# Measured unmarked share of computing lines (bench/kernel_line_marks.py: 0.0 / 0.0 / 0.0 / 2.0 %)
+# plus 2 points of headroom, so a marking regression fails here.
 UNMARKED_AT_MOST = {
     "hf_llama_train": 0.02,
     "hf_bert_train": 0.02,

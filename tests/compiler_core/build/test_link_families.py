@@ -1,4 +1,4 @@
-"""Each family of links the builder computes, checked on a real log (issue 18 point 6).
+"""Each family of links the builder computes, checked on a real log.
 
 The log is a torchvision ResNet-50 training step with two graph breaks, made on an H200
 (bench/data/tv_resnet_breaks.log.xz), imported by the real builder. Every family is asserted

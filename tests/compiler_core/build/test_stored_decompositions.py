@@ -1,4 +1,4 @@
-"""Decomposition tables are built once with the session and stored in it (issue 18.2).
+"""Decomposition tables are built once with the session and stored in it.
 
 The view (stages/decompositions.py) only looks them up; a file saved before they were stored
 gets them on load from the same build function.
@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[3]
 
 def test_an_old_file_gets_the_tables_on_load_and_a_new_one_stores_them() -> None:
     path = FIXTURES / "transformer_block.json"
-    assert '"decomposition"' not in path.read_text()  # saved before issue 18
+    assert '"decomposition"' not in path.read_text()  # a file saved before decompositions were stored
     session = load(path)
     c = next(c for c in session.compiles if c.decomposition is not None and c.decomposition.rows)
     rows = decomposition_table(session, c.compile_id, c.rank)

@@ -1,4 +1,4 @@
-"""The torch seam (issue 18.1): private torch access lives only in `compiler_core/capture/hooks/`,
+"""The torch seam: private torch access lives only in `compiler_core/capture/hooks/`,
 every hook declares the torch versions it serves, the installed torch is checked against them,
 and every hook that changes torch state gives back exactly what it changed.
 

@@ -1,4 +1,4 @@
-"""Issue 12 row 6 for script runs: `compiler_core run` believes only signed events and decides
+"""Script runs: `compiler_core run` believes only signed events and decides
 success from what the parent can verify. Real, unmodified hostile scripts
 (tests/fixtures/scripts), real worker processes, real torch.compile on CPU, the real CLI."""
 

@@ -1,8 +1,8 @@
 """A type-confused `compilescope_autotune` record, and the rule behind the fix: a session the app
-writes always reopens (issue 27, row 7).
+writes always reopens.
 
-Before: node names as ints (`"nodes": [1, 2]`) and a list inside `config` gave "0 warnings", a
-TypeError in the Autotuning pane, and a saved session that failed validation when reopened.
+Node names as ints (`"nodes": [1, 2]`) and a list inside `config` must not give "0 warnings",
+a TypeError in the Autotuning pane, or a saved session that fails validation when reopened.
 The record is appended to a real log (tp_2rank's rank 0, a real 2-GPU tensor-parallel run) as
 another gzip member, the way a capture appends its stage artifacts.
 """

@@ -1,4 +1,4 @@
-"""Issue 12 row 4: one real record damaged (a wrong-typed field, deep nesting) is skipped with a
+"""One real record damaged (a wrong-typed field, deep nesting) is skipped with a
 warning naming its line, and the rest of the log imports; fuzzing of real records finds no crash.
 
 Each case takes tlparse's simple.log (bundled) or a shared tlparse input, damages ONE record the

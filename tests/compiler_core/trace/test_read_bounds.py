@@ -1,4 +1,4 @@
-"""Issue 12 row 5: line length, gzip expansion and rank-directory entries are bounded; no hang.
+"""Line length, gzip expansion and rank-directory entries are bounded; no hang.
 
 Built from real logs (tlparse's simple.log and the 2-rank tensor-parallel logs, bundled): one
 line blown up past the cap, a gzip bomb, and a rank directory holding a FIFO, a broken link, a

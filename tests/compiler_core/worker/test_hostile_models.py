@@ -1,4 +1,4 @@
-"""Issue 12 rows 6, 7, 8, 10: model files that attack the worker protocol or outlive the capture.
+"""Model files that attack the worker protocol or outlive the capture.
 
 Real worker processes running real model files through the CLI (`capture`): a model that calls
 `os._exit(0)` after running, closes the event channel, writes fake events to every inherited fd,

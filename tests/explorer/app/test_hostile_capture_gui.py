@@ -1,4 +1,4 @@
-"""Issue 12 rows 6-7 in the GUI: the QProcess worker believes only signed events, decides success
+"""Hostile model files in the GUI: the QProcess worker believes only signed events, decides success
 from the session it chose, and leaves no process of the run behind (setsid children included).
 Real model files, real worker processes, real QProcess (offscreen)."""
 

@@ -139,7 +139,7 @@ def test_no_ghost_tab_bars_in_the_default_layout(qtbot: QtBot, window: MainWindo
 def test_a_fifo_is_refused_not_read_forever(
     qtbot: QtBot, window: MainWindow, tmp_path: Path, name: str
 ) -> None:
-    """Issue 12 row 5: "Loading…" forever on a FIFO; now a message naming it, at once."""
+    """A FIFO is never opened (it would show "Loading…" forever): a message names it, at once."""
     import os
 
     fifo = tmp_path / name

@@ -97,7 +97,7 @@ def test_compilescope_run_command_line() -> None:
                                              ("forges_events.py", "not written by it")])
 def test_a_hostile_script_is_no_success_in_the_gui(
         qtbot: QtBot, tmp_path: Path, script: str, why: str) -> None:
-    """Issue 12 row 6: the QProcess worker verifies a script run's signed events like a capture's,
+    """The QProcess worker verifies a script run's signed events like a capture's,
     so `os._exit(0)` or fake events on inherited fds end as a failure that says why."""
     from compiler_core.worker.capture_outcome import CaptureOutcome
     from explorer.worker_process import WorkerProcess
