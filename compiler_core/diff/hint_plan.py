@@ -21,9 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from compiler_core.break_ranking import distinct_breaks
-from compiler_core.recompile_explain import distinct_recompiles
-from compiler_core.session.model import GraphBreak, Session
+from compiler_core.session.model import GraphBreak
 
 ENV_SCALARS = "TORCHDYNAMO_CAPTURE_SCALAR_OUTPUTS"
 ENV_DYNAMIC_SOURCES = "TORCH_COMPILE_DYNAMIC_SOURCES"
@@ -112,18 +110,6 @@ def hint_for_recompile(guard: str) -> Hint | None:
     if m is None:
         return None
     return Hint("mark_dynamic", source=m.group(1), dim=int(m.group(2)))
-
-
-def session_hints(session: Session) -> list[Hint]:
-    """Every mechanical hint the session's graph breaks and recompiles name, most costly cause
-    first (break_ranking's and recompile_explain's order), each once."""
-    found = [hint_for_break(row.first) for row in distinct_breaks(session, all_ranks=True)]
-    found += [hint_for_recompile(row.guard) for row in distinct_recompiles(session, all_ranks=True)]
-    out: list[Hint] = []
-    for h in found:
-        if h is not None and h not in out:
-            out.append(h)
-    return out
 
 
 def parse_hint(text: str) -> Hint:

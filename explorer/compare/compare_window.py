@@ -9,13 +9,18 @@ pair, coloured removed/added/changed/renamed), and step times per mode with thei
 against the noise. The window computes nothing: every pairing and verdict is the core's, which
 is also what `python -m compiler_core diff` prints.
 
+With the after session, a last tab lists what is left to fix in it (fix_list_view.py), each
+mechanical hint with a button.
+
 Signals: `compileChosen(int)`, the index into `diff.compiles` of the matched compile shown (-1
-for a compile one side alone has).
+for a compile one side alone has); `nodeChosen(str, str, str)`, the stage and the before and
+after node names of a clicked graph row ("" for a side without the node), for linking to the
+main window's selection; `applyRequested(object)`, a `Hint` whose button was pressed.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -34,7 +39,9 @@ from PySide6.QtWidgets import (
 
 from compiler_core.diff import CompileDiff, GraphDiff, LoneCompile, ModeDiff, SessionDiff, rows, session_text
 from compiler_core.diff.diff_text import compile_lines, fmt
+from compiler_core.diff.fix_list import fix_rows
 from compiler_core.session import Compile, Graph, Session
+from explorer.compare.fix_list_view import FixListView
 from explorer.compare.graph_rows_model import STATUS_COLORS, GraphRowsModel, Row
 from explorer.plain_text import plain_label
 
@@ -71,6 +78,8 @@ def _changes_in_words(cd: CompileDiff) -> str:
 
 class CompareWindow(QMainWindow):
     compileChosen = Signal(int)  # noqa: N815 (Qt signal naming)
+    nodeChosen = Signal(str, str, str)  # noqa: N815
+    applyRequested = Signal(object)  # noqa: N815
 
     def __init__(self, diff: SessionDiff, before: Session | None = None, after: Session | None = None,
                  parent: QWidget | None = None) -> None:  # fmt: skip
@@ -98,6 +107,11 @@ class CompareWindow(QMainWindow):
         self.tabs.addTab(self.detail, "Compile")
         self.tabs.addTab(self._graph_tab(), "Graphs")
         self.tabs.addTab(self.modes, "Step times")
+        self.fixes: FixListView | None = None
+        if after is not None:
+            self.fixes = FixListView(fix_rows(after))
+            self.fixes.applyRequested.connect(self.applyRequested)
+            self.tabs.addTab(self.fixes, "Left to fix")
         split = QSplitter()
         split.addWidget(self.compiles)
         split.addWidget(self.tabs)
@@ -110,6 +124,7 @@ class CompareWindow(QMainWindow):
         self._fill_modes(diff.modes)
         self.compiles.currentItemChanged.connect(self._compile_picked)
         self.stage.currentIndexChanged.connect(self._stage_picked)
+        self.graph.clicked.connect(self._row_clicked)
         first = self.compiles.topLevelItem(0)
         if first is not None and first.childCount():
             self.compiles.setCurrentItem(first.child(0))
@@ -241,6 +256,12 @@ class CompareWindow(QMainWindow):
         first = next((i for i, r in enumerate(table) if r[2] != "same"), -1)
         if first >= 0:
             self.graph.scrollTo(self.graph.model().index(first, 0), QTableView.ScrollHint.PositionAtCenter)
+
+    def _row_clicked(self, index: QModelIndex) -> None:
+        model = self.graph.model()
+        if isinstance(model, GraphRowsModel) and index.isValid():
+            before, after, _status = model.row(index.row())
+            self.nodeChosen.emit(str(self.stage.currentData() or ""), before, after)
 
     def _compiles(self, cd: CompileDiff) -> tuple[Compile | None, Compile | None]:
         before, after = self._sessions

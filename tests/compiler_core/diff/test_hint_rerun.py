@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from compiler_core.cli import main
+from compiler_core.diff.fix_list import fix_rows, session_hints
 from compiler_core.diff.hint_plan import (
     ENV_DYNAMIC_SOURCES,
     ENV_DYNAMO_CONFIGS,
@@ -16,7 +17,6 @@ from compiler_core.diff.hint_plan import (
     Hint,
     parse_hint,
     plan_for,
-    session_hints,
 )
 from compiler_core.diff.hint_rerun import RerunError, capture, rerun_with_hint
 from compiler_core.worker.protocol import CaptureSpec
@@ -47,6 +47,15 @@ def test_real_sessions_name_their_mechanical_hints() -> None:
     assert session_hints(trace_session("item_model.py", "item")) == [Hint("capture_scalar_outputs")]
     assert session_hints(trace_session("recompile_model.py", "static")) == [Hint("mark_dynamic", "x", 0)]
     assert session_hints(trace_session("item_model.py", "fixed")) == []
+
+
+def test_fix_rows_give_the_line_and_the_hint_or_the_edit() -> None:
+    (row,) = fix_rows(trace_session("item_model.py", "item"))
+    assert row.kind == "break" and row.hint == Hint("capture_scalar_outputs")
+    assert row.where == "item_model.py:26" and row.code == "scale = h.mean().item()"
+    (row,) = fix_rows(trace_session("recompile_model.py", "static"))
+    assert row.kind == "recompile" and row.hint == Hint("mark_dynamic", "x", 0)
+    assert "mark_dynamic" in row.advice
 
 
 @pytest.mark.slow

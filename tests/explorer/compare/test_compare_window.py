@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt
 
 from compiler_core.diff import diff_sessions
 from compiler_core.session import Session, load
-from explorer.compare import CompareWindow, GraphRowsModel
+from explorer.compare import CompareWindow, FixListView, GraphRowsModel
 from explorer.compare.graph_rows_model import STATUS_COLORS
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -45,7 +45,8 @@ def test_compiles_listed_matched_then_one_side_only(qtbot: object, pair: tuple[S
 
 def test_graphs_side_by_side_coloured_by_change(qtbot: object, pair: tuple[Session, Session]) -> None:
     win = _window(qtbot, *pair)
-    assert win.tabs.count() == 4
+    assert [win.tabs.tabText(i) for i in range(win.tabs.count())] == [
+        "Summary", "Compile", "Graphs", "Step times", "Left to fix"]
     # the first matched compile is shown, on its first stage that changed: Dynamo's graph
     assert win.stage.currentData() == "dynamo"
     model = win.graph.model()
@@ -107,3 +108,37 @@ def test_deep_graph_rows_are_served_lazily(qtbot: object) -> None:
     model = win.graph.model()
     assert isinstance(model, GraphRowsModel) and model.rowCount() > 5000
     assert {model.row(i)[2] for i in range(model.rowCount())} == {"same"}
+
+
+def test_clicking_a_graph_row_names_both_nodes(qtbot: object, pair: tuple[Session, Session]) -> None:
+    win = _window(qtbot, *pair)
+    model = win.graph.model()
+    assert isinstance(model, GraphRowsModel)
+    chosen: list[tuple[str, str, str]] = []
+    win.nodeChosen.connect(lambda *args: chosen.append(args))
+    row = model.find("item", after=True)
+    win.graph.clicked.emit(model.index(row, 2))
+    assert chosen == [("dynamo", "", "item")]
+
+
+def test_left_to_fix_offers_the_hint_as_a_button(qtbot: object, pair: tuple[Session, Session]) -> None:
+    """Compared the other way round, the after session has the `.item()` break: its row offers
+    capture_scalar_outputs, and pressing the button asks for the re-run."""
+    captured, broken = pair[1], pair[0]
+    win = _window(qtbot, captured, broken)
+    assert win.fixes is not None and len(win.fixes.rows) == 1 and len(win.fixes.buttons) == 1
+    item = win.fixes.tree.topLevelItem(0)
+    assert item is not None and item.text(0) == "item_model.py:26" and "item()" in item.text(1)
+    assert item.child(0).text(1) == "scale = h.mean().item()"
+    asked: list[object] = []
+    win.applyRequested.connect(asked.append)
+    win.fixes.buttons[0].click()
+    assert [getattr(h, "kind", None) for h in asked] == ["capture_scalar_outputs"]
+
+
+def test_nothing_left_to_fix_is_said(qtbot: object, pair: tuple[Session, Session]) -> None:
+    from compiler_core.diff.fix_list import fix_rows
+
+    view = FixListView(fix_rows(pair[1]))
+    qtbot.addWidget(view)  # type: ignore[attr-defined]
+    assert view.tree.topLevelItemCount() == 0 and not view.buttons

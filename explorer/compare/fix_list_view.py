@@ -1,0 +1,53 @@
+"""What is left to fix in a session, as a list: each graph break or recompile cause with its
+line, and either a button that applies its hint and re-runs, or the edit to make by hand.
+
+The rows are the core's (`compiler_core.diff.fix_list.fix_rows`). The widget runs nothing: a
+button emits `applyRequested(hint)` and the controller that owns captures starts the re-run
+(`compiler_core.diff.hint_rerun.rerun_with_hint`, off the GUI thread) and opens the comparison.
+
+Signals: `applyRequested(object)`, the `Hint` of the row whose button was pressed.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QPushButton, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
+
+from compiler_core.diff.fix_list import FixRow
+from explorer.plain_text import plain_label, tip
+
+COLUMNS = ("Where", "Cause", "Fix")
+
+
+class FixListView(QWidget):
+    applyRequested = Signal(object)  # noqa: N815 (Qt signal naming)
+
+    def __init__(self, rows: list[FixRow], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.rows = rows
+        self.tree = QTreeWidget()
+        self.tree.setHeaderLabels(list(COLUMNS))
+        self.buttons: list[QPushButton] = []
+        box = QVBoxLayout(self)
+        count = len(rows)
+        box.addWidget(plain_label(f"{count} cause{'s' * (count != 1)} left to fix" if rows else
+                                  "nothing left to fix: no graph break and no recompile"))  # fmt: skip
+        box.addWidget(self.tree, 1)
+        for row in rows:
+            times = f" ×{row.count}" if row.count > 1 else ""
+            item = QTreeWidgetItem([row.where, f"{row.kind}{times}: {row.cause}", ""])
+            item.setToolTip(1, tip(row.cause))
+            self.tree.addTopLevelItem(item)
+            if row.code:
+                item.addChild(QTreeWidgetItem(["", row.code, ""]))
+            if row.hint is not None:
+                button = QPushButton(f"Apply and re-run: {row.hint.in_words()}")
+                button.clicked.connect(lambda _=False, h=row.hint: self.applyRequested.emit(h))
+                self.buttons.append(button)
+                self.tree.setItemWidget(item, 2, button)
+            else:
+                item.setText(2, row.advice.splitlines()[0] if row.advice else "change the code at this line")
+                item.setToolTip(2, tip(row.advice))
+        self.tree.expandAll()
+        for c in range(len(COLUMNS)):
+            self.tree.resizeColumnToContents(c)
