@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt
 
 from compiler_core.diff import diff_sessions
 from compiler_core.session import Session, load
-from explorer.compare import CompareWindow, FixListView, GraphRowsModel
+from explorer.compare import CompareOpener, CompareWindow, FixListView, GraphRowsModel
 from explorer.compare.graph_rows_model import STATUS_COLORS
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -142,3 +142,17 @@ def test_nothing_left_to_fix_is_said(qtbot: object, pair: tuple[Session, Session
     view = FixListView(fix_rows(pair[1]))
     qtbot.addWidget(view)  # type: ignore[attr-defined]
     assert view.tree.topLevelItemCount() == 0 and not view.buttons
+
+
+def test_opener_diffs_off_the_gui_thread_and_opens_the_window(qtbot: object,
+                                                              pair: tuple[Session, Session]) -> None:
+    opener = CompareOpener()
+    opener.open(*pair)
+    assert opener.busy()
+    with qtbot.waitSignal(opener.opened, timeout=30_000) as blocker:  # type: ignore[attr-defined]
+        pass
+    (win,) = blocker.args
+    qtbot.addWidget(win)  # type: ignore[attr-defined]
+    assert isinstance(win, CompareWindow) and win.isVisible()
+    assert win.diff.total("graphs").after == 1
+    opener.shutdown()
