@@ -18,7 +18,7 @@ a missing field without a default is an error, and ints must fit in 64 bits (Qt 
 Speed: it runs on 100 MB sessions, so each type gets one specialised closure, built once per type
 (`_checker` is cached); sequences of plain values are checked with one `all()` over the list;
 the path of a bad field is assembled only while an error unwinds, never on the good path. The
-cost is linear in the size of the JSON (measured: see `bench/validate_sessions.py`).
+cost is linear in the size of the JSON (measured: see `bench/session_validation.py`).
 """
 
 from __future__ import annotations
