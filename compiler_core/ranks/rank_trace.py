@@ -3,8 +3,9 @@
 Each rank's steps go through `timeline.exporters.chrome_trace`, the one-rank writer, unchanged:
 its events are taken as they are and moved to the rank's own process (pid `rank + 1`; some
 viewers treat pid 0 as idle), its threads named for the callable without the `rN:` prefix. A
-script run records every step's host start in ms since the Unix epoch (run/step_timer.py),
-the clock torch's own `chromium_event` records use, so given the rank logs each rank also gets
+script run records every step's host start on the wall clock (run/step_timer.py: ms since
+midnight UTC of the run's day), the clock torch's own `chromium_event` records use (µs since
+the Unix epoch, read here as ms since the same midnight), so given the rank logs each rank gets
 a `compile` thread with the compile phases torch logged (`entire_frame_compile`,
 `backend_compile`, `inductor_compile`...) as the begin/end pairs it wrote, and Perfetto shows
 a rank still compiling while the others wait beside it.
@@ -32,11 +33,13 @@ from compiler_core.trace.trace_folders import trace_files
 
 COMPILE_TID = 100000  # past any callable's thread: the compile phases of one rank
 PHASES = frozenset({"B", "E", "X", "i"})
+DAY_MS = 86_400_000.0  # a script run's step starts count within the day (run/step_timer.py)
 
 
 @dataclasses.dataclass(frozen=True)
 class ChromiumEvent:
-    """One phase event torch logged (`chromium_event` record), its time in µs since the epoch."""
+    """One phase event torch logged (`chromium_event` record), its time in µs since the Unix
+    epoch as torch writes it."""
 
     name: str
     ph: str
@@ -91,17 +94,18 @@ def multi_rank_trace(session: Session,
     ranks = sorted(set(samples) | set(events) | set(phases) | {c.rank for c in session.compiles
                                                                 if c.rank is not None})  # fmt: skip
     real = bool(samples) and all(s.start_ms is not None for ss in samples.values() for s in ss)
-    origin_ms = _origin_ms(samples.values() if real else [], phases.values())
+    phase_ms = {r: _since_midnight(es) for r, es in phases.items()}
+    origin_ms = _origin_ms(samples.values() if real else [], phase_ms.values())
     trace: list[dict[str, Any]] = []
     for rank in ranks:
         shifted = [dataclasses.replace(s, start_ms=s.start_ms - origin_ms) if real and s.start_ms is not None
                    else dataclasses.replace(s, start_ms=None) for s in samples.get(rank, [])]  # fmt: skip
         trace += _rank_events(rank, shifted, events.get(rank, []))
-        trace += _phase_events(rank, phases.get(rank, []), origin_ms)
+        trace += _phase_events(rank, phase_ms.get(rank, []), origin_ms)
     layout = ("real start times, every rank on one clock" if real else
               "laid end to end from 0 per rank (no start times recorded): ranks are not aligned")
     return {"traceEvents": trace, "displayTimeUnit": "ms",
-            "otherData": {"steps": layout, "ranks": len(ranks), "origin_unix_ms": origin_ms}}  # fmt: skip
+            "otherData": {"steps": layout, "ranks": len(ranks), "origin_ms": origin_ms}}  # fmt: skip
 
 
 def logs_for(session: Session, session_path: str | Path | None = None) -> Path | None:
@@ -123,9 +127,20 @@ def write_multi_rank_trace(path: str | Path, session: Session, logs: str | Path 
     atomic_write_text(Path(path), json.dumps(multi_rank_trace(session, phases)))
 
 
-def _origin_ms(samples: Iterable[Sequence[StepSample]], phases: Iterable[Sequence[ChromiumEvent]]) -> float:
+def _since_midnight(events: list[ChromiumEvent]) -> list[tuple[ChromiumEvent, float]]:
+    """Each event with its time in ms since midnight UTC of the day of the rank's first event:
+    the clock a script run's steps are on (a rank whose first compile came within ms after a
+    midnight its step timer started before would be off by a day; not handled)."""
+    if not events:
+        return []
+    day0 = min(e.ts_us for e in events) / 1000.0 // DAY_MS * DAY_MS
+    return [(e, e.ts_us / 1000.0 - day0) for e in events]
+
+
+def _origin_ms(samples: Iterable[Sequence[StepSample]],
+               phases: Iterable[Sequence[tuple[ChromiumEvent, float]]]) -> float:  # fmt: skip
     times = [s.start_ms for ss in samples for s in ss if s.start_ms is not None]
-    times += [e.ts_us / 1000.0 for es in phases for e in es]
+    times += [ms for es in phases for _, ms in es]
     return min(times) if times else 0.0
 
 
@@ -146,19 +161,22 @@ def _rank_events(rank: int, samples: list[StepSample], events: list[TimelineEven
     return out
 
 
-def _phase_events(rank: int, phases: list[ChromiumEvent], origin_ms: float) -> list[dict[str, Any]]:
+def _phase_events(rank: int, phases: list[tuple[ChromiumEvent, float]],
+                  origin_ms: float) -> list[dict[str, Any]]:  # fmt: skip
+    """The rank's phase events on its `compile` thread, each at its ms (since midnight) less
+    the trace's origin."""
     if not phases:
         return []
     pid = rank_pid(rank)
-    origin_us = origin_ms * 1000.0
     out: list[dict[str, Any]] = [
         {"name": "thread_name", "ph": "M", "pid": pid, "tid": COMPILE_TID,
          "args": {"name": "compile (phases torch logged)"}},
         {"name": "thread_sort_index", "ph": "M", "pid": pid, "tid": COMPILE_TID, "args": {"sort_index": 0}},
     ]  # fmt: skip
-    for e in _balanced(phases):
-        ev: dict[str, Any] = {"name": e.name, "ph": e.ph, "ts": round(e.ts_us - origin_us, 3), "pid": pid,
-                              "tid": COMPILE_TID, "cat": "compile", "args": {"compile_id": e.compile_id}}
+    for e, ms in _balanced(phases):
+        ts = round((ms - origin_ms) * 1000.0, 3)
+        ev: dict[str, Any] = {"name": e.name, "ph": e.ph, "ts": ts, "pid": pid, "tid": COMPILE_TID,
+                              "cat": "compile", "args": {"compile_id": e.compile_id}}
         if e.ph == "X" and e.dur_us is not None:
             ev["dur"] = e.dur_us
         if e.ph == "i":
@@ -167,20 +185,20 @@ def _phase_events(rank: int, phases: list[ChromiumEvent], origin_ms: float) -> l
     return out
 
 
-def _balanced(phases: list[ChromiumEvent]) -> list[ChromiumEvent]:
+def _balanced(phases: list[tuple[ChromiumEvent, float]]) -> list[tuple[ChromiumEvent, float]]:
     """The events without an end that has no begin before it (a log opened mid-span, such as
     a cache lookup started before the trace sink was installed): a viewer would close the
     wrong span with it."""
     open_: dict[str, int] = {}
     out = []
-    for e in phases:
+    for e, ms in phases:
         if e.ph == "B":
             open_[e.name] = open_.get(e.name, 0) + 1
         elif e.ph == "E":
             if not open_.get(e.name):
                 continue
             open_[e.name] -= 1
-        out.append(e)
+        out.append((e, ms))
     return out
 
 

@@ -35,6 +35,7 @@ from compiler_core.timeline.call_clock import StepClock, clock_for
 from compiler_core.timeline.records import MODE_START, to_record
 from compiler_core.timeline.stats import mode_stats
 
+DAY_MS = 86_400_000.0
 EMIT_EVERY = 8  # calls between batches of resolved samples when nothing else happened
 AUTO = "auto"  # the clock of each callable follows the device of its first call's tensors
 Emit = Callable[[dict[str, Any]], None]
@@ -53,9 +54,7 @@ class _Series:
         self.calls = 0
         self.unsent = 0  # calls since this callable's step times were last published
         self.warmup: dict[int, bool] = {}
-        # call -> its host start, ms since the Unix epoch: one clock for every rank of a host and
-        # the one torch's chromium events use, so a multi-rank trace lines ranks and compiles up
-        self.starts: dict[int, float] = {}
+        self.starts: dict[int, float] = {}  # call -> its host start (StepTimer.day_start_ms)
         self.samples: list[StepSample] = []
         self.events: list[TimelineEvent] = []
 
@@ -74,6 +73,11 @@ class StepTimer:
         self._stack: list[tuple[str, int]] = []
         self._installed = False
         self.clock_devices: dict[str, str] = {}  # label -> clock chosen for it (device "auto")
+        # Each call's host start is kept in ms since midnight UTC of the day the run started:
+        # the wall clock every rank of a host shares and torch's chromium events use, so a
+        # multi-rank trace lines ranks and compiles up; counted from the Unix epoch instead,
+        # the times lose their nanoseconds as floats and a trace's steps would overlap
+        self.day_start_ms = time.time() * 1000.0 // DAY_MS * DAY_MS
 
     # -- wrapping ----------------------------------------------------------------------------
 
@@ -147,7 +151,7 @@ class StepTimer:
         self._stack.append((series.label, series.calls))
         self._watch.mode, self._watch.step = series.label, series.calls
         assert series.clock is not None  # picked before the first call
-        series.starts[series.calls] = round(time.time() * 1000.0, 3)
+        series.starts[series.calls] = round(time.time() * 1000.0 - self.day_start_ms, 3)
         series.clock.start()
 
     def _after(self, series: _Series) -> None:

@@ -323,7 +323,7 @@ class StepSample:
     # baseline is measured under the same host conditions as the mode (see run_phase)
     baseline_for: str = ""
     # ms from the start of the timeline run to the start of this step: where a trace export
-    # places it (a script run's steps count from the Unix epoch, so its ranks share one clock).
+    # places it (a script run counts from midnight UTC of its day, so its ranks share one clock).
     # None where unknown (sessions written before it was recorded, other timers)
     start_ms: float | None = None
 

@@ -23,7 +23,7 @@ from compiler_core.ranks.rank_trace import (
 from compiler_core.ranks.stragglers import rank_step_times, straggler_report
 from compiler_core.timeline.exporters import chrome_trace
 from tests.compiler_core.ranks.rank_data import load_run, logs_of
-from tests.compiler_core.timeline.test_exporters import assert_nested
+from tests.compiler_core.timeline.test_exporters import assert_nested, check_trace_format
 
 DELAY_MS = 40.0  # slow_rank.py's default
 
@@ -111,7 +111,7 @@ def test_one_trace_every_rank_its_own_process_on_one_clock() -> None:
 def test_one_rank_is_what_the_one_rank_writer_writes_moved_into_its_process() -> None:
     session = load_run("slow_rank")
     data = multi_rank_trace(session)
-    origin = data["otherData"]["origin_unix_ms"]
+    origin = data["otherData"]["origin_ms"]
     mine = [s for s in session.timeline if s.mode.startswith("r1:")]
     alone = chrome_trace([dataclasses.replace(s, start_ms=s.start_ms - origin) for s in mine],  # type: ignore[operator]
                          [e for e in session.timeline_events if e.mode.startswith("r1:")])["traceEvents"]
@@ -148,3 +148,15 @@ def test_written_for_an_imported_folder_of_rank_logs(tmp_path) -> None:  # type:
                   and e["ph"] == "B"] for r in (0, 1)}  # fmt: skip
     assert len(frames[0]) == 2 and len(frames[1]) == 4  # rank 1 compiled two frames more
     assert {e["args"]["compile_id"] for e in frames[1]} == {"0/0", "1/0", "2/0", "0/1"}
+
+
+@pytest.mark.parametrize("name", ["slow_rank", "diverge"])
+def test_a_script_runs_start_times_keep_the_one_rank_trace_exact(name: str) -> None:
+    """Every rank's steps in the one-process trace of the timeline export: their starts are
+    wall-clock times, small enough that no step overlaps the one before it once a reader
+    rounds them to integer ns (counted from the Unix epoch they did)."""
+    session = load_run(name)
+    assert all(s.start_ms is not None and 0 <= s.start_ms < 86_400_000 for s in session.timeline)
+    data = chrome_trace(session.timeline, session.timeline_events, session.mode_stats)
+    assert data["otherData"]["steps"] == "real start times"
+    check_trace_format(data["traceEvents"])
