@@ -22,6 +22,7 @@ from compiler_core.overview.model import Fact, Level, Overview, Section, plural
 from compiler_core.overview.recompile_facts import recompile_count, recompile_section
 from compiler_core.overview.stage_facts import (
     compile_time_section,
+    compile_total,
     cudagraph_section,
     fallback_section,
     memory_section,
@@ -44,7 +45,7 @@ def _scope_line(label: str, compiles: list[Compile], breaks: int) -> str:
     graphs = sum(1 for c in compiles if c.dynamo_graph is not None)
     recompiles = sum(1 for c in compiles if c.recompile_reasons)
     failed = sum(1 for c in compiles if c.status == "failed")
-    seconds = sum(c.metrics.total_s or 0.0 for c in compiles)
+    seconds = sum(compile_total(c) for c in compiles)  # the backward's lazy compile included
     text = (f"{label}: {plural(len(compiles), 'compile')}, {plural(graphs, 'graph')}, "
             f"{plural(breaks, 'graph break')}, {plural(recompiles, 'recompile')}, {seconds:.1f} s compiling")
     return text + (f", {failed} failed" if failed else "")  # fmt: skip

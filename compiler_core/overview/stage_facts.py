@@ -91,6 +91,9 @@ def memory_section(session: Session) -> Section | None:
     trained = [c for c in session.compiles if c.aot is not None and c.aot.saved_tensors]
     if not trained:
         return None
+    ranks = sorted({c.rank for c in trained}, key=lambda r: (r is None, r))
+    if len(ranks) > 1:  # each rank holds its own activations: one rank's, not their sum
+        trained = [c for c in trained if c.rank == ranks[0]]
     total = sum(saved_bytes(c) for c in trained)
     by_line: dict[tuple[str, int, str], dict[str, int]] = defaultdict(dict)
     refs: dict[tuple[str, int, str], list[Ref]] = defaultdict(list)
@@ -99,9 +102,11 @@ def memory_section(session: Session) -> Section | None:
         aot = c.aot
         assert aot is not None
         for t in aot.saved_tensors:
-            node = aot.forward.node(t.producer) if aot.forward is not None else None
-            if node is None or node.op == "placeholder":  # an input or parameter: alive anyway
-                inputs += t.bytes
+            fw = aot.forward
+            node = fw.node(t.producer) if fw is not None else None
+            base = fw.node(t.storage_key) if fw is not None and t.storage_key else None
+            if node is None or "placeholder" in (node.op, base.op if base is not None else ""):
+                inputs += t.bytes  # an input or parameter, or a view of one: alive anyway
                 continue
             loc = node.source or SourceLoc("", 0)
             key = (loc.file, loc.line, node.module_path)
@@ -120,6 +125,8 @@ def memory_section(session: Session) -> Section | None:
     recomputed = sum(len(c.aot.recomputed) for c in trained if c.aot)
     headline = (f"{human_bytes(total)} saved for the backward ({human_bytes(inputs)} of it inputs and "
                 f"parameters, alive anyway); {plural(recomputed, 'node')} recomputed instead of saved.")
+    if len(ranks) > 1:
+        headline = f"Rank {ranks[0]} (each rank saves its own): {headline[0].lower()}{headline[1:]}"
     for p in session.memory_budget:
         if not p.error:
             step = f", {p.step_ms:.2f} ms/step" if p.step_ms is not None else ""
@@ -161,5 +168,11 @@ def compile_time_section(session: Session) -> Section | None:
         cached = f" (cache: {cache})" if cache else ""
         facts.append(Fact(f"{rank}{c.compile_id}{name}: {seconds_:.1f} s{cached}",
                           refs=(Ref.compile(c.compile_id, c.rank),)))
-    headline = f"{total:.1f} s compiling {plural(len(timed), 'compile')}."
+    headline = f"{total:.1f} s compiling {plural(len(timed), 'compile')}"
+    by_rank: dict[int | None, float] = defaultdict(float)
+    for t, i in totals:
+        by_rank[timed[i].rank] += t
+    if len(by_rank) > 1:  # ranks compile side by side: the slowest is what the job waited
+        headline += f" over {len(by_rank)} ranks ({max(by_rank.values()):.1f} s on the slowest)"
+    headline += "."
     return Section("compile_time", "Compile time", headline, tuple(facts))

@@ -122,3 +122,35 @@ def test_saved_activations_add_up_from_the_tensors_shapes() -> None:
         lines = {r.line for r in fact.refs if r.kind is RefKind.SOURCE_LINE}
         assert lines <= {int(m) for m in re.findall(r"\.py:(\d+)", fact.text)}
         assert all(aot.forward and aot.forward.node(t.producer).op != "placeholder" for t in tensors)  # type: ignore[union-attr]
+
+
+def test_several_ranks_show_one_ranks_activations_and_the_slowest_ranks_compile_time() -> None:
+    """DDP on two ranks: each rank holds its own activations (one rank's are shown, views of
+    parameters and inputs counted as alive anyway) and compiles side by side (torch's frame
+    compile times per rank log, plus each rank's lazily compiled backward)."""
+    folder = corpus_log("dist_ddp_train")
+    session = corpus_session("dist_ddp_train")
+    overview = build_overview(session)
+    memory = overview.section("memory")
+    assert memory is not None and memory.headline.startswith("Rank 0 (each rank saves its own): ")
+    for fact in memory.facts:
+        for ref in fact.refs:
+            assert ref.rank == 0
+            if ref.kind is RefKind.SAVED_TENSOR:
+                c = session.compile(ref.compile_id, 0)
+                assert c is not None and c.aot is not None and c.aot.forward is not None
+                t = next(t for t in c.aot.saved_tensors if t.name == ref.name)
+                base = c.aot.forward.node(t.storage_key)
+                assert base is None or base.op != "placeholder"  # not a view of a parameter
+    per_rank = []
+    for rank in (0, 1):
+        log = folder / f"dedicated_log_torch_trace_rank_{rank}.log.xz"
+        metrics = [h["compilation_metrics"] for h, _ in raw_records(log, "compilation_metrics")]
+        backward = sum(c.metrics.stage_s.get("backward", 0.0) for c in session.compiles if c.rank == rank)
+        per_rank.append(sum(m["entire_frame_compile_time_s"] or 0.0 for m in metrics) + backward)
+    compile_time = overview.section("compile_time")
+    ranks = overview.section("ranks")
+    assert compile_time is not None and ranks is not None
+    assert compile_time.headline.endswith(f"over 2 ranks ({max(per_rank):.1f} s on the slowest).")
+    for rank, fact in enumerate(ranks.facts):
+        assert f", {per_rank[rank]:.1f} s compiling" in fact.text
