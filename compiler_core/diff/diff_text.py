@@ -132,7 +132,7 @@ def compile_lines(cd: CompileDiff) -> list[str]:
         body += [f"    - {n}{_us(k.us_before.get(n))}" for n in _cut(k.removed)]
         body += [f"    + {n}{_us(k.us_after.get(n))}" for n in _cut(k.added)]
         if k.cudagraph_before != k.cudagraph_after:
-            before, after = k.cudagraph_before or "not known", k.cudagraph_after or "not known"
+            before, after = (_first_line(x) or "not known" for x in (k.cudagraph_before, k.cudagraph_after))
             body.append(f"    CUDA graph: {before} → {after}")
     if not body:
         return []
@@ -141,6 +141,10 @@ def compile_lines(cd: CompileDiff) -> list[str]:
     ids = cd.before if cd.before == cd.after else f"{cd.before} → {cd.after}"
     rank = f" rank {cd.rank}" if cd.rank is not None else ""
     return [f"[{ids}]{rank} {cd.frame}{time}", *body]
+
+
+def _first_line(text: str) -> str:
+    return text.splitlines()[0].rstrip() if text else ""
 
 
 def _us(v: float | None) -> str:
