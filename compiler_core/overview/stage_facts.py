@@ -97,7 +97,7 @@ def memory_section(session: Session) -> Section | None:
     total = sum(saved_bytes(c) for c in trained)
     by_line: dict[tuple[str, int, str], dict[str, int]] = defaultdict(dict)
     refs: dict[tuple[str, int, str], list[Ref]] = defaultdict(list)
-    inputs = 0
+    inputs: dict[str, int] = {}  # storage -> bytes: views of one parameter count once, as in `total`
     for c in trained:
         aot = c.aot
         assert aot is not None
@@ -105,12 +105,12 @@ def memory_section(session: Session) -> Section | None:
             fw = aot.forward
             node = fw.node(t.producer) if fw is not None else None
             base = fw.node(t.storage_key) if fw is not None and t.storage_key else None
+            storage = f"{c.rank}:{c.compile_id}:{t.storage_key or t.name}"
             if node is None or "placeholder" in (node.op, base.op if base is not None else ""):
-                inputs += t.bytes  # an input or parameter, or a view of one: alive anyway
+                inputs[storage] = max(inputs.get(storage, 0), t.bytes)  # alive anyway: an input or a view
                 continue
             loc = node.source or SourceLoc("", 0)
             key = (loc.file, loc.line, node.module_path)
-            storage = f"{c.rank}:{c.compile_id}:{t.storage_key or t.name}"
             by_line[key][storage] = max(by_line[key].get(storage, 0), t.bytes)
             refs[key].append(Ref.saved_tensor(c.compile_id, t.name, c.rank))
     facts = []
@@ -123,8 +123,9 @@ def memory_section(session: Session) -> Section | None:
                           f"{plural(len(refs[(file, line, module)]), 'tensor')}",
                           refs=(*refs[(file, line, module)], *line_ref)))  # fmt: skip
     recomputed = sum(len(c.aot.recomputed) for c in trained if c.aot)
-    headline = (f"{human_bytes(total)} saved for the backward ({human_bytes(inputs)} of it inputs and "
-                f"parameters, alive anyway); {plural(recomputed, 'node')} recomputed instead of saved.")
+    alive = human_bytes(sum(inputs.values()))
+    headline = (f"{human_bytes(total)} saved for the backward ({alive} of it inputs and parameters, alive "
+                f"anyway); {plural(recomputed, 'node')} recomputed instead of saved.")
     if len(ranks) > 1:
         headline = f"Rank {ranks[0]} (each rank saves its own): {headline[0].lower()}{headline[1:]}"
     for p in session.memory_budget:
