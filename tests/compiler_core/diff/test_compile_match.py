@@ -4,6 +4,8 @@ sessions (the bundled graph-break example, a real two-rank log) renumbered, reor
 from __future__ import annotations
 
 import dataclasses as dc
+import lzma
+from pathlib import Path
 
 from compiler_core.build import import_trace
 from compiler_core.diff import diff_sessions, match_compiles
@@ -53,3 +55,19 @@ def test_ranks_pair_within_their_rank() -> None:
     only_rank0 = dc.replace(s, compiles=tuple(c for c in s.compiles if c.rank == 0))
     diff = diff_sessions(s, only_rank0)
     assert sorted((c.rank, c.compile_id) for c in diff.only_before) == [(1, "0/0"), (1, "0/1")]
+
+
+def test_runs_pair_within_their_run(tmp_path: Path) -> None:
+    """The corpus log of HF code compiled, `torch._dynamo.reset()`, compiled again (one process,
+    torch 2.11 on an H100): two runs of the same five frames. Against its first run alone, the
+    second run's compiles are the ones without a counterpart, not the first's."""
+    log = tmp_path / "twice.log"
+    with lzma.open(ROOT / "bench" / "corpus" / "logs" / "trouble_reset_twice.log.xz") as src:
+        log.write_bytes(src.read())
+    s = import_trace(log)
+    assert sorted({c.run for c in s.compiles}) == [0, 1]
+    first_run = dc.replace(s, compiles=tuple(c for c in s.compiles if c.run == 0))
+    diff = diff_sessions(s, first_run)
+    assert all(c.run == 0 and c.before == c.after for c in diff.compiles) and len(diff.compiles) == 5
+    assert [c.compile_id for c in diff.only_before] == ["0/0#2", "1/0#2", "2/0#2", "3/0#2", "4/0#2"]
+    assert [(g.run, g.compiles_before, g.compiles_after) for g in diff.groups] == [(0, 5, 5), (1, 5, 0)]
