@@ -108,17 +108,19 @@ def break_changes(a: Iterable[GraphBreak], b: Iterable[GraphBreak]) -> tuple[tup
     return removed, added
 
 
-def _same(code: str) -> str:
+def guard_key(code: str) -> str:
+    """A guard's text without what varies between compiles and runs (renumbered globals,
+    addresses, the type repr, a capture's module name): two guards with one key are one."""
     code = _ID_CHECK.sub(r"\1#id)", _TYPE_NOTE.sub("", code))
     return _RUN_MODULE.sub("compilescope_user", _OBJECT_ID.sub("#id", _RENUMBERED.sub("___#", code)))
 
 
 def guard_changes(a: Compile, b: Compile) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Guard lines that no longer hold after, and those that are new."""
-    keys_a = {_same(g.code) for g in a.guards}
-    keys_b = {_same(g.code) for g in b.guards}
-    return (tuple(g.code for g in a.guards if _same(g.code) not in keys_b),
-            tuple(g.code for g in b.guards if _same(g.code) not in keys_a))  # fmt: skip
+    keys_a = {guard_key(g.code) for g in a.guards}
+    keys_b = {guard_key(g.code) for g in b.guards}
+    return (tuple(g.code for g in a.guards if guard_key(g.code) not in keys_b),
+            tuple(g.code for g in b.guards if guard_key(g.code) not in keys_a))  # fmt: skip
 
 
 def saved_bytes(aot: AotInfo | None) -> int:
