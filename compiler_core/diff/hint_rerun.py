@@ -2,9 +2,11 @@
 
 `rerun_with_hint(model, hint)` captures the file as it is (unless the caller passes the session
 it already has), captures it again in a fresh worker with the hint's plan (hint_plan.py: an
-environment and the capture's mode/dynamic options), and diffs the two. Both captures go
-through the one worker client the CLI and GUI use (compiler_core/worker/client.py), so the
-re-run is killed, capped and recovered like any capture. Torch is never imported here.
+environment and the capture's mode/dynamic options), and diffs the two. A script run (`base` a
+`ScriptSpec`, as `python -m compiler_core run` makes) re-runs the same way, with the hints torch
+reads from the environment; its mode and `dynamic` are the script's own `torch.compile` call's.
+Both captures go through the one worker client the CLI and GUI use (compiler_core/worker/
+client.py), so the re-run is killed, capped and recovered like any capture. Torch is never imported here.
 
 A blocking call (two captures of a small model take 20-60 s on a CPU): the GUI runs it off the
 GUI thread, the CLI and tests call it directly.
@@ -20,6 +22,7 @@ from pathlib import Path
 from compiler_core.diff.diff_result import SessionDiff
 from compiler_core.diff.hint_plan import Hint, RerunPlan, plan_for
 from compiler_core.diff.session_diff import diff_sessions
+from compiler_core.run.spec import ScriptSpec
 from compiler_core.session.codec import load
 from compiler_core.session.model import Session
 from compiler_core.worker.client import WorkerClient
@@ -75,6 +78,9 @@ def rerun_with_hint(
                          "mechanically")
     out = Path(out_dir)
     spec = base or CaptureSpec(model_path=str(Path(model_path).resolve()), out_path="")
+    if isinstance(spec, ScriptSpec) and (plan.mode is not None or plan.dynamic is not None):
+        raise RerunError(f"{hint.in_words()}: a script's own torch.compile call sets this; change it there "
+                         "(a re-run applies only settings torch reads from the environment)")
     if before is None:
         first = dataclasses.replace(spec, out_path=str(out / "before.json"), trace_path="")
         before = capture(first, timeout_s=timeout_s, cache_dir=cache_dir)

@@ -19,6 +19,7 @@ from compiler_core.diff.hint_plan import (
     plan_for,
 )
 from compiler_core.diff.hint_rerun import RerunError, capture, rerun_with_hint
+from compiler_core.run.spec import ScriptSpec
 from compiler_core.worker.protocol import CaptureSpec
 from tests.compiler_core.diff.trace_pairs import SCRIPTS, trace_session
 
@@ -124,3 +125,17 @@ def test_cli_apply_captures_twice_and_compares(capsys: pytest.CaptureFixture[str
     data = json.loads(capsys.readouterr().out)
     recompiles = {t["name"]: t for t in data["totals"]}["recompiles"]
     assert (recompiles["before"], recompiles["after"]) == (1, 0)
+
+
+@pytest.mark.slow
+def test_a_script_run_is_rerun_with_the_hint_from_the_environment(tmp_path: Path) -> None:
+    """The plain script (no model-file names) under `compiler_core run`, before and after."""
+    script = str(SCRIPTS / "item_model.py")
+    base = ScriptSpec(model_path=script, out_path="", script_args=("item",), cwd=str(tmp_path))
+    rerun = rerun_with_hint(script, Hint("capture_scalar_outputs"), tmp_path, base=base,
+                            cache_dir=tmp_path / "cache")  # fmt: skip
+    diff = rerun.diff
+    assert (diff.total("graphs").before, diff.total("graphs").after) == (2, 1)
+    assert (diff.total("graph breaks").before, diff.total("graph breaks").after) == (1, 0)
+    with pytest.raises(RerunError, match=r"script's own torch\.compile"):
+        rerun_with_hint(script, Hint("mode", value="max-autotune"), tmp_path, base=base)
