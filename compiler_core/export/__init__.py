@@ -14,5 +14,11 @@ from compiler_core.export.kernel_files import (
 )
 from compiler_core.export.machine_stamp import REFUSED_EXIT
 
-__all__ = ["REFUSED_EXIT", "export_compiles", "export_kernels", "kernel_file_path", "kernel_source_lines",
-           "select_compiles"]
+__all__ = [
+    "REFUSED_EXIT",
+    "export_compiles",
+    "export_kernels",
+    "kernel_file_path",
+    "kernel_source_lines",
+    "select_compiles",
+]

@@ -23,12 +23,15 @@ from __future__ import annotations
 import ast
 import contextlib
 import operator
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from compiler_core.trace.output_code import extern_name
 
 Dims = tuple[int, ...]
+# `extern "C" void kernel(float* in_out_ptr0, ...)` (C++) or `def triton_x(in_ptr0, ...)` (Triton)
+_PARAMS = re.compile(r'extern\s+"C"[^(]*\(([^)]*)\)|^def \w+\(([^)]*)\)', re.M)
 _EMPTY = ("empty_strided_cpu", "empty_strided_cuda", "empty_strided_xpu", "empty_strided")
 _BINOPS: dict[type[ast.operator], Callable[[int, int], int]] = {
     ast.Add: operator.add,
@@ -80,6 +83,9 @@ class Launch:
     result: str = ""  # buffer an extern call returns into
     resolved: bool = True  # every tensor argument has a known shape
     fresh: frozenset[str] = frozenset()  # argument buffers nothing wrote before this launch
+    # argument buffers holding, at this launch, the value of a known post-grad node (an extern
+    # op's output that no generated kernel has been handed since)
+    producers: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -94,16 +100,33 @@ class CallPlan:
         return [x for x in self.launches if x.name == name]
 
 
+def kernel_params(source: str) -> list[str]:
+    """Parameter names of a generated kernel, in order: Inductor names them `in_ptr0`,
+    `out_ptr1`, `in_out_ptr0`, `ks0`, `xnumel`..., the same in C++ and Triton."""
+    m = _PARAMS.search(source)
+    if not m:
+        return []
+    text = m.group(1) if m.group(1) is not None else m.group(2)
+    return [p.split(":")[0].strip().split()[-1].lstrip("*&") for p in text.split(",") if p.strip()]
+
+
+def _writes(param: str) -> bool:
+    return param.startswith(("out_ptr", "in_out_ptr"))
+
+
 class _UnknownError(Exception):
     """An expression this reader cannot evaluate (a symbol it never saw)."""
 
 
 def plan_calls(
-    code: str, kernels: set[str], extern_outputs: Mapping[str, tuple[TensorSpec, ...]] | None = None
+    code: str,
+    kernels: Mapping[str, list[str]],
+    extern_outputs: Mapping[str, tuple[tuple[str, TensorSpec], ...]] | None = None,
 ) -> CallPlan | None:
-    """The launches of `code`'s `call()`; `kernels` names its generated kernels, `extern_outputs`
-    maps an extern kernel's session name to the tensors it returns. None if `code` is no Python
-    this reader can parse or has no `call()`."""
+    """The launches of `code`'s `call()`; `kernels` maps its generated kernels to their parameter
+    names (`kernel_params`; an empty list: unknown, every argument may be written), `extern_outputs`
+    maps an extern kernel's session name to the (post-grad node, tensor) pairs it returns. None
+    if `code` is no Python this reader can parse or has no `call()`."""
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -120,19 +143,35 @@ def plan_calls(
 
 
 class _Reader:
-    def __init__(self, kernels: set[str], extern_outputs: Mapping[str, tuple[TensorSpec, ...]]) -> None:
+    def __init__(
+        self,
+        kernels: Mapping[str, list[str]],
+        extern_outputs: Mapping[str, tuple[tuple[str, TensorSpec], ...]],
+    ) -> None:
         self.kernels = kernels
         self.extern_outputs = extern_outputs
         self.plan = CallPlan()
         self.example: dict[str, TensorSpec | int] = {}  # get_args(): input -> tensor or int
-        self.results: dict[str, tuple[TensorSpec, ...]] = {}  # extern result -> its tensors
+        self.results: dict[str, tuple[tuple[str, TensorSpec], ...]] = {}  # extern result -> its parts
         self.extern_seen: dict[str, int] = {}
         self.touched: set[str] = set()  # buffers some launch has written (or may have)
+        self.producers: dict[str, str] = {}  # buffer -> the node whose value it holds now
 
     def add(self, launch: Launch) -> Launch:
         roots = {a.root for a in launch.args if a.root}
         launch.fresh = frozenset(r for r in roots if r not in self.touched and r not in self.plan.inputs)
+        launch.producers = {r: self.producers[r] for r in roots if r in self.producers}
         self.touched |= roots | {launch.result}
+        if launch.kind == "kernel":  # it may write the buffers of its output parameters
+            params = self.kernels.get(launch.callee) or []
+            for i, a in enumerate(launch.args):
+                if a.root and (a.keyword or i >= len(params) or _writes(params[i])):
+                    self.producers.pop(a.root, None)
+        else:
+            outs = self.extern_outputs.get(launch.name, ())
+            written = [a for a in launch.args if a.keyword == "out" and a.root and a.view is None]
+            if len(outs) == 1 and len(written) == 1:
+                self.producers[written[0].root] = outs[0][0]
         self.plan.launches.append(launch)
         return launch
 
@@ -223,7 +262,8 @@ class _Reader:
             parts = self.results.get(v.value.id, ())
             idx = v.slice.value if isinstance(v.slice, ast.Constant) else None
             if isinstance(idx, int) and 0 <= idx < len(parts):
-                self.plan.specs[name] = parts[idx]
+                self.producers[name] = parts[idx][0]
+                self.plan.specs[name] = parts[idx][1]
             return
         if isinstance(v, ast.BinOp | ast.UnaryOp | ast.Constant):
             with contextlib.suppress(_UnknownError):
@@ -255,7 +295,8 @@ class _Reader:
             outs = self.extern_outputs.get(launch.name, ())
             self.results[name] = outs
             if len(outs) >= 1:
-                self.plan.specs[name] = outs[0]
+                self.plan.specs[name] = outs[0][1]
+                self.producers[name] = outs[0][0]
 
     def expr_call(self, v: ast.Call, line: int) -> None:
         callee = _callee(v)

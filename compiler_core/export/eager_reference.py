@@ -23,13 +23,11 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from compiler_core.export.call_plan import CallPlan, Launch, TensorSpec
+from compiler_core.export.call_plan import CallPlan, Launch, TensorSpec, kernel_params
 from compiler_core.session import Graph, Kernel, Node, TensorMeta
 
-_PARAMS = re.compile(r'extern\s+"C"[^(]*\(([^)]*)\)')
 _CLASS = re.compile(r"^class [^(\n]*\(", re.M)
 _DIM = re.compile(r"^-?\d+$")
-_SPECLESS_OPS = ("_operator.getitem",)
 
 
 @dataclass
@@ -40,16 +38,10 @@ class EagerMatch:
     inputs: dict[str, str] = field(default_factory=dict)  # node -> kernel parameter holding it
     outputs: dict[str, str] = field(default_factory=dict)  # kernel parameter -> node it must equal
     constants: dict[str, int] = field(default_factory=dict)  # size symbols the ops name
+    # node -> its shape, where its pointer sees the same contiguous elements in another shape
+    reshape: dict[str, tuple[int, ...]] = field(default_factory=dict)
     lines: list[str] = field(default_factory=list)  # `name = expr`, graph order
     why_not: str = ""
-
-
-def cpp_params(source: str) -> list[str]:
-    """Parameter names of a C++ kernel's `extern "C" void kernel(...)`, in order."""
-    m = _PARAMS.search(source)
-    if not m:
-        return []
-    return [p.strip().split()[-1].lstrip("*&") for p in m.group(1).split(",") if p.strip()]
 
 
 def node_lines(graph: Graph) -> dict[str, str]:
@@ -101,7 +93,7 @@ def match(kernel: Kernel, graph: Graph | None, plan: CallPlan, launch: Launch) -
     """Pair the kernel's parameters with its subgraph's inputs and outputs (see the module doc)."""
     if graph is None or not graph.text:
         return EagerMatch(why_not="the session has no post-grad graph text for this partition")
-    params = cpp_params(kernel.source)
+    params = kernel_params(kernel.source)
     args = launch.args
     if len(params) != len(args):
         return EagerMatch(why_not="the kernel's parameters and its launch's arguments differ in number")
@@ -131,9 +123,18 @@ def match(kernel: Kernel, graph: Graph | None, plan: CallPlan, launch: Launch) -
         if node is not None and not node.outputs and name in plan.symbols:
             found.constants[name] = plan.symbols[name]
             continue
-        exact = [p for p in ins if by_param[p].root == name and by_param[p].view is None]
+        own = _spec(graph, name, plan)
+        exact = [
+            p
+            for p in ins
+            if name in (by_param[p].root, launch.producers.get(by_param[p].root))
+            and _fits(by_param[p].view, own)
+        ]
         if len(exact) == 1:
             found.inputs[name] = exact[0]
+            view = by_param[exact[0]].view
+            if own is not None and view is not None and view.shape != own.shape:
+                found.reshape[name] = own.shape
         else:
             pending.append(name)
     free = [p for p in ins if p not in found.inputs.values()]
@@ -164,6 +165,41 @@ def match(kernel: Kernel, graph: Graph | None, plan: CallPlan, launch: Launch) -
 def _spec(graph: Graph, name: str, plan: CallPlan) -> TensorSpec | None:
     node = graph.node(name)
     return node_spec(node, plan.symbols) if node is not None else None
+
+
+def _fits(view: TensorSpec | None, own: TensorSpec | None) -> bool:
+    """A pointer to the node's buffer holds its value: the buffer itself, a view with the node's
+    own layout, or the same contiguous elements in another shape."""
+    return view is None or _same(view, own) or _reshaped(view, own)
+
+
+def _reshaped(view: TensorSpec, own: TensorSpec | None) -> bool:
+    """Both contiguous from offset 0 with the same elements: `view(4, 16, 64)` of an mm's (64, 64)."""
+    return (
+        own is not None
+        and view.dtype == own.dtype
+        and view.offset == own.offset == 0
+        and _numel(view.shape) == _numel(own.shape)
+        and _contiguous(view)
+        and _contiguous(own)
+    )
+
+
+def _numel(shape: tuple[int, ...]) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def _contiguous(spec: TensorSpec) -> bool:
+    expected, stride = [], 1
+    for size in reversed(spec.shape):
+        expected.append(stride)
+        stride *= max(size, 1)
+    return all(
+        sz == 1 or st == ex for sz, st, ex in zip(spec.shape, spec.stride, reversed(expected), strict=True)
+    )
 
 
 def _same(a: TensorSpec | None, b: TensorSpec | None) -> bool:

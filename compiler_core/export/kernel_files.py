@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from compiler_core.export.call_plan import CallPlan, Launch, TensorSpec, plan_calls
+from compiler_core.export.call_plan import CallPlan, Launch, TensorSpec, kernel_params, plan_calls
 from compiler_core.export.eager_reference import EagerMatch, match, meta_spec, node_lines
 from compiler_core.export.export_index import Entry, compile_entry, kernel_entry, write_index
 from compiler_core.export.extern_calls import extern_script, launch_device
@@ -82,7 +82,7 @@ class _Partition:
 
     @staticmethod
     def read(part: InductorOutput) -> _Partition:
-        generated = {k.name for k in part.kernels if k.language != "extern"}
+        generated = {k.name: kernel_params(k.source) for k in part.kernels if k.language != "extern"}
         plan = plan_calls(part.output_code, generated, _extern_outputs(part)) if part.output_code else None
         launches: dict[str, list[Launch]] = {}
         for launch in plan.launches if plan else ():
@@ -94,13 +94,13 @@ class _Partition:
         return found[0] if found else None
 
 
-def _extern_outputs(part: InductorOutput) -> dict[str, tuple[TensorSpec, ...]]:
-    """extern kernel -> the tensors its op returns, from its post-grad node's metadata (a tuple
-    op's node may record none: then from the `getitem` nodes that take its parts)."""
+def _extern_outputs(part: InductorOutput) -> dict[str, tuple[tuple[str, TensorSpec], ...]]:
+    """extern kernel -> the (node, tensor) pairs its op returns, from its post-grad node's
+    metadata (a tuple op's node may record none: then from the `getitem` nodes that take its parts)."""
     g = part.post_grad
     if g is None:
         return {}
-    out: dict[str, tuple[TensorSpec, ...]] = {}
+    out: dict[str, tuple[tuple[str, TensorSpec], ...]] = {}
     lines: dict[str, str] | None = None
     for k in part.kernels:
         split = split_extern_name(k.name) if k.language == "extern" else None
@@ -119,24 +119,24 @@ def _extern_outputs(part: InductorOutput) -> dict[str, tuple[TensorSpec, ...]]:
         )
         if node is None:
             continue
-        metas = list(node.outputs)
+        metas = [(node.name, m) for m in node.outputs]
         if not metas:
             lines = node_lines(g) if lines is None else lines
             metas = _parts(g, node.name, lines)
-        specs = [meta_spec(m, {}) for m in metas]
-        if metas and all(s is not None for s in specs):
-            out[k.name] = tuple(s for s in specs if s is not None)
+        specs = [(name, meta_spec(m, {})) for name, m in metas]
+        if metas and all(s is not None for _, s in specs):
+            out[k.name] = tuple((name, s) for name, s in specs if s is not None)
     return out
 
 
-def _parts(g: Graph, name: str, lines: dict[str, str]) -> list[TensorMeta]:
-    """The metadata of `name[0]`, `name[1]`... as its getitem users record them, up to a gap."""
-    found: dict[int, TensorMeta] = {}
+def _parts(g: Graph, name: str, lines: dict[str, str]) -> list[tuple[str, TensorMeta]]:
+    """The getitem nodes `x = name[0]`, `name[1]`... with their metadata, up to a gap."""
+    found: dict[int, tuple[str, TensorMeta]] = {}
     for n in g.nodes:
         m = re.fullmatch(rf"{re.escape(name)}\[(\d+)\]", lines.get(n.name, ""))
         if m and len(n.outputs) == 1:
-            found[int(m.group(1))] = n.outputs[0]
-    parts: list[TensorMeta] = []
+            found[int(m.group(1))] = (n.name, n.outputs[0])
+    parts: list[tuple[str, TensorMeta]] = []
     while len(parts) in found:
         parts.append(found[len(parts)])
     return parts

@@ -16,8 +16,8 @@ import ast
 import keyword
 import re
 
-from compiler_core.export.call_plan import CallPlan, Launch
-from compiler_core.export.eager_reference import EagerMatch, cpp_params
+from compiler_core.export.call_plan import CallPlan, Launch, kernel_params
+from compiler_core.export.eager_reference import EagerMatch
 from compiler_core.export.harness_inputs import (
     HELPERS,
     buffers_source,
@@ -96,7 +96,7 @@ def _eager_source(k: Kernel, plan: CallPlan, launch: Launch, eager: EagerMatch) 
         for n in names
     ):
         return "def eager_reference(__b):\n    return {}\n"
-    index = {p: i for i, p in enumerate(cpp_params(k.source))}
+    index = {p: i for i, p in enumerate(kernel_params(k.source))}
     rows = [
         "def eager_reference(__b):",
         '    """The post-grad ops this kernel fused, on the launch\'s inputs (cloned: the kernel',
@@ -104,9 +104,9 @@ def _eager_source(k: Kernel, plan: CallPlan, launch: Launch, eager: EagerMatch) 
         "    __args = launch_args(__b)",
     ]
     rows += [f"    {name} = {value}" for name, value in eager.constants.items()]
-    rows += [
-        f"    {node} = __args[{index[param]}].clone()  # {param}" for node, param in eager.inputs.items()
-    ]
+    for node, param in eager.inputs.items():
+        shape = f".reshape({eager.reshape[node]!r})" if node in eager.reshape else ""
+        rows.append(f"    {node} = __args[{index[param]}].clone(){shape}  # {param}")
     rows += [f"    {line}" for line in eager.lines]
     outs = ", ".join(f"{index[p]}: {node}.clone()" for p, node in eager.outputs.items())
     rows.append(f"    return {{{outs}}}")
