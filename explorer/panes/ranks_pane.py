@@ -123,8 +123,11 @@ class RanksPane(Pane):
         skew = self.report.compile_skew_s
         if skew is not None and self.report.compile_s:
             slow = max(self.report.compile_s, key=lambda r: self.report.compile_s[r])
+            widest = self.report.compile_skews[0] if self.report.compile_skews else None
+            on_one = (f"; widest on one compile: {widest.compile_id}, rank {widest.slowest} "
+                      f"+{widest.skew_s:.2f} s") if widest is not None else ""  # fmt: skip
             lines.append(f"compile time: rank {slow} compiled longest, {skew:.2f} s more than the "
-                         "quickest rank")
+                         f"quickest rank{on_one}")
         return "\n".join(lines)
 
     def _fill_table(self) -> None:

@@ -5,6 +5,7 @@ tests/data/ranks) and on tlparse's four-rank log: the table and the picture say 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -58,6 +59,8 @@ def test_diverging_ranks_table_picture_and_click(qtbot) -> None:  # type: ignore
     graph = next(r for r in rows if r[:2] == ["1/0", "graph"])
     assert "`mul`" in graph[4] and "all_reduce" in graph[4]
     assert pane.summary.text().startswith("rank 0 as reference; rank 1 differs in graph 1/0")
+    # per compile id, only those both ranks compiled
+    assert re.search(r"widest on one compile: (0/0|1/0), rank [01] \+\d", pane.summary.text())
     # the picture: a cell per (difference, rank); rank 1's cells coloured, rank 0's grey
     spots = pane.cells.points()
     assert len(spots) == 2 * len(diffs)
