@@ -78,6 +78,31 @@ def scope_section(session: Session, key: str) -> Section | None:
     return Section(key, "Ranks" if by_rank else "Runs of this log", headline, tuple(facts))
 
 
+def failure_section(session: Session) -> Section | None:
+    """Compiles that failed for another reason than a graph break Dynamo could not resume after
+    (those are rows of the breaks section): a backend or Inductor error, an internal error. The
+    frame then runs eagerly, so each costs its whole speedup; one fact per distinct error."""
+    failed = [c for c in session.compiles
+              if c.status == "failed" and not c.failure.lstrip().startswith("Unsupported")]
+    if not failed:
+        return None
+    by_error: dict[str, list[Compile]] = {}
+    for c in failed:
+        lines = [line.strip() for line in c.failure.splitlines() if line.strip()] or ["no reason recorded"]
+        first = " ".join(lines[:2]) if lines[0].endswith(":") else lines[0]  # "X raised:" says what next
+        by_error.setdefault(first[:200], []).append(c)
+    facts = []
+    for error, compiles in by_error.items():
+        c = compiles[0]
+        where = f" in {c.code.function} at {Path(c.code.file).name}:{c.code.line}" if c.code else ""
+        ids = ", ".join(x.compile_id for x in compiles[:6]) + (" …" if len(compiles) > 6 else "")
+        facts.append(Fact(f"{plural(len(compiles), 'compile')} failed{where}: {error}",
+                          f"compiles {ids}; the frame ran eagerly",
+                          tuple(Ref.compile(x.compile_id, x.rank) for x in compiles), Level.WARNING))
+    headline = f"{plural(len(failed), 'compile')} failed and ran eagerly."
+    return Section("failures", "Failed compiles", headline, tuple(facts))
+
+
 def build_overview(session: Session) -> Overview:
     breaks, rows = break_section(session)
     recompiles, causes, limited = recompile_section(session)
@@ -93,9 +118,9 @@ def build_overview(session: Session) -> Overview:
     }
     sections = [breaks, recompiles, fallbacks]
     scopes = (scope_section(session, "ranks"), scope_section(session, "runs"))
-    sections += [s for s in (*scopes, *optional.values()) if s is not None]
-    order = ["breaks", "recompiles", "ranks", "runs", "step_time", "fallbacks", "cudagraphs", "memory",
-             "compile_time", "kernel_times"]
+    sections += [s for s in (failure_section(session), *scopes, *optional.values()) if s is not None]
+    order = ["failures", "breaks", "recompiles", "ranks", "runs", "step_time", "fallbacks", "cudagraphs",
+             "memory", "compile_time", "kernel_times"]
     sections.sort(key=lambda s: order.index(s.key))
     measures = Measures(
         breaks=rows, causes=causes, recompiles=recompile_count(session),

@@ -25,8 +25,8 @@ from explorer.state.off_thread import OffThread
 
 _FACT_SCHEME = "fact"
 # the workspace (navigator stage) that shows each section's facts
-SECTION_WORKSPACE = {"breaks": "dynamo", "recompiles": "dynamo", "ranks": "dynamo", "runs": "dynamo",
-                     "memory": "aot", "fallbacks": "inductor", "cudagraphs": "inductor",
+SECTION_WORKSPACE = {"failures": "dynamo", "breaks": "dynamo", "recompiles": "dynamo", "ranks": "dynamo",
+                     "runs": "dynamo", "memory": "aot", "fallbacks": "inductor", "cudagraphs": "inductor",
                      "kernel_times": "inductor", "compile_time": "timeline", "step_time": "timeline"}
 # Qt's rich text reads a subset of CSS: one class per element, colours, margins, font weights.
 PANE_CSS = """

@@ -17,7 +17,7 @@ from compiler_core.session import load
 from compiler_core.session.refs import RefKind
 from compiler_core.summary import summarize
 from tests.compiler_core.overview.overview_logs import corpus_log, corpus_meta, corpus_session, raw_records
-from tests.conftest import FIXTURES, ROOT
+from tests.conftest import FIXTURES, ROOT, SHARED_TRACES
 
 _COUNT = re.compile(r" ×(\d+)$")
 
@@ -154,3 +154,22 @@ def test_several_ranks_show_one_ranks_activations_and_the_slowest_ranks_compile_
     assert compile_time.headline.endswith(f"over 2 ranks ({max(per_rank):.1f} s on the slowest).")
     for rank, fact in enumerate(ranks.facts):
         assert f", {per_rank[rank]:.1f} s compiling" in fact.text
+
+
+def test_a_compile_that_failed_in_the_backend_is_named_with_the_error_torch_recorded() -> None:
+    """A failure other than a graph break (those are break rows) costs the frame its whole
+    speedup: the Overview names it with the error the log's compilation metrics record."""
+    log = SHARED_TRACES / "inputs" / "comp_failure.log"
+    metrics = [header["compilation_metrics"] for header, _ in raw_records(log, "compilation_metrics")]
+    failed = [m for m in metrics if m.get("fail_type")]
+    assert failed
+    overview = build_overview(import_trace(log))
+    section = overview.section("failures")
+    assert section is not None and len(section.facts) == len(failed)
+    fact = section.facts[0]
+    assert fact.level is Level.WARNING and fact.refs and fact.refs[0].kind is RefKind.COMPILE
+    reason = failed[0]["fail_reason"].splitlines()
+    assert failed[0]["fail_type"] in fact.text and all(part.strip() in fact.text for part in reason)
+    # graph breaks Dynamo could not resume after are rows of the breaks section, not failures
+    t5 = build_overview(corpus_session("hf_t5_train"))
+    assert t5.section("failures") is None and t5.section("breaks") is not None
