@@ -158,3 +158,13 @@ def test_summary_prints_rank_divergence_and_stragglers(capsys: pytest.CaptureFix
     assert {(d["aspect"], d["compile_id"]) for d in differ["rank_divergence"]} >= {
         ("graph", "1/0"), ("collectives", "1/0"), ("compiles", "0/1")}
     assert all(d["ranks"] == [1] for d in differ["rank_divergence"])
+
+
+def test_a_rank_whose_log_holds_nothing_differs_in_every_compile_and_one_rank_compares_nothing() -> None:
+    session = load_run("slow_rank")
+    silent = dataclasses.replace(session, compiles=tuple(c for c in session.compiles if c.rank == 0))
+    diffs = rank_divergence(silent)  # rank 1 is in the meta (its log was read) but compiled nothing
+    assert {(d.aspect, d.ranks) for d in diffs} == {("compiles", (1,))}
+    assert len(diffs) == len({c.compile_id for c in silent.compiles})
+    alone = dataclasses.replace(silent, meta=dataclasses.replace(silent.meta, ranks=(0,)))
+    assert rank_divergence(alone) == []

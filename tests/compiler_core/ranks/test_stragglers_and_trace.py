@@ -160,3 +160,16 @@ def test_a_script_runs_start_times_keep_the_one_rank_trace_exact(name: str) -> N
     data = chrome_trace(session.timeline, session.timeline_events, session.mode_stats)
     assert data["otherData"]["steps"] == "real start times"
     check_trace_format(data["traceEvents"])
+
+
+def test_steps_only_some_ranks_reached_are_left_out() -> None:
+    session = load_run("slow_rank")
+    kept = tuple(s for s in session.timeline if not (s.mode.startswith("r1:") and s.step > 5))
+    cut = dataclasses.replace(session, timeline=kept)
+    report = straggler_report(cut)
+    (step,) = report.callables
+    assert [x.step for x in step.steps] == [1, 2, 3, 4, 5]  # the steady steps both ranks ran
+    assert [s.rank for s in report.stragglers] == [1]
+    rank0 = tuple(s for s in session.timeline if s.mode.startswith("r0:"))
+    one = dataclasses.replace(session, timeline=rank0)
+    assert straggler_report(one).callables == () and straggler_report(one).stragglers == ()
