@@ -13,6 +13,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from compiler_core.diff.fix_list import FixRow
+
 Number = int | float | None
 
 
@@ -216,6 +218,7 @@ class SessionDiff:
     recompiles_added: tuple[RecompileFact, ...] = ()
     compile_s_by_stage: tuple[Change, ...] = ()
     modes: tuple[ModeDiff, ...] = ()
+    left_to_fix: tuple[FixRow, ...] = ()  # the after session's causes, the next thing to try first
 
     def total(self, name: str) -> Change:
         """The session total called `name` (KeyError if no such total)."""

@@ -97,6 +97,19 @@ def session_text(diff: SessionDiff) -> str:
     if diff.modes:
         out += ["", "step time per mode:"]
         out += [f"  {mode_line(m)}" for m in diff.modes]
+    if diff.left_to_fix:
+        out += ["", "left to fix after:"]
+        for row in diff.left_to_fix[:LIST_LIMIT]:
+            times = f" ×{row.count}" if row.count > 1 else ""
+            out.append(f"  {row.where}{times}: {row.kind}: {row.cause}")
+            if row.code:
+                out.append(f"      {row.code}")
+            if row.hint is not None:
+                out.append(f"      try: --apply {row.hint.as_arg()}  ({row.hint.in_words()})")
+            elif row.advice:
+                out.append(f"      {_first_line(row.advice)}")
+        if len(diff.left_to_fix) > LIST_LIMIT:
+            out.append(f"  … and {len(diff.left_to_fix) - LIST_LIMIT} more")
     return "\n".join(out).rstrip() + "\n"
 
 

@@ -42,6 +42,16 @@ class Hint:
     dim: int | None = None
     value: str = ""
 
+    def as_arg(self) -> str:
+        """The hint as `diff MODEL.py --apply` takes it (`parse_hint`'s forms)."""
+        if self.kind == "mark_dynamic":
+            return f"mark_dynamic:{self.source}:{self.dim}"
+        if self.kind == "mode":
+            return f"mode:{self.value}"
+        if self.kind == "dynamo_config":
+            return f"config:{self.value}"
+        return self.kind
+
     def in_words(self) -> str:
         if self.kind == "capture_scalar_outputs":
             return "torch._dynamo.config.capture_scalar_outputs = True"

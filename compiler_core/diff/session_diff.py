@@ -26,6 +26,7 @@ from compiler_core.diff.diff_result import (
     SessionDiff,
     SideInfo,
 )
+from compiler_core.diff.fix_list import fix_rows
 from compiler_core.diff.stage_diff import STAGES, break_fact, break_identity, compile_diff, saved_bytes
 from compiler_core.recompile_explain import distinct_recompiles
 from compiler_core.session.model import Compile, ModeStats, Session
@@ -52,6 +53,7 @@ def diff_sessions(before: Session, after: Session) -> SessionDiff:
         recompiles_added=recompiles_added,
         compile_s_by_stage=_stage_seconds(before.compiles, after.compiles),
         modes=_modes(shown_stats(before), shown_stats(after)),
+        left_to_fix=tuple(fix_rows(after)),
     )
 
 

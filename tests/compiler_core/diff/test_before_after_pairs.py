@@ -71,6 +71,11 @@ def test_recompile_gone_after_mark_dynamic() -> None:
     assert changed["l_x_"] == ("shape (2, 8) → (" + _batch_symbol(after) + ", 8)",)
     # the kernels are the same kernels renumbered or not at all: none gained, none lost
     assert all(not k.added and not k.removed for k in first.kernels)
+    # nothing is left to fix after; the other way round, the hint to try is the one applied here
+    assert diff.left_to_fix == ()
+    (row,) = diff_sessions(after, before).left_to_fix
+    assert row.hint is not None and row.hint.as_arg() == "mark_dynamic:x:0"
+    assert "try: --apply mark_dynamic:x:0" in session_text(diff_sessions(after, before))
 
 
 def _batch_symbol(session: Session) -> str:

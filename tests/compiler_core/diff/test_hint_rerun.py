@@ -103,6 +103,9 @@ def test_hints_as_typed_on_the_command_line() -> None:
     assert parse_hint("mode:reduce-overhead") == Hint("mode", value="reduce-overhead")
     flag = Hint("dynamo_config", value="specialize_float=False")
     assert parse_hint("config:specialize_float=False") == flag
+    for hint in (Hint("capture_scalar_outputs"), Hint("dynamic"), Hint("mark_dynamic", "L['x']", 2), flag,
+                 Hint("mode", value="reduce-overhead")):  # fmt: skip
+        assert parse_hint(hint.as_arg()) == hint
     for bad in ("", "mark_dynamic:x", "mode:", "config:flag", "print"):
         with pytest.raises(ValueError, match="not a hint"):
             parse_hint(bad)
