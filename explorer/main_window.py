@@ -170,7 +170,8 @@ class MainWindow(AppWindow):
         self.splitDockWidget(d["SourcePane"], d["DynamoPane"], horizontal)
         self.splitDockWidget(d["DynamoPane"], d["InductorPane"], horizontal)
         self.splitDockWidget(d["SourcePane"], d["BreakSummaryPane"], vertical)
-        self._tab_group("BreakSummaryPane", "OverviewPane", "LinePipelinePane", "CompileTimePane")
+        self._tab_group("BreakSummaryPane", "OverviewPane", "RanksPane", "LinePipelinePane",
+                        "CompileTimePane")
         self.splitDockWidget(d["DynamoPane"], d["AotPane"], vertical)
         self._tab_group("AotPane")
         self.splitDockWidget(d["InductorPane"], d["KernelCodePane"], vertical)
@@ -240,13 +241,16 @@ class MainWindow(AppWindow):
         self._fit_timeline_docks()
 
     def _fit_timeline_docks(self) -> None:
-        """A trace log holds no step times and cannot be run: its timeline plot and Modes table
-        would stay empty, so they are not shown (the compile-time chart takes their room); the
+        """Panes with nothing to show for this session are not shown: a trace log holds no step
+        times and cannot be run (its timeline plot and Modes table would stay empty; the
+        compile-time chart takes their room), a one-rank session has no ranks to compare; the
         next session with something to show gets them back, where the arrangement has them."""
         session = self.state.session
-        idle = session.meta.origin == "trace" and not session.timeline and not session.mode_stats
+        no_steps = session.meta.origin == "trace" and not session.timeline and not session.mode_stats
+        one_rank = len({c.rank for c in session.compiles}) < 2
         hidden = self._auto_hidden.setdefault(self._arrangement, set())
-        for key in TIMELINE_DOCKS:
+        idle_docks = [(key, no_steps) for key in TIMELINE_DOCKS] + [("RanksPane", one_rank)]
+        for key, idle in idle_docks:
             dock = self.docks.get(key)
             if dock is None:
                 continue

@@ -46,6 +46,7 @@ class PaneSpec:
 
 PANES: tuple[PaneSpec, ...] = (
     PaneSpec("OverviewPane", "Overview", "overview", "overview_pane:OverviewPane"),
+    PaneSpec("RanksPane", "Ranks", "overview", "ranks_pane:RanksPane", deferred=True),
     PaneSpec("SourcePane", "Source", "source", "source_pane:SourcePane"),
     PaneSpec("BreakSummaryPane", "Graph breaks", "dynamo", "break_summary_pane:BreakSummaryPane"),
     PaneSpec("LinePipelinePane", "Per-line pipeline", "source", "line_pipeline_pane:LinePipelinePane"),

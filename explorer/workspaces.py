@@ -43,7 +43,8 @@ class Workspace:
 
 
 WORKSPACES: tuple[Workspace, ...] = (
-    Workspace("overview", "Overview", "OverviewPane"),
+    Workspace("overview", "Overview", "OverviewPane",
+              split=(("OverviewPane", "RanksPane", V, 0.6),)),  # Ranks: shown for several ranks
     Workspace("dynamo", "Source + Dynamo", "DynamoPane",
               split=(("DynamoPane", "BreakSummaryPane", V, 0.62),
                      ("SourcePane", "DynamoPane", H, 0.38)),

@@ -29,6 +29,7 @@ from compiler_core.overview.stage_facts import (
 )
 from compiler_core.overview.step_facts import kernel_time_section, mode_figures, step_section
 from compiler_core.overview.verdict import Measures, verdict
+from compiler_core.ranks.stragglers import straggler_report
 from compiler_core.session.model import Compile, Session
 from compiler_core.session.refs import Ref
 
@@ -72,10 +73,19 @@ def scope_section(session: Session, key: str) -> Section | None:
     if differ:
         facts = [Fact(f.text, "differs from another " + ("rank" if by_rank else "run"), f.refs, Level.WARNING)
                  for f in facts]  # fmt: skip
+    if by_rank:  # a rank consistently slower than the others holds every collective back
+        facts += [Fact(s.text(), "every other rank waits for it at each collective",
+                       (Ref.compile(*_first_compile(session, s.rank)),), Level.WARNING)
+                  for s in straggler_report(session).stragglers]
     what = "rank" if by_rank else "run"
     same = "graphs or breaks differ between them." if differ else "the same graphs and breaks in each."
     headline = f"{plural(len(scopes), what)}: {same}"
     return Section(key, "Ranks" if by_rank else "Runs of this log", headline, tuple(facts))
+
+
+def _first_compile(session: Session, rank: int) -> tuple[str, int | None]:
+    c = next((c for c in session.compiles if c.rank == rank), session.compiles[0])
+    return c.compile_id, c.rank
 
 
 def failure_section(session: Session) -> Section | None:

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from compiler_core.ranks.rank_trace import logs_for, write_multi_rank_trace
 from compiler_core.session.model import ModeStats, Session, StepSample, TimelineEvent
 from compiler_core.timeline.exporters import write_chrome_trace, write_csv
 from compiler_core.timeline.records import from_record
@@ -154,6 +155,12 @@ class TimelinePane(Pane):
         write_csv(path, self.data.all_samples(), self.data.all_events())
 
     def export_chrome_trace(self, path: str | Path) -> None:
+        """One process per rank where the session has several (their steps on one clock, and the
+        compile phases the rank logs recorded), else this run's steps, compiles and kernels."""
+        session = self.state.session
+        if len({c.rank for c in session.compiles if c.rank is not None}) > 1:
+            write_multi_rank_trace(path, session, logs_for(session, self.state.source_path or None))
+            return
         stats = [st for st, _ in self.data.table()]  # each mode's runtime profile: its kernel thread
         write_chrome_trace(path, self.data.all_samples(), self.data.all_events(), stats)
 

@@ -173,3 +173,16 @@ def test_a_compile_that_failed_in_the_backend_is_named_with_the_error_torch_reco
     # graph breaks Dynamo could not resume after are rows of the breaks section, not failures
     t5 = build_overview(corpus_session("hf_t5_train"))
     assert t5.section("failures") is None and t5.section("breaks") is not None
+
+
+def test_the_overview_names_a_straggler_rank_and_no_other() -> None:
+    """A recorded two-rank run where rank 1 sleeps 40 ms in every step (tests/data/ranks)."""
+    from tests.compiler_core.ranks.rank_data import load_run
+
+    ranks = build_overview(load_run("slow_rank")).section("ranks")
+    assert ranks is not None
+    named = [f for f in ranks.facts if "straggler" in f.text]
+    assert len(named) == 1 and named[0].text.startswith("rank 1 is the straggler")
+    assert named[0].level is Level.WARNING and named[0].refs[0].rank == 1
+    agreeing = build_overview(load_run("diverge")).section("ranks")
+    assert agreeing is not None and not any("straggler" in f.text for f in agreeing.facts)

@@ -49,7 +49,8 @@ def test_each_workspace_shows_its_panes_and_only_them(window: MainWindow, size: 
         window.show_stage(ws.key)
         _settle()
         assert window.workspace == ws.key
-        mine = {k for k in ws.docks() if k in window.docks} - set(TIMELINE_DOCKS)  # a log: no steps
+        # a one-rank log: no steps to plot, no ranks to compare
+        mine = {k for k in ws.docks() if k in window.docks} - {*TIMELINE_DOCKS, "RanksPane"}
         assert _shown(window) <= mine, f"{ws.key}: {_shown(window) - mine} shown too"
         for key in mine:
             assert _reachable(window, key), f"{ws.key} at {size}: {key} unreachable or a sliver"
@@ -75,7 +76,7 @@ def test_all_panes_is_one_toggle_away_and_each_arrangement_is_kept(window: MainW
     _settle()
     window.navigation.all_panes_action.trigger()
     _settle()
-    assert window.workspace is None and _shown(window) == set(window.docks) - set(TIMELINE_DOCKS)
+    assert window.workspace is None and _shown(window) == set(window.docks) - {*TIMELINE_DOCKS, "RanksPane"}
     window.docks["SourcePane"].hide()  # the user's own arrangement of the all-panes view
     window.navigation.all_panes_action.trigger()
     _settle()
@@ -168,3 +169,25 @@ def test_an_overview_line_opens_the_workspace_that_shows_it(window: MainWindow) 
     _settle()
     assert window.workspace == "dynamo"
     assert set(breaks.facts[0].refs) <= window.selection.selected
+
+
+def test_a_multi_rank_session_shows_its_ranks_and_exports_one_trace_for_all(
+        window: MainWindow, tmp_path: Path) -> None:
+    """The Ranks pane joins the Overview only where there are ranks to compare, and the
+    timeline's Chrome trace export writes every rank as its own process."""
+    import json
+
+    from tests.compiler_core.ranks.rank_data import load_run
+
+    window.resize(1366, 768)
+    window.set_session(bench_session("tv_resnet_breaks"), "one_rank.log")
+    _settle()
+    assert window.workspace == "overview" and not window.docks["RanksPane"].isVisible()
+    two = load_run("slow_rank")
+    window.set_session(two, "slow_rank.json")
+    _settle()
+    assert window.docks["RanksPane"].isVisible() and _reachable(window, "RanksPane")
+    out = tmp_path / "trace.json"
+    window.panes["TimelinePane"].export_chrome_trace(out)  # type: ignore[attr-defined]
+    events = json.loads(out.read_text())["traceEvents"]
+    assert len({e["pid"] for e in events if e.get("ph") == "X"}) == 2
