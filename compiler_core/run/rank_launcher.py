@@ -55,6 +55,7 @@ class RankLauncher:
         self.rank_exits: dict[int, int | None] = {}
         self.errors: list[Event] = []
         self.samples: list[StepSample] = []
+        self.clocks: dict[str, str] = {}  # callable -> the clock its steps were timed with (ranks' reports)
         self.events: list[TimelineEvent] = []
         self.stats: list[ModeStats] = []
         self._stopping = False
@@ -169,6 +170,9 @@ class RankLauncher:
             self.errors.append(event)
         elif event.kind == "timeline":
             self._keep_record(event.data)
+        elif event.kind == "stage" and isinstance(event.data.get("clocks"), dict):
+            # the clock each rank's callables were timed with: the session says which device ran
+            self.clocks.update({str(k): str(v) for k, v in event.data["clocks"].items()})
         self._emit(event)
 
     def _keep_record(self, record: dict[str, Any]) -> None:
@@ -196,4 +200,4 @@ class RankLauncher:
                              message=f"rank {first.data.get('rank')}: {first.message}",
                              traceback=first.traceback))
         return save_script_session(self.spec, self._emit, self.clock, code, None, diagnostics,
-                                   (self.samples, self.events, self.stats))
+                                   (self.samples, self.events, self.stats), clocks=self.clocks)

@@ -103,9 +103,10 @@ class ScriptJob:
             except Exception as exc:
                 self.emit(Event("warning", t=self.clock(), message=f"step times lost: {exc}"))
         state = "finished" if code == protocol.EXIT_OK else "failed"
+        clocks = self.timer.clock_devices if self.timer is not None else {}
         self.emit(Event("stage", t=self.clock(), stage="run", state=state,
                         elapsed_s=round(time.monotonic() - started, 4),
-                        message=self.stopped))
+                        message=self.stopped, data={"clocks": dict(clocks)} if clocks else {}))
         if self.rank is not None:
             return code
         return self._build_and_save(code)

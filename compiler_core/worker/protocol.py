@@ -67,7 +67,8 @@ class Event:
 
     - hello: `pid`, `data` {python, protocol}
     - stage: `stage`, `state` (started|finished|failed), `compile_id` for dynamo/aot/inductor,
-      `elapsed_s` on finished/failed
+      `elapsed_s` on finished/failed; a script run's "run" stage end carries `data` {clocks}: the
+      clock each callable was timed with (device "auto")
     - warning: `message`, `data` {category, file, line} (graph breaks: category "graph_break")
     - error: `stage`, `message` (exception type and the user's own message), `traceback`
       (frames in user code only, or the last frames if none), `data` {exc_type, full_traceback}

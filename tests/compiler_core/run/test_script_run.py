@@ -138,7 +138,7 @@ def test_cli_run_then_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]
 
 
 def test_two_ranks_under_torchrun_merge_into_one_session(tmp_path: Path) -> None:
-    client = _run(_spec("ddp_ranks.py", tmp_path, "--steps", "3", nproc=2), timeout=600)
+    client = _run(_spec("ddp_ranks.py", tmp_path, "--steps", "3", nproc=2, device="auto"), timeout=600)
     assert client.exit is not None and client.exit.ok, client.stderr_tail[-3000:]
     started = [e.data["rank"] for e in client.received if e.kind == "rank" and e.data["state"] == "started"]
     assert sorted(started) == [0, 1]
@@ -147,6 +147,8 @@ def test_two_ranks_under_torchrun_merge_into_one_session(tmp_path: Path) -> None
     assert session.meta.ranks == (0, 1)
     assert {(c.compile_id, c.rank) for c in session.compiles} >= {("0/0", 0), ("0/0", 1)}
     assert len(_samples(session, "r0:<lambda>")) == 3 and len(_samples(session, "r1:<lambda>")) == 3
+    # the ranks say which clock timed their steps: the session names the device, not "auto"
+    assert session.meta.device == "cpu" and "cpu" in session.meta.extra["clock"], session.meta
 
 
 def test_a_hung_script_is_stopped_by_a_second_stop(tmp_path: Path) -> None:
