@@ -28,6 +28,12 @@ _SYMBOL = re.compile(r"\b([suc])\d+\b")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _DOTTED = re.compile(r"^[\w.]+$")  # `torch.ops.aten.add.Tensor`: a name, not an expression
 _ATEN = re.compile(r"^(?:torch\.ops\.)?(aten|prims|quantized|_c10d_functional)\.(\w+)\.\w+$")
+_BINARY_OPS = {"**": "pow", "//": "floordiv", "<<": "lshift", ">>": "rshift", "<=": "le", ">=": "ge",
+               "==": "eq", "!=": "ne", "+": "add", "-": "sub", "*": "mul", "/": "truediv", "%": "mod",
+               "@": "matmul", "<": "lt", ">": "gt", "&": "and_", "|": "or_", "^": "xor"}
+_UNARY_OPS = {"-": "neg", "~": "invert", "not ": "not_"}
+_BINARY = re.compile(r"^\S+ (" + "|".join(re.escape(o) for o in _BINARY_OPS) + r") \S+$")
+_UNARY = re.compile(r"^(-|~|not )#$")
 _POSITIONAL = re.compile(r"^(arg|primals_|tangents_)\d+(_\d+)?$")
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(\.\d+)?(e-?\d+)?")
 
@@ -36,14 +42,31 @@ def _unsym(text: str) -> str:
     return _SYMBOL.sub(r"\1#", text)
 
 
-def target_text(node: Node) -> str:
-    """The node's target with its operands' names blanked (`l_x_ @ l_w_` → `# @ #`) and symbols
-    normalised: the part of a target that says what the node does."""
+def expression(node: Node) -> str:
+    """An operator node's target as a log writes it, operands blanked (`l_x_ @ l_w_` → `# @ #`);
+    "" for a target that is a name (`torch._C._nn.linear`, `_operator.add` in a capture)."""
     target = node.target
-    if node.inputs and node.op == "call_function" and not _DOTTED.match(target):
-        names = set(node.inputs)
-        target = _WORD.sub(lambda m: "#" if m.group(0) in names else m.group(0), target)
-    return _unsym(target)
+    if node.op != "call_function" or _DOTTED.match(target):
+        return ""
+    names = set(node.inputs)
+    return _unsym(_WORD.sub(lambda m: "#" if m.group(0) in names else m.group(0), target))
+
+
+def target_text(node: Node) -> str:
+    """What the node does, one way for logs and captures: a trace log writes an operator node's
+    target as its expression (`h * item`), a capture as the function (`_operator.mul`); both
+    read `_operator.mul` here, and a torch function the way the log names it. Symbols are
+    normalised."""
+    text = expression(node)
+    if not text:  # a capture's `torch._VariableFunctionsClass.relu` is the log's `torch.relu`
+        return _unsym(node.target.replace("torch._VariableFunctionsClass.", "torch.", 1))
+    if text.startswith("#["):
+        return "_operator.getitem"
+    if m := _UNARY.match(text):
+        return f"_operator.{_UNARY_OPS[m.group(1)]}"
+    if m := _BINARY.match(text):
+        return f"_operator.{_BINARY_OPS[m.group(1)]}"
+    return text
 
 
 def _label(node: Node) -> tuple[str, str, str]:
@@ -159,8 +182,9 @@ def graph_diff(stage: str, before: Graph | None, after: Graph | None) -> GraphDi
 def _changes(a: Node, b: Node, to_b: dict[str, str]) -> list[str]:
     what = []
     ta, tb = target_text(a), target_text(b)
-    if ta != tb and a.op != "placeholder":
-        what.append(f"target {ta} → {tb}")
+    ea, eb = expression(a), expression(b)
+    if a.op != "placeholder" and (ta != tb or (ea and eb and ea != eb)):  # `# * 0.5` → `# * 0.25`
+        what.append(f"target {ea or ta} → {eb or tb}")
     sa, da = _meta(a.outputs)
     sb, db = _meta(b.outputs)
     if sa != sb:  # compared without symbol names, shown with them
