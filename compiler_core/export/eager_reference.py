@@ -27,6 +27,7 @@ from compiler_core.export.call_plan import CallPlan, Launch, TensorSpec, kernel_
 from compiler_core.session import Graph, Kernel, Node, TensorMeta
 
 _CLASS = re.compile(r"^class [^(\n]*\(", re.M)
+_PART = re.compile(r"^(\w+)\[(\d+)\]$")
 _DIM = re.compile(r"^-?\d+$")
 
 
@@ -42,6 +43,32 @@ class EagerMatch:
     reshape: dict[str, tuple[int, ...]] = field(default_factory=dict)
     lines: list[str] = field(default_factory=list)  # `name = expr`, graph order
     why_not: str = ""
+
+
+@dataclass
+class GraphFacts:
+    """What matching needs of one post-grad graph, computed once per partition: a deep model's
+    graph has ~10k nodes and its partition hundreds of kernels."""
+
+    graph: Graph
+    lines: dict[str, str]  # node -> its expression (node_lines)
+    users: dict[str, set[str]]  # node -> the nodes that read it
+    order: dict[str, int]  # node -> its place in the graph
+    parts: dict[str, dict[int, str]]  # tuple node -> {i: the getitem node `x = node[i]`}
+
+    @staticmethod
+    def of(graph: Graph) -> GraphFacts:
+        lines = node_lines(graph)
+        users: dict[str, set[str]] = {}
+        for n in graph.nodes:
+            for i in n.inputs:
+                users.setdefault(i, set()).add(n.name)
+        parts: dict[str, dict[int, str]] = {}
+        for name, expr in lines.items():
+            m = _PART.match(expr)
+            if m:
+                parts.setdefault(m.group(1), {})[int(m.group(2))] = name
+        return GraphFacts(graph, lines, users, {n.name: i for i, n in enumerate(graph.nodes)}, parts)
 
 
 def node_lines(graph: Graph) -> dict[str, str]:
@@ -89,28 +116,25 @@ def _concrete(dim: int | str, symbols: Mapping[str, int]) -> int:
     return symbols[text]
 
 
-def match(kernel: Kernel, graph: Graph | None, plan: CallPlan, launch: Launch) -> EagerMatch:
+def match(kernel: Kernel, facts: GraphFacts | None, plan: CallPlan, launch: Launch) -> EagerMatch:
     """Pair the kernel's parameters with its subgraph's inputs and outputs (see the module doc)."""
-    if graph is None or not graph.text:
+    if facts is None or not facts.lines:
         return EagerMatch(why_not="the session has no post-grad graph text for this partition")
+    graph = facts.graph
     params = kernel_params(kernel.source)
     args = launch.args
     if len(params) != len(args):
         return EagerMatch(why_not="the kernel's parameters and its launch's arguments differ in number")
-    fused = set(kernel.fused_nodes)
-    nodes = [n for n in graph.nodes if n.name in fused and n.op == "call_function"]
+    found_nodes = [n for name in set(kernel.fused_nodes) if (n := graph.node(name)) is not None]
+    nodes = sorted((n for n in found_nodes if n.op == "call_function"), key=lambda n: facts.order[n.name])
     if not nodes:
         return EagerMatch(why_not="no post-grad node of this kernel is recorded")
-    lines = node_lines(graph)
+    lines = facts.lines
     if any(n.name not in lines for n in nodes):
         return EagerMatch(why_not="a fused node's line is missing from the post-grad graph text")
     inside = {n.name for n in nodes}
     external = list(dict.fromkeys(i for n in nodes for i in n.inputs if i not in inside))
-    users: dict[str, set[str]] = {}
-    for n in graph.nodes:
-        for i in n.inputs:
-            users.setdefault(i, set()).add(n.name)
-    outputs = [n for n in nodes if users.get(n.name, set()) - inside]
+    outputs = [n for n in nodes if facts.users.get(n.name, set()) - inside]
     found = EagerMatch(lines=[f"{n.name} = {lines[n.name]}" for n in nodes])
     by_param = dict(zip(params, args, strict=True))
     spec_of = {p: a.view or plan.specs.get(a.root) for p, a in by_param.items() if a.root}

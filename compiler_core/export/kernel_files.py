@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from compiler_core.export.call_plan import CallPlan, Launch, TensorSpec, kernel_params, plan_calls
-from compiler_core.export.eager_reference import EagerMatch, match, meta_spec, node_lines
+from compiler_core.export.eager_reference import EagerMatch, GraphFacts, match, meta_spec
 from compiler_core.export.export_index import Entry, compile_entry, kernel_entry, write_index
 from compiler_core.export.extern_calls import extern_script, launch_device
 from compiler_core.export.graph_repros import graph_repro
@@ -78,30 +78,34 @@ class _Partition:
 
     part: InductorOutput
     plan: CallPlan | None
+    facts: GraphFacts | None
     launches: dict[str, list[Launch]] = field(default_factory=dict)
 
     @staticmethod
     def read(part: InductorOutput) -> _Partition:
         generated = {k.name: kernel_params(k.source) for k in part.kernels if k.language != "extern"}
-        plan = plan_calls(part.output_code, generated, _extern_outputs(part)) if part.output_code else None
+        facts = GraphFacts.of(part.post_grad) if part.post_grad is not None else None
+        outputs = _extern_outputs(part, facts)
+        plan = plan_calls(part.output_code, generated, outputs) if part.output_code else None
         launches: dict[str, list[Launch]] = {}
         for launch in plan.launches if plan else ():
             launches.setdefault(launch.name, []).append(launch)
-        return _Partition(part, plan, launches)
+        return _Partition(part, plan, facts, launches)
 
     def first_launch(self, k: Kernel) -> Launch | None:
         found = self.launches.get(k.name)
         return found[0] if found else None
 
 
-def _extern_outputs(part: InductorOutput) -> dict[str, tuple[tuple[str, TensorSpec], ...]]:
+def _extern_outputs(
+    part: InductorOutput, facts: GraphFacts | None
+) -> dict[str, tuple[tuple[str, TensorSpec], ...]]:
     """extern kernel -> the (node, tensor) pairs its op returns, from its post-grad node's
     metadata (a tuple op's node may record none: then from the `getitem` nodes that take its parts)."""
-    g = part.post_grad
-    if g is None:
+    if facts is None:
         return {}
+    g = facts.graph
     out: dict[str, tuple[tuple[str, TensorSpec], ...]] = {}
-    lines: dict[str, str] | None = None
     for k in part.kernels:
         split = split_extern_name(k.name) if k.language == "extern" else None
         if split is None:
@@ -121,25 +125,22 @@ def _extern_outputs(part: InductorOutput) -> dict[str, tuple[tuple[str, TensorSp
             continue
         metas = [(node.name, m) for m in node.outputs]
         if not metas:
-            lines = node_lines(g) if lines is None else lines
-            metas = _parts(g, node.name, lines)
+            metas = _parts(g, facts.parts.get(node.name, {}))
         specs = [(name, meta_spec(m, {})) for name, m in metas]
         if metas and all(s is not None for _, s in specs):
             out[k.name] = tuple((name, s) for name, s in specs if s is not None)
     return out
 
 
-def _parts(g: Graph, name: str, lines: dict[str, str]) -> list[tuple[str, TensorMeta]]:
-    """The getitem nodes `x = name[0]`, `name[1]`... with their metadata, up to a gap."""
-    found: dict[int, tuple[str, TensorMeta]] = {}
-    for n in g.nodes:
-        m = re.fullmatch(rf"{re.escape(name)}\[(\d+)\]", lines.get(n.name, ""))
-        if m and len(n.outputs) == 1:
-            found[int(m.group(1))] = (n.name, n.outputs[0])
-    parts: list[tuple[str, TensorMeta]] = []
-    while len(parts) in found:
-        parts.append(found[len(parts)])
-    return parts
+def _parts(g: Graph, parts: dict[int, str]) -> list[tuple[str, TensorMeta]]:
+    """The getitem nodes `x = node[0]`, `node[1]`... with their metadata, up to a gap."""
+    found: list[tuple[str, TensorMeta]] = []
+    while len(found) in parts:
+        n = g.node(parts[len(found)])
+        if n is None or len(n.outputs) != 1:
+            break
+        found.append((n.name, n.outputs[0]))
+    return found
 
 
 def _kernel_file(
@@ -149,7 +150,7 @@ def _kernel_file(
     launch = p.first_launch(k)
     if k.language == "cpp":
         eager = (
-            match(k, p.part.post_grad, p.plan, launch)
+            match(k, p.facts, p.plan, launch)
             if p.plan and launch
             else EagerMatch(why_not="no launch of it was read")
         )

@@ -117,7 +117,7 @@ def test_kernel_files_print_their_time_and_cpp_ones_match_eager(exported: _Expor
         "transformer_block/backward__cpp_fused_gelu_gelu_backward_view_1.py",
         "dynamic_shapes/c0_1__inference__cpp_fused_gelu_0.py",
     } <= set(checked), checked
-    assert len(checked) >= 8, checked
+    assert len(checked) >= 7, checked
 
 
 def test_the_transformer_output_code_runs_instead_of_corrupting_memory(
