@@ -125,8 +125,8 @@ def compile_lines(cd: CompileDiff) -> list[str]:
     body += ["  " + line for line in _break_lines("breaks new:", cd.breaks_added)]
     if cd.guards_removed or cd.guards_added:
         body.append(f"  guards {change_text(cd.guards)}:")
-        body += [f"    - {g}" for g in _cut(cd.guards_removed)]
-        body += [f"    + {g}" for g in _cut(cd.guards_added)]
+        lines = guard_lines(cd.guards_removed, cd.guards_added)
+        body += ["    " + line for line in _cut(lines, 2 * LIST_LIMIT)]
     for g in cd.graphs:
         body += graph_lines(g)
     s = cd.saved
@@ -158,6 +158,23 @@ def compile_lines(cd: CompileDiff) -> list[str]:
 
 def _first_line(text: str) -> str:
     return text.splitlines()[0].rstrip() if text else ""
+
+
+def guard_lines(removed: Sequence[str], added: Sequence[str]) -> list[str]:
+    """`- guard` and `+ guard` lines, each new guard right after the old one about the same
+    thing (`check_tensor(L['x']`: `size=[2, 8]` → `size=[None, 8]`), the rest after."""
+    by_subject: dict[str, list[int]] = {}
+    for i, g in enumerate(added):
+        by_subject.setdefault(g.split(", ", 1)[0], []).append(i)
+    used: set[int] = set()
+    out = []
+    for g in removed:
+        out.append(f"- {g}")
+        mine = [i for i in by_subject.get(g.split(", ", 1)[0], ()) if i not in used][:1]
+        for i in mine:
+            used.add(i)
+            out.append(f"+ {added[i]}")
+    return out + [f"+ {g}" for i, g in enumerate(added) if i not in used]
 
 
 def _us(v: float | None) -> str:

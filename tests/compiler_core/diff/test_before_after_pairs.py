@@ -64,6 +64,9 @@ def test_recompile_gone_after_mark_dynamic() -> None:
     assert any("size=[2, 8]" in g for g in first.guards_removed)
     assert any("size=[None, 8]" in g for g in first.guards_added)
     assert not [g for g in first.guards_added if "___check_obj_id" in g]
+    lines = session_text(diff).splitlines()
+    old = next(i for i, line in enumerate(lines) if line.startswith("    - check_tensor(L['x']"))
+    assert "size=[None, 8]" in lines[old + 1] and lines[old + 1].startswith("    + check_tensor(L['x']")
     # the graph is the same computation with a symbolic batch dim
     dynamo = next(g for g in first.graphs if g.stage == "dynamo")
     assert not dynamo.removed and not dynamo.ops_added and not dynamo.ops_removed
