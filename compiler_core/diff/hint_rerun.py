@@ -5,8 +5,9 @@ it already has), captures it again in a fresh worker with the hint's plan (hint_
 environment and the capture's mode/dynamic options), and diffs the two. A script run (`base` a
 `ScriptSpec`, as `python -m compiler_core run` makes) re-runs the same way, with the hints torch
 reads from the environment; its mode and `dynamic` are the script's own `torch.compile` call's.
-Both captures go through the one worker client the CLI and GUI use (compiler_core/worker/
-client.py), so the re-run is killed, capped and recovered like any capture. Torch is never imported here.
+Both captures go through the one worker client the CLI and GUI use
+(compiler_core/worker/client.py), so the re-run is killed, capped and recovered like any
+capture. Torch is never imported here.
 
 A blocking call (two captures of a small model take 20-60 s on a CPU): the GUI runs it off the
 GUI thread, the CLI and tests call it directly.
