@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QDockWidget, QTabBar, QWidget
 
 from compiler_core.session import LinkIndex, Session
 from compiler_core.summary import KernelCounts, kernel_counts
+from explorer.actions.compare_actions import CompareActions
 from explorer.actions.export_actions import ExportActions
 from explorer.actions.file_actions import FileActions
 from explorer.actions.source_lookup import SourceLookups
@@ -90,6 +91,7 @@ class MainWindow(AppWindow):
         self.state.sessionChanged.connect(self._update_status)
         self.files = FileActions(self)
         self.exports = ExportActions(self)
+        self.compares = CompareActions(self, self.files.menu)
         self.source_lookups = SourceLookups(self.state, self)  # the Source pane's lookup checkbox
         self._build_view_menu()
         self.navigation.stage_actions["overview"].setVisible("OverviewPane" in self.docks)
@@ -405,6 +407,7 @@ class MainWindow(AppWindow):
         canvases: list[GraphCanvas] = list(self.findChildren(GraphCanvas))
         for canvas in canvases:
             canvas.runner.shutdown()
+        self.compares.shutdown()
         workers: list[OffThread] = list(self.findChildren(OffThread))
         for worker in workers:  # pane jobs end while the window still exists
             worker.shutdown()

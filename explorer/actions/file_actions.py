@@ -64,6 +64,7 @@ class FileActions(QObject):
 
     def _build_menu(self) -> None:
         menu = self.window.menuBar().addMenu("&File")
+        self.menu = menu  # other controllers add their File entries (compare_actions.py)
         self._add(menu, "Open &model…", self.open_model_dialog, QKeySequence.StandardKey.Open)
         self._add(menu, "Run s&cript…", lambda: self.scripts.open_dialog())
         self._add(menu, "Open &trace log…", self.open_trace_dialog)

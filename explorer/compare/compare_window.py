@@ -130,6 +130,11 @@ class CompareWindow(QMainWindow):
             self.compiles.setCurrentItem(first.child(0))
         self.resize(1200, 760)
 
+    @property
+    def sessions(self) -> tuple[Session | None, Session | None]:
+        """The two sessions compared (before, after), where the window was given them."""
+        return self._sessions
+
     @staticmethod
     def _text_view() -> QPlainTextEdit:
         view = QPlainTextEdit()
