@@ -10,7 +10,7 @@ against itself is timed too (the all-equal fast path).
 Figures: `diff_sessions` in this process (median of `--runs`), and the whole command
 (`python -m compiler_core diff LOG EDITED.json --json` in a fresh process: reading both sides,
 the diff and the JSON), wall and CPU; and the command on two copies of the log (both sides
-imported from a 32-layer training log, the case of two runs' logs). Targets (issue 32): a few
+imported from a 32-layer training log, the case of two runs' logs). Targets: a few
 seconds on this machine: diff ≤ 2 s, command ≤ 8 s. With `--json` the last line is the figures JSON.
 """
 

@@ -95,7 +95,7 @@ def summarize(session: Session) -> dict[str, Any]:
         "ranks": list(session.meta.ranks),
         # files shown per origin: read by a capture, looked up on this machine, the log's quotes only
         "sources": {str(o): n for o, n in sorted(Counter(session.source_origins.values()).items())},
-        # a damaged log still opens; these say how damaged (issue 12, row 9)
+        # a damaged log still opens; these say how damaged
         "diagnostics": len(session.diagnostics),
         "diagnostics_first": [_diagnostic(d) for d in session.diagnostics[:FIRST_DIAGNOSTICS]],
     }
