@@ -74,3 +74,13 @@ def test_names_from_the_session_never_become_code(tmp_path: Path) -> None:
         tree = ast.parse(path.read_text())
         calls = [ast.unparse(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)]
         assert "os.system" not in calls, path.name
+
+
+def test_the_index_carries_the_profiled_time_of_each_kernel(tmp_path: Path) -> None:
+    """A CPU capture with a profiled step: every kernel's µs per step, per mode, in both indexes."""
+    session = ROOT / "tests" / "fixtures" / "timeline" / "transformer_cpu_profiled.json"
+    assert main(["export", str(session), "-o", str(tmp_path)]) == 0
+    (entry,) = json.loads((tmp_path / "index.json").read_text())["compiles"]
+    times = {e["kernel"]: e["us_per_step"] for e in entry["kernels"]}
+    assert len(times) == 26 and all(set(t) == {"default"} and t["default"] > 0 for t in times.values())
+    assert f"| default {times['cpp_fused_gelu_view_3']['default']} |" in (tmp_path / "INDEX.md").read_text()
