@@ -29,7 +29,23 @@ from compiler_core.export.harness_inputs import (
 from compiler_core.export.machine_stamp import MachineStamp, preamble
 from compiler_core.session import Kernel
 
-_RESERVED = {"torch", "inf", "nan", "device", "time", "sys", "os"}
+# names the harness itself binds: a node named like one would shadow it inside eager_reference
+_RESERVED = {
+    "torch",
+    "inf",
+    "nan",
+    "device",
+    "time",
+    "sys",
+    "os",
+    "launch_args",
+    "launch_keywords",
+    "make_buffers",
+    "kernel",
+    "main",
+    "tolerance",
+    "time_us",
+}
 
 
 def cpp_arg_types(output_code: str, name: str) -> list[str] | None:
