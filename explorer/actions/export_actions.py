@@ -1,10 +1,12 @@
-"""The Export menu: kernels (folder), graph (DOT/SVG/PNG) and the session as JSON."""
+"""The Export menu: the report (HTML), kernels (folder), graph (DOT/SVG/PNG) and the session as JSON."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox
 
+from compiler_core.overview import build_overview
+from compiler_core.overview.report_html import write_report
 from compiler_core.session import Compile, save
 from explorer.actions.graph_export import save_canvas_dot, save_scene
 from explorer.actions.kernel_export import export_compiles
@@ -22,6 +24,7 @@ class ExportActions(QObject):
         self.window = window
         self.graph_stage = "dynamo"  # follows the stage navigator
         menu = window.menuBar().addMenu("&Export")
+        menu.addAction("&Report (HTML)…").triggered.connect(self.report_dialog)
         menu.addAction("&Kernels…").triggered.connect(lambda: self.kernels_dialog())
         menu.addAction("Kernels of &all compiles…").triggered.connect(lambda: self.kernels_dialog(every=True))
         menu.addAction("Graph as &DOT…").triggered.connect(lambda: self.graph_dialog("dot"))
@@ -93,6 +96,26 @@ class ExportActions(QObject):
             return
         w, h = save_scene(canvas, path, scale)
         self.window.statusBar().showMessage(f"Exported {w}x{h} px to {path}", 5000)
+
+    def report_dialog(self) -> None:
+        if not self.window.state.session.compiles:
+            QMessageBox.information(self.window, "Nothing to export", "Open a model, trace or session first.")
+            return
+        path, _ = QFileDialog.getSaveFileName(self.window, "Export report", "report.html", "HTML (*.html)")
+        if path:
+            self.export_report(path)
+
+    def export_report(self, path: str) -> bool:
+        """The Overview, ranked breaks, recompiles and kernels as one self-contained HTML file to
+        share (`python -m compiler_core report` writes the same); a bad path is a dialog."""
+        session = self.window.state.session
+        try:
+            write_report(session, build_overview(session), path)
+        except (OSError, ValueError) as exc:
+            show_problem(self.window, "Export failed", f"{path}\n\n{type(exc).__name__}: {exc}")
+            return False
+        self.window.statusBar().showMessage(f"Wrote the report to {path}", 5000)
+        return True
 
     def session_dialog(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self.window, "Export session", "session.json", "*.json")

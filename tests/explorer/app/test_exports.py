@@ -119,3 +119,21 @@ def test_a_session_export_that_cannot_be_written_is_a_dialog(
     assert boxes and "s.json" in boxes[-1].text()
     assert window.exports.export_session(str(tmp_path / "s.json")) is True
     assert load(tmp_path / "s.json") == transformer
+
+
+def test_the_report_export_writes_the_overview_the_pane_shows(
+        tmp_path: Path, window: MainWindow, transformer: Session) -> None:
+    """Export ▸ Report: one HTML file holding the Overview's verdict and every fact line (the
+    same fragment the pane renders), loading nothing from outside."""
+    import html
+    import re
+
+    window.set_session(transformer, "t.json")
+    out = tmp_path / "report.html"
+    assert window.exports.export_report(str(out))
+    text = out.read_text()
+    overview = window.panes["OverviewPane"].overview  # type: ignore[attr-defined]
+    assert html.escape(overview.verdict) in text
+    assert all(html.escape(f.text) in text for f in overview.facts())
+    assert not re.search(r"<script|<link|src=|href=\"http", text, re.IGNORECASE)
+    assert not window.exports.export_report(str(tmp_path / "missing" / "dir" / "r.html"))
