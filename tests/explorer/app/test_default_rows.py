@@ -41,4 +41,5 @@ def test_default_layout_shows_saved_tensors_and_kernels(window: MainWindow) -> N
     for pane in (aot, inductor, window.panes["DynamoPane"]):
         graphs = pane.graphs  # type: ignore[attr-defined]
         assert graphs.height() >= 130, f"{type(pane).__name__} graph {graphs.height()} px"
-    assert window.panes["TimelinePane"].plot.height() >= 90  # type: ignore[attr-defined]
+    # a trace log has no step times and cannot be run: no timeline area takes their room
+    assert not window.docks["TimelinePane"].isVisible()
