@@ -23,7 +23,15 @@ from typing import Any
 from compiler_core.break_ranking import distinct_breaks
 from compiler_core.ranks.rank_facts import ranks_summary
 from compiler_core.recompile_explain import distinct_recompiles
-from compiler_core.session.model import CRASH_STAGE, Compile, Diagnostic, InductorOutput, ModeStats, Session
+from compiler_core.session.model import (
+    CRASH_STAGE,
+    AotInfo,
+    Compile,
+    Diagnostic,
+    InductorOutput,
+    ModeStats,
+    Session,
+)
 from compiler_core.session.refs import Ref, RefKind
 from compiler_core.timeline.stats import shown_stats, speedups, untrustworthy
 
@@ -185,10 +193,15 @@ def _op_count(c: Compile) -> int:
 
 def saved_bytes(c: Compile) -> int:
     """Bytes `c`'s forward saves for its backward, each storage once (the Overview counts so too)."""
-    if c.aot is None:
+    return aot_saved_bytes(c.aot)
+
+
+def aot_saved_bytes(aot: AotInfo | None) -> int:
+    """Saved bytes of one AOT partition, the views of one storage counted once."""
+    if aot is None:
         return 0
     by_storage: dict[str, int] = {}
-    for st in c.aot.saved_tensors:
+    for st in aot.saved_tensors:
         key = st.storage_key or st.name
         by_storage[key] = max(by_storage.get(key, 0), st.bytes)
     return sum(by_storage.values())

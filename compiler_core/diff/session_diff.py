@@ -27,10 +27,10 @@ from compiler_core.diff.diff_result import (
     SideInfo,
 )
 from compiler_core.diff.fix_list import fix_rows
-from compiler_core.diff.stage_diff import STAGES, break_fact, break_identity, compile_diff, saved_bytes
+from compiler_core.diff.stage_diff import STAGES, break_fact, break_identity, compile_diff
 from compiler_core.recompile_explain import distinct_recompiles
 from compiler_core.session.model import Compile, ModeStats, Session
-from compiler_core.summary import kernel_counts
+from compiler_core.summary import kernel_counts, saved_bytes
 from compiler_core.timeline.stats import shown_stats
 
 
@@ -84,7 +84,7 @@ def _totals(a: Session, b: Session) -> tuple[Change, ...]:
         both("graph ops", lambda s: sum(_call_ops(c) for c in s.compiles)),
         both("guards", lambda s: sum(len(c.guards) for c in s.compiles)),
         both("saved tensors", lambda s: sum(len(c.aot.saved_tensors) for c in s.compiles if c.aot)),
-        both("saved bytes", lambda s: sum(saved_bytes(c.aot) for c in s.compiles)),
+        both("saved bytes", lambda s: sum(saved_bytes(c) for c in s.compiles)),
         both("recomputed ops", lambda s: sum(len(c.aot.recomputed) for c in s.compiles if c.aot)),
         both("kernels", lambda s: counts(s)[0]),
         both("kernel launches", lambda s: counts(s)[1]),

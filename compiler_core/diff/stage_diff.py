@@ -19,6 +19,7 @@ from compiler_core.diff.diff_result import BreakFact, Change, CompileDiff, Graph
 from compiler_core.diff.graph_diff import graph_diff, op_name
 from compiler_core.session.model import AotInfo, Compile, CudaGraphInfo, GraphBreak, InductorOutput, Kernel
 from compiler_core.session.refs import Ref
+from compiler_core.summary import aot_saved_bytes
 
 STAGES = ("dynamo", "aot", "inductor", "codegen", "backend", "backward")
 _RENUMBERED = re.compile(r"___\d+\b")
@@ -123,17 +124,6 @@ def guard_changes(a: Compile, b: Compile) -> tuple[tuple[str, ...], tuple[str, .
             tuple(g.code for g in b.guards if guard_key(g.code) not in keys_a))  # fmt: skip
 
 
-def saved_bytes(aot: AotInfo | None) -> int:
-    """Saved bytes with the views of one storage counted once (as `summary` counts them)."""
-    if aot is None:
-        return 0
-    by_storage: dict[str, int] = {}
-    for st in aot.saved_tensors:
-        key = st.storage_key or st.name
-        by_storage[key] = max(by_storage.get(key, 0), st.bytes)
-    return sum(by_storage.values())
-
-
 def _recomputed_ops(aot: AotInfo | None) -> list[str]:
     if aot is None or aot.forward is None:
         return list(aot.recomputed) if aot is not None else []
@@ -151,7 +141,7 @@ def saved_diff(a: AotInfo | None, b: AotInfo | None) -> SavedDiff:
     ra, rb = _recomputed_ops(a), _recomputed_ops(b)
     return SavedDiff(
         tensors=Change("saved tensors", len(sa), len(sb)),
-        bytes=Change("saved bytes", saved_bytes(a), saved_bytes(b)),
+        bytes=Change("saved bytes", aot_saved_bytes(a), aot_saved_bytes(b)),
         recomputed=Change("recomputed ops", len(ra), len(rb)),
         recomputed_bytes=Change("recomputed bytes", a.recomputed_bytes if a else 0,
                                 b.recomputed_bytes if b else 0),
