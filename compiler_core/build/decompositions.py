@@ -85,11 +85,26 @@ def op_name(target: str) -> str:
     return parts[-1]
 
 
-def with_decompositions(session: Session) -> Session:
-    """The session with every compile's decomposition table (None where there is no Dynamo graph)."""
-    compiles = tuple(dataclasses.replace(c, decomposition=compile_decomposition(c, session.links))
-                     for c in session.compiles)  # fmt: skip
-    return dataclasses.replace(session, compiles=compiles)
+def with_decompositions(session: Session, same_as: dict[int, int] | None = None) -> Session:
+    """The session with every compile's decomposition table (None where there is no Dynamo graph).
+
+    `same_as[i] = j`: compile i holds compile j's parsed objects and j's links renamed to its own
+    rank (link_memo.py: another rank logged it identically), so where their decomposition
+    artifacts are equal too its table is j's: tables hold node, op and kernel names, no rank.
+    A 64-rank log of one model built the same table 64 times (a third of its import)."""
+    same_as = same_as or {}
+    tables: list[DecompositionInfo | None] = []
+    compiles = session.compiles
+    for i, c in enumerate(compiles):
+        j = same_as.get(i, i)
+        twin = compiles[j] if j < i else None
+        if twin is not None and (twin.compile_id, twin.artifacts.get(ARTIFACT)) == (
+                c.compile_id, c.artifacts.get(ARTIFACT)):  # fmt: skip
+            tables.append(tables[j])
+        else:
+            tables.append(compile_decomposition(c, session.links))
+    done = tuple(dataclasses.replace(c, decomposition=t) for c, t in zip(compiles, tables, strict=True))
+    return dataclasses.replace(session, compiles=done)
 
 
 def with_missing_decompositions(session: Session) -> Session:

@@ -47,6 +47,10 @@ class LinkMemo:
         self.repeated = {k for k, n in Counter(self.keys).items() if n > 1}
         self.done: dict[Hashable, tuple[Compile, dict[str, list[str]], Adjacency]] = {}
         self.parts: list[Adjacency] = []  # frozen link sets of memoised compiles, joined at `freeze`
+        # compile index -> index of the compile of another rank whose links it got, renamed: what
+        # is derived from a compile's objects and links alone is the same for both (decompositions)
+        self.same_as: dict[int, int] = {}
+        self._index: dict[Hashable, int] = {}
 
     def link(self, i: int, c: Compile, pre_to_post: dict[str, list[str]]) -> None:
         key = self.keys[i]
@@ -58,6 +62,7 @@ class LinkMemo:
             renamed = _renamed(seen[2], _prefix_map(c.compile_id, seen[0].rank, c.rank))
             if renamed is not None:
                 self.parts.append(renamed)
+                self.same_as[i] = self._index[key]
                 return
         own = LinkBuilder()
         link_compile(own, c, pre_to_post, self.user_files)
@@ -65,6 +70,7 @@ class LinkMemo:
         self.parts.append(adjacency)
         if seen is None:
             self.done[key] = (c, pre_to_post, adjacency)
+            self._index[key] = i
 
     def freeze(self) -> Adjacency:
         """`lb.freeze()` with the memoised link sets joined in: the session's `links`, sorted as

@@ -164,7 +164,7 @@ def build_session(streams: Iterable[tuple[str, int | None, Iterable[Record]]], *
                       diagnostics=tuple(diagnostics), source_notes=source_notes,
                       source_origins=found.origins)  # fmt: skip
     # after the stage artifacts: the decompositions artifact is one of them
-    return with_decompositions(_with_stage_artifacts(session, ranks))
+    return with_decompositions(_with_stage_artifacts(session, ranks), memo_links.same_as)
 
 
 def _continue_runs_across_files(ranks: list[RankRecords]) -> None:

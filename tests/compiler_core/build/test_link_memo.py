@@ -62,3 +62,23 @@ def test_renaming_refuses_refs_it_cannot_place() -> None:
                                              "kernel|1|0/0|k": ("aot_node|1|0/0|a",)}  # fmt: skip
     assert _renamed({"guard|0|9/9|1": ()}, prefixes) is None  # another compile's prefix
     assert _renamed({"aot_node|0|0/0|a": ("kernel|0|0/0|gone",)}, prefixes) is None  # one-sided
+
+
+def test_identical_ranks_share_one_decomposition_table_equal_to_each_built_alone(tmp_path: Path) -> None:
+    """A rank that got another's links renamed gets its decomposition table too (the table holds
+    names only); each equals the table built for that compile alone."""
+    from compiler_core.build.decompositions import compile_decomposition
+
+    for rank in (0, 1, 2):
+        target = tmp_path / f"dedicated_log_torch_trace_rank_{rank}_x.log.gz"
+        shutil.copy(TRACES / "tlparse_simple.log.gz", target)
+    session = import_trace(tmp_path)
+    tables = [c for c in session.compiles if c.decomposition is not None and c.decomposition.rows]
+    assert {c.rank for c in tables} == {0, 1, 2}
+    by_id: dict[str, list[Compile]] = {}
+    for c in tables:
+        by_id.setdefault(c.compile_id, []).append(c)
+    shared = [cs for cs in by_id.values() if len(cs) == 3]
+    assert shared and all(cs[1].decomposition is cs[0].decomposition is cs[2].decomposition for cs in shared)
+    for c in tables:
+        assert c.decomposition == compile_decomposition(c, session.links)
