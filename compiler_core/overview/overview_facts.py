@@ -128,7 +128,8 @@ def build_overview(session: Session) -> Overview:
     }
     sections = [breaks, recompiles, fallbacks]
     scopes = (scope_section(session, "ranks"), scope_section(session, "runs"))
-    sections += [s for s in (failure_section(session), *scopes, *optional.values()) if s is not None]
+    failures = failure_section(session)
+    sections += [s for s in (failures, *scopes, *optional.values()) if s is not None]
     order = ["failures", "breaks", "recompiles", "ranks", "runs", "step_time", "fallbacks", "cudagraphs",
              "memory", "compile_time", "kernel_times"]
     sections.sort(key=lambda s: order.index(s.key))
@@ -136,6 +137,7 @@ def build_overview(session: Session) -> Overview:
         breaks=rows, causes=causes, recompiles=recompile_count(session),
         limited=limited, figures=figures, own_mode=session.meta.mode or "default",
         aten_fallbacks=aten_calls, cudagraph_skips=skips,
+        failed=sum(len(f.refs) for f in failures.facts) if failures else 0,
     )
     notes = tuple(text for key, text in LEFT_OUT.items() if optional[key] is None)
     title = Path(session.meta.origin_path).name if session.meta.origin_path else ""

@@ -35,6 +35,7 @@ class Measures:
     own_mode: str = ""  # the capture's mode: the one whose step the break gaps were profiled in
     aten_fallbacks: int = 0
     cudagraph_skips: int = 0
+    failed: int = 0  # compiles that failed for another reason than a graph break (they ran eagerly)
 
 
 def break_clause(m: Measures) -> str:
@@ -82,7 +83,8 @@ def speed_clause(m: Measures) -> str:
 
 
 def verdict(m: Measures) -> str:
-    clauses = [break_clause(m), recompile_clause(m)]
+    clauses = [f"{plural(m.failed, 'compile')} failed and ran eagerly"] if m.failed else []
+    clauses += [break_clause(m), recompile_clause(m)]
     if m.aten_fallbacks:
         clauses.append(f"{plural(m.aten_fallbacks, 'ATen fallback call')}")
     if m.cudagraph_skips:

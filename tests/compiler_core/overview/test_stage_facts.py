@@ -170,6 +170,7 @@ def test_a_compile_that_failed_in_the_backend_is_named_with_the_error_torch_reco
     assert fact.level is Level.WARNING and fact.refs and fact.refs[0].kind is RefKind.COMPILE
     reason = failed[0]["fail_reason"].splitlines()
     assert failed[0]["fail_type"] in fact.text and all(part.strip() in fact.text for part in reason)
+    assert overview.verdict.startswith(f"{len(failed)} compile failed and ran eagerly")
     # graph breaks Dynamo could not resume after are rows of the breaks section, not failures
     t5 = build_overview(corpus_session("hf_t5_train"))
     assert t5.section("failures") is None and t5.section("breaks") is not None
