@@ -26,8 +26,7 @@ from compiler_core.session.codec import atomic_write_text
 from compiler_core.session.model import Session
 from compiler_core.session.refs import Ref
 from compiler_core.stages.mode_compare import COLUMNS as MODE_COLUMNS
-from compiler_core.stages.mode_compare import mode_rows
-from compiler_core.timeline.stats import shown_stats
+from compiler_core.stages.mode_compare import session_mode_rows
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'"
 MAX_KERNEL_ROWS = 3000  # a 32-layer model has ~1,500 kernels and extern calls per partition set
@@ -127,7 +126,7 @@ def _recompile_table(ov: Overview) -> str:
 
 
 def _mode_table(session: Session) -> str:
-    rows = mode_rows(shown_stats(session))
+    rows = session_mode_rows(session)
     if not rows:
         return "<p>Not timed.</p>"
     return _table(MODE_COLUMNS, (r.cells() for r in rows), set(range(1, len(MODE_COLUMNS))))

@@ -7,8 +7,8 @@ from __future__ import annotations
 from PySide6.QtWidgets import QVBoxLayout
 
 from compiler_core.session import Session
-from compiler_core.stages import ModeRow, mode_rows
-from compiler_core.stages.mode_compare import COLUMNS
+from compiler_core.stages import ModeRow
+from compiler_core.stages.mode_compare import COLUMNS, session_mode_rows
 from explorer.panes.base import Pane
 from explorer.panes.stage_table import StageTable
 from explorer.plain_text import plain_label
@@ -30,7 +30,7 @@ class ModeComparePane(Pane):
         layout.addWidget(self.table)
 
     def on_session(self, session: Session) -> None:
-        self.rows = mode_rows(session.mode_stats)
+        self.rows = session_mode_rows(session)
         self.table.set_rows([r.cells() for r in self.rows])
         self.table.highlight(set(), {i for i, r in enumerate(self.rows) if r.best})
         device = session.meta.device or "this machine"

@@ -267,3 +267,26 @@ def test_an_empty_plot_says_what_to_do_with_what_is_open(pane: TimelinePane, ses
     assert "trace log records compiles" in title() and title() != EMPTY_TITLE
     pane.set_session(session)
     assert session.timeline and TRACE_TITLE not in title() and "No step times" not in title()
+
+
+def test_the_modes_pane_shows_the_timelines_figures_for_a_session_saved_by_an_older_build(
+        qtbot: QtBot) -> None:
+    """The Modes table read the stored figures (eager 2.628 ms, speedup 1.52x) beside a Timeline
+    table of 2.520 ms and 1.38x for the same steps: one screen, two speedups."""
+    from compiler_core.summary import summarize
+    from explorer.panes.mode_compare_pane import ModeComparePane
+    from explorer.state import SessionState
+    from tests.conftest import ROOT
+
+    session = load(ROOT / "resources" / "sessions" / "transformer_block.json")
+    printed = summarize(session)["timeline"]
+    state = SessionState()
+    modes = ModeComparePane(state, state.selection)
+    qtbot.addWidget(modes)
+    state.set_session(session)
+    assert modes.rows
+    for row in modes.rows:
+        figures = printed[row.mode]
+        assert row.step_ms == pytest.approx(figures["median_ms"]), row.mode
+        if figures["speedup"] is not None:
+            assert row.speedup == pytest.approx(figures["speedup"]), row.mode
