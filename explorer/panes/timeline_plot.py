@@ -152,6 +152,7 @@ EMPTY_TITLE = "No step times in this session: open a model file and press Run"
 TRACE_TITLE = ("A trace log records compiles, not step times: to time them, open the model file "
                "(File ▸ Open model…) or run your script (File ▸ Run script…)")
 NO_SESSION_TITLE = "Open a model file, a script, a trace log or a session (File menu, or drop it here)"
+CAPTURE_TITLE = "No step times yet: press Run above to time this model in eager and the checked modes"
 # a stage capture stores each mode's figures (the table) but not its steps
 FIGURES_ONLY_TITLE = "This session stores each mode's figures, not its steps: press Run to plot them"
 
@@ -206,4 +207,4 @@ def empty_title(session: Session) -> str:
     """What an empty plot says: it depends on what is open (a log cannot be run)."""
     if not session.compiles and not session.meta.origin:
         return NO_SESSION_TITLE
-    return TRACE_TITLE if session.meta.origin == "trace" else EMPTY_TITLE
+    return {"trace": TRACE_TITLE, "capture": CAPTURE_TITLE}.get(session.meta.origin, EMPTY_TITLE)

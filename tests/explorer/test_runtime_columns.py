@@ -54,6 +54,12 @@ def test_kernel_list_source_heat_and_line_table_show_time_per_step(qtbot, sessio
     timed = {it.text(0): it.text(TIME_COLUMN) for it in items if it is not None and it.text(TIME_COLUMN)}
     assert timed == {kernel.name: "1.23 ms"}
     assert "µs per step: default, 3 profiled steps" in inductor.header.text()
+    # one line per graph, then the caption: not one paragraph
+    lines_shown = inductor.header.text().splitlines()
+    graphs = [o.graph for o in session.compiles[0].inductor]
+    assert lines_shown[0] == "Before vs after fusion:" and len(graphs) > 1
+    assert [line.split(":")[0].strip(" •") for line in lines_shown[1:1 + len(graphs)]] == graphs
+    assert lines_shown[-1].startswith("Time/step and node badges:")
     heat = source.view.heat()
     assert set(heat) == {LINE} and heat[LINE][0] == pytest.approx(0.25) and heat[LINE][1] == "617µs"
     assert source.view.gutter_width() > source.view.heat_width() > 0

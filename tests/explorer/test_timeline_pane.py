@@ -254,7 +254,7 @@ def test_chrome_export_keeps_the_steps_real_start_times(pane: TimelinePane, sess
 def test_an_empty_plot_says_what_to_do_with_what_is_open(pane: TimelinePane, session: Session) -> None:
     """A trace log cannot be run: its empty plot said "open a model file and press Run" while the
     log stayed open; each session now gets its own message, and a session with steps none."""
-    from explorer.panes.timeline_plot import EMPTY_TITLE, TRACE_TITLE
+    from explorer.panes.timeline_plot import CAPTURE_TITLE, EMPTY_TITLE, TRACE_TITLE
 
     def title() -> str:
         label = pane.plot.item.titleLabel
@@ -267,6 +267,12 @@ def test_an_empty_plot_says_what_to_do_with_what_is_open(pane: TimelinePane, ses
     assert "trace log records compiles" in title() and title() != EMPTY_TITLE
     pane.set_session(session)
     assert session.timeline and TRACE_TITLE not in title() and "No step times" not in title()
+    # a capture without --steps: its own Run (above the plot) times it, no file to open
+    untimed = dataclasses.replace(session, timeline=(), timeline_events=(), mode_stats=())
+    assert untimed.meta.origin == "capture"
+    pane.state.set_session(untimed)
+    pane.flush()
+    assert title() == CAPTURE_TITLE and "open a model file" not in title()
 
 
 def test_the_modes_pane_shows_the_timelines_figures_for_a_session_saved_by_an_older_build(
