@@ -13,6 +13,7 @@ for a run (`SessionState.timelineRunRequested`, which the run controller hears) 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -167,8 +168,17 @@ class TimelinePane(Pane):
     def _export_dialog(self, kind: str) -> None:
         pattern = "CSV (*.csv)" if kind == "csv" else "Chrome trace (*.json)"
         path, _ = QFileDialog.getSaveFileName(self, "Export timeline", f"timeline.{kind}", pattern)
-        if path:
-            (self.export_csv if kind == "csv" else self.export_chrome_trace)(path)
+        if not path:
+            return
+        if kind == "csv":
+            self.export_csv(path)
+        elif len({c.rank for c in self.state.session.compiles if c.rank is not None}) > 1:
+            # every rank's log is read for its compile phases (~2 s for 64 ranks): not on the GUI
+            # thread; the session is immutable and the file is written atomically
+            threading.Thread(target=self.export_chrome_trace, args=(path,), name="rank-trace",
+                             daemon=True).start()
+        else:
+            self.export_chrome_trace(path)
 
     # -- painting ------------------------------------------------------------------------------
 
