@@ -19,7 +19,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from compiler_core.cli.file_args import STREAM, UsageError, output_file_or_stdout, writable
-from compiler_core.cli.read_options import add_limit_options, add_source_options, not_a_trace, read_log
+from compiler_core.cli.read_options import add_limit_options, add_source_options, read_session
 
 if TYPE_CHECKING:
     from compiler_core.diff import SessionDiff
@@ -98,21 +98,12 @@ def _run_hint(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from compiler_core.cli.terminal_text import shown
     from compiler_core.diff import diff_sessions
-    from compiler_core.session import SessionFormatError
 
     sessions = []
     for path in (args.before, args.after):
-        side = argparse.Namespace(**{**vars(args), "path": path})
-        try:
-            session = read_log(side, sessions=True)
-        except (OSError, SessionFormatError) as exc:
-            print(f"error: diff failed loading {shown(path)}: {shown(exc)}", file=sys.stderr)
-            return 2
-        refused = not_a_trace(session)
-        if refused:
-            print(f"error: {shown(refused)}", file=sys.stderr)
+        session = read_session(argparse.Namespace(**{**vars(args), "path": path}), "diff")
+        if session is None:
             return 2
         sessions.append(session)
     return _write(args, diff_sessions(sessions[0], sessions[1]))

@@ -14,8 +14,7 @@ from compiler_core.cli.read_options import (
     add_limit_options,
     add_log_argument,
     add_source_options,
-    not_a_trace,
-    read_log,
+    read_session,
 )
 from compiler_core.trace.read_limits import is_pseudo_path
 
@@ -64,16 +63,9 @@ def add_parser(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from compiler_core.cli.terminal_text import shown
     from compiler_core.export import export_compiles, select_compiles
-    from compiler_core.session import SessionFormatError
 
-    try:
-        session = read_log(args, sessions=True)
-    except (OSError, SessionFormatError) as exc:
-        print(f"error: export failed loading {shown(args.path)}: {shown(exc)}", file=sys.stderr)
-        return 2
-    refused = not_a_trace(session)
-    if refused:
-        print(f"error: {shown(refused)}", file=sys.stderr)
+    session = read_session(args, "export")
+    if session is None:
         return 2
     chosen = select_compiles(session, args.compile, args.rank)
     if not chosen:
