@@ -161,16 +161,28 @@ def _pss(pid: int) -> int:
         return 0
 
 
+QUIET_SCANS = 3  # empty scans in a row before a run's processes are taken to be gone
+QUIET_GAP_S = 0.03
+
+
 def sweep(token: str, timeout_s: float = 5.0) -> list[int]:
     """SIGKILL every survivor of the run until none is left (or `timeout_s`); reap adopted zombies.
 
     Returns the pids killed. Stopped first, then killed, so a fork loop cannot outrun us."""
     killed: list[int] = []
     deadline = time.monotonic() + timeout_s
+    quiet = 0  # consecutive scans that found nothing
     while True:
         pids = survivors(token)
-        if not pids or time.monotonic() > deadline:
+        quiet = 0 if pids else quiet + 1
+        # One empty scan proves little: /proc is listed, then each process's stat read, so a fork
+        # chain whose parent exits after the listing and whose child is born after it is in no
+        # scan (a chain forking every 50 ms left about one sweep in five empty-handed here).
+        if quiet >= QUIET_SCANS or time.monotonic() > deadline:
             break
+        if not pids:
+            time.sleep(QUIET_GAP_S)
+            continue
         for sig in (signal.SIGSTOP, signal.SIGKILL):
             for pid in pids:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
