@@ -240,9 +240,9 @@ class MainWindow(AppWindow):
         if main is not None:
             main.show()
             main.raise_()
-        self._fit_timeline_docks()
+        self._fit_idle_docks()
 
-    def _fit_timeline_docks(self) -> None:
+    def _fit_idle_docks(self) -> None:
         """Panes with nothing to show for this session are not shown: a trace log holds no step
         times and cannot be run (its timeline plot and Modes table would stay empty; the
         compile-time chart takes their room), a one-rank session has no ranks to compare; the
@@ -299,7 +299,7 @@ class MainWindow(AppWindow):
             else:
                 arrange(self, self.docks, BY_KEY[key], self.tabifyDockWidget)
         self._arrangement = key
-        self._fit_timeline_docks()
+        self._fit_idle_docks()
         self._hide_stale_tab_bars()
         self.banner.set_session(self.state.session)  # a restored state may hold the banner shown
 
@@ -330,7 +330,7 @@ class MainWindow(AppWindow):
         self.state.set_session(session, source_path, links)
         if session.compiles and opened:  # every session and log opens on its first page
             self.show_stage(self._first_stage())
-        self._fit_timeline_docks()
+        self._fit_idle_docks()
         title = source_path or session.meta.origin_path or "session"
         self.setWindowTitle(f"CompileScope — {clip(title, 300, 1)}")
 

@@ -159,11 +159,14 @@ class TimelinePane(Pane):
         """One process per rank where the session has several (their steps on one clock, and the
         compile phases the rank logs recorded), else this run's steps, compiles and kernels."""
         session = self.state.session
-        if len({c.rank for c in session.compiles if c.rank is not None}) > 1:
+        if self._several_ranks():
             write_multi_rank_trace(path, session, logs_for(session, self.state.source_path or None))
             return
         stats = [st for st, _ in self.data.table()]  # each mode's runtime profile: its kernel thread
         write_chrome_trace(path, self.data.all_samples(), self.data.all_events(), stats)
+
+    def _several_ranks(self) -> bool:
+        return len({c.rank for c in self.state.session.compiles if c.rank is not None}) > 1
 
     def _export_dialog(self, kind: str) -> None:
         pattern = "CSV (*.csv)" if kind == "csv" else "Chrome trace (*.json)"
@@ -172,7 +175,7 @@ class TimelinePane(Pane):
             return
         if kind == "csv":
             self.export_csv(path)
-        elif len({c.rank for c in self.state.session.compiles if c.rank is not None}) > 1:
+        elif self._several_ranks():
             # every rank's log is read for its compile phases (~2 s for 64 ranks): not on the GUI
             # thread; the session is immutable and the file is written atomically
             threading.Thread(target=self.export_chrome_trace, args=(path,), name="rank-trace",
