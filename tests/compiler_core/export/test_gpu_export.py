@@ -8,6 +8,7 @@ Run on a GPU machine, from the repository root:
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from tests.conftest import EXAMPLES
 pytestmark = [pytest.mark.gpu, pytest.mark.slow]
 
 
+@pytest.mark.timeout(1800)
 def test_every_file_of_a_cuda_capture_runs(tmp_path: Path) -> None:
     spec = CaptureSpec(model_path=str(EXAMPLES / "transformer_block.py"), out_path=str(tmp_path / "s.json"),
                        device="cuda")  # fmt: skip
@@ -32,8 +34,10 @@ def test_every_file_of_a_cuda_capture_runs(tmp_path: Path) -> None:
     files = [p for p in export_compiles(session, tmp_path / "out") if p.suffix == ".py"]
     triton = [p for p in files if "__triton_" in p.name]
     assert triton
-    runs = run_all(files, tmp_path / "inductor-cache", workers=1)
+    # correctness only here (timing is the bench's): the files run side by side on the GPU host's cores
+    runs = run_all(files, tmp_path / "inductor-cache", workers=min(8, os.cpu_count() or 2))
     for path, run in runs.items():
         assert run.returncode == 0, run
         if path in triton:
-            assert re.search(r": \d+\.\d+ us per launch \(triton\.testing\.do_bench\)", run.output), run
+            timed = r": \d+\.\d+ us per launch \(triton\.testing\.do_bench(_cudagraph)?\)"
+            assert re.search(timed, run.output), run

@@ -1,0 +1,34 @@
+# Phases of bench/gpu_round.sh (sourced in a fresh bash per phase; $R is the results folder).
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+pytest_gpu=(python3 -m pytest -q -p no:cacheprovider -p no:pytestqt -o addopts= -W ignore::pytest.PytestConfigWarning)
+
+phase_tt() {  # timeline truth: the app's CLI against a plain loop in a fresh process, one GPU
+    CS_LAYERS=8 timeout 1700 python3 bench/timeline_truth.py --device cuda --steps 100 --rounds 3 \
+        --out "$R/tt" --json
+}
+phase_gputests() {
+    timeout 900 "${pytest_gpu[@]}" -m gpu tests/compiler_core -rs
+}
+phase_kexport() {
+    timeout 900 python3 bench/kernel_export_timing.py --json
+}
+phase_core211() {  # the CPU-path core tests on this machine's torch (2.11): the private hooks
+    timeout 1200 "${pytest_gpu[@]}" tests/compiler_core -m "not slow and not gpu" --timeout 300 -x -q
+}
+phase_sessions() {  # app sessions of the corpus, packed xz for the repo
+    timeout 1100 python3 bench/corpus/app_sessions.py --device cuda --out "$R/sessions" --jobs 5
+    mkdir -p "$R/pack"
+    tar -C "$R" -cf - sessions | xz -6 -T8 >"$R/pack/sessions.tar.xz"; ls -la "$R/pack"
+}
+phase_pairs() {  # before/after pairs through the diff CLI
+    mkdir -p "$R/pack"
+    timeout 600 python3 -m compiler_core diff --apply mode:reduce-overhead \
+        bench/corpus/models/hf_qwen2_infer_bf16.py --device cuda --json -o "$R/pack/pair_qwen2_mode.json"
+    echo "exit $?"
+}
+phase_sessions_small() {  # the CUDA-graph and capture-vs-script entries first
+    timeout 900 python3 bench/corpus/app_sessions.py --device cuda --out "$R/sessions" --jobs 4 \
+        --only hf_qwen2_infer_bf16,tv_vit_b16_train,hf_gptneox_train
+    mkdir -p "$R/pack"
+    tar -C "$R" -cf - sessions | xz -6 -T8 >"$R/pack/sessions.tar.xz"; ls -la "$R/pack"
+}
