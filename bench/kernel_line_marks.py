@@ -1,11 +1,12 @@
 """Share of kernel-line marks that agree with Inductor's own record of each kernel, per real log.
 
 Each log of bench/data is imported as the app imports it; every mark on a generated kernel's
-line is checked by `compiler_core.build.kernel_line_check` against the kernel's `# Graph
-fragment:` comment (the nodes Inductor lowered into it, what it reads and what it returns) and
-against what the line spells (a `tl.sum` goes to a reduction node, ` * ` to a `mul`, a store to a
-returned value). Prints, per log, the share of checked marks that pass and the share of computing
-lines (loads, ops, reductions, stores) that carry a mark, then the first failures.
+line is checked by the test oracle (`tests/compiler_core/build/kernel_line_oracle.py`) against
+the kernel's `# Graph fragment:` comment (the nodes Inductor lowered into it, what it reads and
+what it returns) and against what the line spells (a `tl.sum` goes to a reduction node, ` * ` to
+a `mul`, a store to a returned value). Prints, per log, the share of checked marks that pass and
+the share of computing lines (loads, ops, reductions, stores) that carry a mark, then the first
+failures.
 
 `--unmarked N` prints the N commonest shapes of the computing lines left unmarked (tmps, numbers
 and index variables folded: `T * T`, `tl.load`, `tl.where(T, T, T)`), with one example each.
@@ -28,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench_figures import decompressed, figure, report
 
 from compiler_core.build import import_trace
-from compiler_core.build.kernel_line_check import LineCheck, check_kernels
+from tests.compiler_core.build.kernel_line_oracle import LineCheck, check_kernels
 
 LOGS = ("hf_llama_train", "hf_bert_train", "hf_gpt2_train", "tv_resnet_breaks")
 

@@ -1,6 +1,7 @@
 """Inductor's `# Graph fragment:` comment above a generated kernel, and the dataflow of its lines.
 
-Both the kernel-line marker (`kernel_lines`) and its checker (`kernel_line_check`) read these:
+Both the kernel-line marker (`kernel_lines`) and its test oracle
+(`tests/compiler_core/build/kernel_line_oracle.py`) read these:
 the fragment is Inductor's own record of what the kernel computes (the post-grad nodes lowered
 into it with their arguments, the buffers it reads, the values it returns), and the def-use
 chains of the kernel's `tmpN` lines are what the code itself says flows where. Neither is a

@@ -47,7 +47,7 @@ stores. Where its code allows, we follow that shape (Triton `tmpN = tl.load(in_p
    node on. The use pointer restarts with each loop body (a load after a store, a `for`), since
    C++ repeats the body for its vectorised and scalar tails and a looped reduction's second loop
    recomputes. A kernel whose fragment computes one node (a max pool with its offsets) has it
-   on every line that makes a stored value. `kernel_line_check` holds these marks to the same
+   on every line that makes a stored value. The tests' oracle holds these marks to the same
    fragments, with rules of its own (bench/kernel_line_marks.py).
 5. A store line links to the node whose op made the `tmp` it stores when the fragment returns
    it, else to the clone a returned view chain materialises from it (`clone(permute(mul_4))`),

@@ -1,8 +1,8 @@
 """Kernel-line marks on the real H200 logs of bench/data, checked against Inductor's own record.
 
 Each generated kernel's `# Graph fragment:` comment names the nodes Inductor lowered into it, the
-values it reads and the values it returns; `kernel_line_check` holds every mark to that record
-and to what its line spells. Before the fix, 71-89 % of the marks passed (a reduction's mask
+values it reads and the values it returns; the oracle (`kernel_line_oracle`) holds every mark to
+that record and to what its line spells. Before the fix, 71-89 % of the marks passed (a reduction's mask
 `tl.where(xmask, ...)` was taken for `aten.where`, a split reduction's `tl.sum` inherited that
 `where`, and any op line no node matched inherited its operand's node).
 """
@@ -13,9 +13,10 @@ from dataclasses import replace
 
 import pytest
 
-from compiler_core.build.kernel_line_check import LineCheck, check_kernel, check_kernels, fragments
+from compiler_core.build.kernel_fragment import fragments
 from compiler_core.session.model import InductorOutput, Kernel
 from tests.bench_logs import bench_session
+from tests.compiler_core.build.kernel_line_oracle import LineCheck, check_kernel, check_kernels
 
 RESNET_KERNEL = "triton_per_fused_add_native_batch_norm_backward_threshold_backward_11"
 

@@ -15,7 +15,7 @@ from collections import Counter
 
 import pytest
 
-from compiler_core.build.kernel_line_check import fragments
+from compiler_core.build.kernel_fragment import fragments
 from compiler_core.build.kernel_lines import aten_op
 from compiler_core.session.model import InductorOutput
 from tests.bench_logs import bench_session

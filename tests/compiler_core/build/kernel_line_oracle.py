@@ -1,4 +1,7 @@
-"""An independent check of kernel-line marks against Inductor's own record of each kernel.
+"""An independent check of kernel-line marks against Inductor's own record of each kernel: the
+oracle the kernel-line tests and `bench/kernel_line_marks.py` hold the product's marks to. It lives
+with the tests because nothing in the product needs it, and keeping it apart from the marker keeps
+its rules from drifting into the marker's own heuristics.
 
 The real H200 logs carry no per-line provenance (`inductor_provenance_tracking_*` artifacts are
 off by default, and even on they map kernels, not lines). What Inductor does write, above every
