@@ -30,7 +30,9 @@ import gzip
 import json
 import lzma
 import re
+import shutil
 import sys
+import tempfile
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -48,8 +50,12 @@ _GUARD_QUOTE = re.compile(r"# (?P<code>\S.*?)  # (?P<path>\S+\.py):(?P<line>\d+)
 _TRACE_LINE = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+), in [^\n]*\n {4}(?P<code>\S[^\n]*)')
 _SOURCE_NODES = re.compile(r"Source Nodes: \[([^\]]*)\]")
 _FRAGMENT = re.compile(r"^\s*#\s+%(\w+)\s*:", re.M)
-_KERNEL_DEF = re.compile(r"^(\w+) = async_compile\.(triton|cpp_pybinding|cpp)\(\s*'(\w+)'", re.M)
-_LAUNCH = re.compile(r"^\s*(\w+)\.run\(")
+# Triton: `name = async_compile.triton('name', ...)`; C++: `name = async_compile.cpp_pybinding([arg
+# types], source)`, no name inside
+_KERNEL_DEF = re.compile(r"^(\w+) = async_compile\.(triton|cpp_pybinding|cpp)\(\s*(?:'(\w+)')?", re.M)
+# a launch in call(): `name.run(...)` (Triton) or a plain call of a C++ kernel
+PROVENANCE = "inductor_provenance_tracking_node_mappings"
+_LAUNCH = re.compile(r"^\s*(?:(\w+)\.run|(cpp_\w+))\(")
 _OWN = re.compile(r"[/\\]compiler_core[/\\]")
 
 
@@ -150,6 +156,8 @@ class RawLog:
                 self.cudagraph_events.append((str(e.get("kind")), str(e.get("compile_id") or ""),
                                               str(e.get("graph") or "")))
             self.cudagraph_skips_counter += int(data.get("skips_counter") or 0)
+        if isinstance(artifact, dict) and artifact.get("name") == PROVENANCE:
+            self._provenance(payload)
         if "inductor_output_code" in meta:
             self.output_code.append(payload)
             self._kernels(payload)
@@ -188,6 +196,19 @@ class RawLog:
             self._line_index = index
         return self._line_index
 
+    def _provenance(self, payload: str) -> None:
+        """Inductor's own record of which post-grad nodes each kernel computes
+        (`cppCodeToPost` / `tritonCodeToPost`: `"kernel:handle" -> [node, ...]`); torch 2.13 writes
+        it where a CPU kernel's code carries no node comments."""
+        try:
+            data = json.loads(payload)
+        except json.JSONDecodeError:
+            return
+        for key, mapping in data.items():
+            if key.endswith("CodeToPost") and isinstance(mapping, dict):
+                for handle, nodes in mapping.items():
+                    self.kernel_nodes[str(handle).rsplit(":", 1)[0]] |= {str(n) for n in nodes or ()}
+
     def _kernels(self, code: str) -> None:
         defs = list(_KERNEL_DEF.finditer(code))
         for i, m in enumerate(defs):
@@ -199,7 +220,8 @@ class RawLog:
             for nodes in _SOURCE_NODES.findall(own):
                 names |= {n.strip() for n in nodes.split(",") if n.strip()}
             self.kernel_nodes[m.group(1)] |= names
-            self.kernel_nodes[m.group(3)] |= names
+            if m.group(3):
+                self.kernel_nodes[m.group(3)] |= names
         # each launch in call(): the comment above it names the nodes that launch computes
         # (post-grad names in a backward, Dynamo's names in a forward)
         named: set[str] = set()
@@ -210,7 +232,7 @@ class RawLog:
                 continue
             launch = _LAUNCH.match(line)
             if launch and named:
-                self.launch_nodes[launch.group(1)] |= named
+                self.launch_nodes[launch.group(1) or launch.group(2)] |= named
                 named = set()
 
     @property
@@ -321,10 +343,32 @@ def check(entry: Entry) -> dict[str, tuple[str, str]]:
     from compiler_core.build import import_trace
 
     if entry.paths[0].suffix == ".json":
-        return check_session(entry.paths[0])
+        log = trace_beside(entry.paths[0])
+        if log is None:
+            return check_session(entry.paths[0])
+        from compiler_core.session import load
+
+        # an app session (a capture or a script run) against the log its own run wrote: the
+        # facts it shows must agree with that log as an import's do, its timing with its samples
+        out = check_facts(entry, load(entry.paths[0]), RawLog.read([log]))
+        timing = check_session(entry.paths[0])
+        for name in ("speedups", "cudagraphs"):
+            if timing[name][0] == "FAIL" or out[name][0] == "n/a":
+                out[name] = timing[name]
+        return out
     raw = RawLog.read(entry.paths)
     target = entry.paths[0].parent if len(entry.paths) > 1 else entry.paths[0]
-    session = import_trace(target)
+    return check_facts(entry, import_trace(target), raw)
+
+
+def trace_beside(session: Path) -> Path | None:
+    """The trace log a capture or script run wrote beside its session (`S.json` → `S.trace.log`)."""
+    log = session.with_suffix(".trace.log")
+    return log if log.exists() else None
+
+
+def check_facts(entry: Entry, session: Any, raw: RawLog) -> dict[str, tuple[str, str]]:
+    """Every check of a session against the raw log it was made from."""
     out: dict[str, tuple[str, str]] = {}
     runs = sorted({getattr(c, "run", 0) for c in session.compiles})
     per_run = {r: [c for c in session.compiles if getattr(c, "run", 0) == r] for r in runs}
@@ -552,10 +596,30 @@ def entries(args: list[str]) -> list[Entry]:
                  *sorted((ROOT / "tests/fixtures/timeline").glob("*.json"))]:
         if path.is_file():
             found.append(Entry("session:" + path.stem, [path], {}))
+    # the app's own sessions of corpus models (capture and script run), each with the log its run
+    # wrote, decompressed once into a temp folder
+    for path in sorted((ROOT / "bench/corpus/sessions").glob("*/*.json.xz")):
+        found.append(Entry(f"app-{path.parent.name}:{path.name.split('.')[0]}", [_unpacked(path)], {}))
     shared = ROOT.parent / "shared/traces/tlparse-inputs/inputs"
     for path in sorted(shared.glob("*.log")) if shared.is_dir() else []:
         found.append(Entry("tlparse:" + path.stem, [path], {}))
     return found
+
+
+_UNPACKED = Path(tempfile.mkdtemp(prefix="oracle-sessions-"))
+
+
+def _unpacked(session_xz: Path) -> Path:
+    """`S.json.xz` and its `S.trace.log.xz` as plain files side by side in a temp folder."""
+    stem = session_xz.name[: -len(".json.xz")]
+    folder = _UNPACKED / session_xz.parent.name
+    folder.mkdir(exist_ok=True)
+    for suffix in (".json", ".trace.log"):
+        packed = session_xz.parent / f"{stem}{suffix}.xz"
+        if packed.exists():
+            with lzma.open(packed) as src, open(folder / f"{stem}{suffix}", "wb") as dst:
+                shutil.copyfileobj(src, dst, 1 << 20)
+    return folder / f"{stem}.json"
 
 
 def _is_corpus_meta(path: Path) -> bool:
