@@ -33,6 +33,7 @@ import re
 import shutil
 import sys
 import tempfile
+import warnings
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -523,7 +524,9 @@ def _fold(session: Any) -> tuple[str, str]:
                 shapes = ";".join(f"{o.dtype}{list(o.shape)}" for o in x.outputs)
                 dg.add_node(x.name, label=f"{x.op}:{re.sub(r'[0-9_]+', '', x.target)}:{shapes}")
                 dg.add_edges_from((a, x.name) for a in x.inputs if a in names)
-            hashes[i] = nx.weisfeiler_lehman_graph_hash(dg, node_attr="label", iterations=3)
+            with warnings.catch_warnings():  # networkx 3.5 notes its directed hashes changed: all are
+                warnings.simplefilter("ignore", UserWarning)  # compared within one run here
+                hashes[i] = nx.weisfeiler_lehman_graph_hash(dg, node_attr="label", iterations=3)
         rank = siblings.get(parent, {})
         run: list[int] = []
         for i in sorted(hashes):

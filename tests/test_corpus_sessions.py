@@ -1,0 +1,43 @@
+"""The app's own sessions of a corpus model, checked by bench/oracle.py against the logs their runs
+wrote (Inductor's provenance record, the log's graphs, breaks and quotes): a capture and a script
+run of the same model file both pass, and map the same kernels to the same post-grad nodes."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+ROOT = Path(__file__).resolve().parent.parent
+SESSIONS = ROOT / "bench" / "corpus" / "sessions" / "cpu"
+
+
+def _oracle() -> ModuleType:
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        spec = importlib.util.spec_from_file_location("bench_oracle", ROOT / "bench" / "oracle.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module  # its dataclasses look their module up
+        spec.loader.exec_module(module)
+        return module
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+
+
+def test_capture_and_script_run_pass_the_oracle_and_map_alike() -> None:
+    from compiler_core.session import load
+
+    oracle = _oracle()
+    claims = {}
+    for name in ("hf_gptneox_train", "script_hf_gptneox_train"):
+        session = oracle._unpacked(SESSIONS / f"{name}.json.xz")
+        cells = oracle.check(oracle.Entry(name, [session], {}))
+        failed = {c: why for c, (verdict, why) in cells.items() if verdict == "FAIL"}
+        assert not failed, (name, failed)
+        assert cells["kernel_claims"][0] == "ok" and cells["graphs"][0] == "ok", (name, cells)
+        claims[name] = {(k.name, frozenset(k.fused_nodes)) for c in load(session).compiles
+                        for o in c.inductor for k in o.kernels if k.language != "extern"}
+    assert claims["hf_gptneox_train"] == claims["script_hf_gptneox_train"]
+    assert all(nodes for _, nodes in claims["hf_gptneox_train"])
