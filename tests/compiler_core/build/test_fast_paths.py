@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from compiler_core.build.compile_builder import guard_location
-from compiler_core.build.kernel_lines import _split_args
+from compiler_core.build.kernel_calls import split_args
 from compiler_core.build.session_builder import _devices_in
 
 DATA = Path(__file__).resolve().parents[3] / "bench" / "data"
@@ -79,7 +79,7 @@ def test_guard_location_on_generated_text(code: str) -> None:
 
 @given(st.text(alphabet="ab1 ,()[]{}=.", max_size=30))
 def test_split_args_matches_the_bracket_loop(text: str) -> None:
-    assert _split_args(text) == _reference_split(text)
+    assert split_args(text) == _reference_split(text)
 
 
 @given(st.text(alphabet="empty_strided_cudaxpmsc .(\n", max_size=60))

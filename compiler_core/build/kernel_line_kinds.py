@@ -1,0 +1,274 @@
+"""What kind of line each statement of a generated kernel is, and what it reads and writes.
+
+The kernel-line marker (`kernel_line_marker`) is a state machine with one handler per kind of
+line; this module decides the kind. A Triton kernel is Python, so its statements are read with
+`ast`: which `tmp` a line assigns, which `tmp`s its value reads (a random op's offset left out),
+whether it loads or stores and through which pointer parameters (names are matched whole,
+never searched for in the text). A C++ kernel (and any other non-Python kernel) is read with
+regular expressions over its text. Both give the same `KernelLine`, so the marker never asks
+which language it reads.
+
+What the assigned expression spells (` * ` for a `mul`, a literal's value, an index variable)
+is read from its text by the marker, the same way for both languages: that is how Inductor
+writes an op, and the text is what `expr` keeps.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, replace
+from functools import lru_cache
+
+from compiler_core.build.kernel_fragment import statements, stored_value
+
+TMP = re.compile(r"\b_?tmp\d+\b")  # `_tmpN`: a looped reduction's accumulator
+PTR = re.compile(r"\b((?:in_out|in|out)_ptr\d+)\b")
+
+# C++: the same facts from the text of a line.
+_ASSIGN = re.compile(r"^\s*(?:auto |[\w:<>]+ )?(_?tmp\d+)\s*=\s*(.*?);?\s*$")
+_STORE = re.compile(r"\.store\(|\b(?:in_out|out)_ptr\d+\s*\[[^\]]*\]\s*=")
+_LOAD = re.compile(r"loadu\(|\b(?:in_out|in)_ptr\d+\s*\[")
+# A reduction step: an update of a `tmp_acc` accumulator, a `welford_` helper.
+_REDUCTION = re.compile(r"\b_tmp\d+\b|\btmp_acc\d+|welford_\w+\(")
+# A vector splat of one value moves it without computing one; so does a plain copy.
+_CARRY = re.compile(r"^(?:\(?_?tmp\d+\)?|at::vec::Vectorized<\w+>\(tmp\d+\))$")
+
+# Triton names, for the `ast` reading.
+_TMP_NAME = re.compile(r"_?tmp\d+")
+_PLAIN_TMP = re.compile(r"tmp\d+")
+_ACCUMULATOR = re.compile(r"_tmp\d+|tmp_acc\d+\w*")
+_PTR_NAME = re.compile(r"(?:in_out|in|out)_ptr\d+")
+_MULTI_NAME = re.compile(r"_?tmp\w+")
+_ACC_NAME = re.compile(r"_?tmp\d+_\w+")
+_TL_REDUCTIONS = {"sum", "max", "min", "reduce", "argmax", "argmin", "prod", "xor_sum"}
+_HELPER_REDUCTION = re.compile(r"\w*(?:max2|min2|prod|welford|online_softmax|any)\w*")
+_HELPER_MULTI = re.compile(r"\w*(?:welford|online_softmax)\w*")
+_RANDOM = {("tl", "rand"), ("tl", "randn"), ("triton_helpers", "randint64"), ("tl", "randint")}
+
+# The kinds, in the order a line is tried against them.
+LOOP, STORE, LOAD, MULTI, ACC_START = "loop", "store", "load", "multi", "acc_start"
+FILL, MASKED, REDUCTION, CARRY, CONSTANT, COMPUTE, OTHER = (
+    "fill", "masked", "reduction", "carry", "constant", "compute", "other"
+)
+
+
+@dataclass(frozen=True)
+class KernelLine:
+    """One statement of a kernel (a statement spanning lines sits on its first line).
+
+    `kind` is the first of, in order: `loop` (a loop body starts), `store`, `load`, `multi` (a
+    welford or online-softmax step's several results), `acc_start` (a looped reduction's
+    accumulator set to a constant), then for a line assigning one `tmp`: `fill` (a masked load's
+    fill), `masked` (`tl.where(mask, value, other)`), `reduction`, `carry` (a broadcast, a
+    reduction's mask, a copy), `constant` (no `tmp` operand) or `compute`; else `other`."""
+
+    text: str
+    kind: str = OTHER
+    target: str | None = None  # the one `tmp` the line assigns
+    expr: str = ""  # the assigned value as written
+    tmps: tuple[str, ...] = ()  # every `tmp` the value names, in order, repeats kept
+    operands: tuple[str, ...] = ()  # those that are operands (a random op's offset is a position)
+    names: tuple[str, ...] = ()  # `multi`: the results; its accumulators are `accumulators`
+    accumulators: tuple[str, ...] = ()
+    pointers: tuple[str, ...] = ()  # pointer parameters the line names, in order
+    store_pointers: tuple[str, ...] = ()  # `store`: the pointer it stores through
+    stored: tuple[str, ...] = ()  # `store`: the `tmp`s of the stored value
+    indirect: bool = False  # `load`: its address holds a `tmp` (a gather)
+    seed: bool = False  # `load`: Inductor's seed lookup (`in_ptr0 + load_seed_offset`)
+    masked: tuple[str, str] | None = None  # `masked`: (value, other)
+    reduces: bool = False  # the value is a reduction step (for any assignment, named or not)
+    carries: bool = False  # the value only moves another value
+
+
+def read_lines(source: str, language: str) -> tuple[KernelLine, ...]:
+    """The kernel's statements as `KernelLine`s, one per source line (1-based: entry i-1 is
+    line i); continuation lines of a statement are empty lines."""
+    return _read_lines(source, language == "triton")
+
+
+@lru_cache(maxsize=1024)
+def _read_lines(source: str, python: bool) -> tuple[KernelLine, ...]:
+    read = _triton_line if python else _cpp_line
+    return tuple(read(line) for line in statements(source.split("\n")))
+
+
+def _kind_of_value(target: str, tmps: tuple[str, ...], operands: tuple[str, ...], fill: bool,
+                   masked: tuple[str, str] | None, reduces: bool, carries: bool) -> str:  # fmt: skip
+    """The kind of a line that assigns `target` one value, tried in the marker's order."""
+    if target.startswith("_") and not tmps:
+        return ACC_START
+    if fill:
+        return FILL
+    if masked is not None:
+        return MASKED
+    if reduces:
+        return REDUCTION
+    if carries:
+        return CARRY
+    return COMPUTE if operands else CONSTANT
+
+
+# ---- C++: regular expressions over the line's text ----------------------------------------
+
+
+def _cpp_line(text: str) -> KernelLine:
+    pointers = tuple(PTR.findall(text))
+    if text.lstrip().startswith("for "):
+        return KernelLine(text, LOOP, pointers=pointers)
+    m = _ASSIGN.match(text)
+    target, expr = (m.group(1), m.group(2)) if m else (None, "")
+    line = KernelLine(text, target=target, expr=expr, tmps=tuple(TMP.findall(expr)), pointers=pointers)
+    if _STORE.search(text):
+        return replace(line, kind=STORE, store_pointers=tuple(PTR.findall(text.split(",", 1)[0])),
+                       stored=tuple(TMP.findall(stored_value(text))))  # fmt: skip
+    if _LOAD.search(text):
+        index = text.split("+", 1)[1] if "+" in text else ""
+        return replace(line, kind=LOAD, indirect=bool(TMP.search(index)))
+    if target is None:
+        return replace(line, reduces=bool(_REDUCTION.search(text.split("=", 1)[-1])))
+    reduces, carries = bool(_REDUCTION.search(expr)), bool(_CARRY.match(expr))
+    kind = _kind_of_value(target, line.tmps, line.tmps, False, None, reduces, carries)
+    return replace(line, kind=kind, operands=line.tmps, reduces=reduces, carries=carries)
+
+
+# ---- Triton: the statement's syntax tree -----------------------------------------------------
+
+
+@lru_cache(maxsize=65536)
+def _triton_line(text: str) -> KernelLine:
+    """A Triton statement read through `ast` (cached: kernels deduplicated across graphs and a
+    deep model's layers repeat the same lines)."""
+    stripped = text.strip()
+    if stripped.startswith("for "):
+        return KernelLine(text, LOOP)
+    if not stripped or stripped.startswith(("#", "@", "def ", "import ", "from ")):
+        return KernelLine(text)
+    try:
+        body = ast.parse(stripped).body
+    except SyntaxError:
+        return KernelLine(text)
+    if len(body) != 1:
+        return KernelLine(text)
+    stmt = body[0]
+    pointers = _names(stmt, _PTR_NAME)
+    store = next((c for c in _calls(stmt) if _dotted(c.func) == ("tl", "store")), None)
+    if store is not None:
+        return KernelLine(text, STORE, pointers=pointers,
+                          store_pointers=_names(store.args[0], _PTR_NAME) if store.args else (),
+                          stored=_names(store.args[1], _TMP_NAME) if len(store.args) > 1 else ())  # fmt: skip
+    if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
+        return KernelLine(text, pointers=pointers)
+    value, lhs = stmt.value, stmt.targets[0]
+    expr = ast.get_source_segment(stripped, value) or ""
+    tmps = _names(value, _TMP_NAME)
+    target = lhs.id if isinstance(lhs, ast.Name) and _TMP_NAME.fullmatch(lhs.id) else None
+    load = next((c for c in _calls(value) if _dotted(c.func) == ("tl", "load")), None)
+    if load is not None:
+        address = load.args[0] if load.args else None
+        seed = any(isinstance(n, ast.Name) and n.id == "load_seed_offset" for n in ast.walk(load))
+        return KernelLine(text, LOAD, target=target, expr=expr, tmps=tmps, pointers=pointers, seed=seed,
+                          indirect=address is not None and bool(_names(address, _TMP_NAME)))  # fmt: skip
+    reduces = _reduces(value)
+    if isinstance(lhs, ast.Tuple) and len(lhs.elts) > 1 and _is_multi(lhs, value):
+        names = tuple(e.id for e in lhs.elts if isinstance(e, ast.Name))
+        return KernelLine(text, MULTI, expr=expr, tmps=tmps, names=names, pointers=pointers,
+                          accumulators=_names(value, _ACC_NAME), reduces=True)  # fmt: skip
+    if target is None:
+        return KernelLine(text, pointers=pointers, reduces=reduces)
+    operands = tmps
+    if isinstance(value, ast.Call) and _dotted(value.func) in _RANDOM:
+        operands = _names(value.args[0], _TMP_NAME) if value.args else ()
+    pair = _masked(value)
+    carries = _carries(value, stripped)
+    fill = _fill(value)
+    kind = _kind_of_value(target, tmps, operands, fill, pair, reduces, carries)
+    return KernelLine(text, kind, target=target, expr=expr, tmps=tmps, operands=operands, pointers=pointers,
+                      masked=pair, reduces=reduces, carries=carries)  # fmt: skip
+
+
+def _names(tree: ast.AST, pattern: re.Pattern[str]) -> tuple[str, ...]:
+    """Names in `tree` that `pattern` matches whole, in source order, repeats kept."""
+    found = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and pattern.fullmatch(n.id)]
+    found.sort(key=lambda n: (n.lineno, n.col_offset))
+    return tuple(n.id for n in found)
+
+
+def _calls(tree: ast.AST) -> list[ast.Call]:
+    return [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+
+
+def _dotted(func: ast.expr) -> tuple[str, str] | None:
+    """`tl.load` → ("tl", "load"); anything else → None."""
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        return func.value.id, func.attr
+    return None
+
+
+def _reduces(value: ast.expr) -> bool:
+    """A reduction step: `tl.sum(...)`, a `triton_helpers` max2/welford/online-softmax/any
+    helper, or an update of a looped reduction's `_tmpN` accumulator."""
+    for node in ast.walk(value):
+        if isinstance(node, ast.Call):
+            name = _dotted(node.func)
+            if name is not None and name[0] == "tl" and name[1] in _TL_REDUCTIONS:
+                return True
+            if name is not None and name[0] == "triton_helpers" and _HELPER_REDUCTION.fullmatch(name[1]):
+                return True
+        elif isinstance(node, ast.Name) and _ACCUMULATOR.fullmatch(node.id):
+            return True
+    return False
+
+
+def _is_multi(lhs: ast.Tuple, value: ast.expr) -> bool:
+    names = all(isinstance(e, ast.Name) and _MULTI_NAME.fullmatch(e.id) for e in lhs.elts)
+    helper = _dotted(value.func) if isinstance(value, ast.Call) else None
+    return names and helper is not None and helper[0] == "triton_helpers" and bool(
+        _HELPER_MULTI.fullmatch(helper[1])
+    )
+
+
+def _is_tmp(node: ast.expr, underscore: bool = False) -> bool:
+    """A `tmpN` name (`_tmpN` too, with `underscore`)."""
+    pattern = _TMP_NAME if underscore else _PLAIN_TMP
+    return isinstance(node, ast.Name) and bool(pattern.fullmatch(node.id))
+
+
+def _fill(value: ast.expr) -> bool:
+    """`tl.full(tmpN.shape, ...)`: the value a masked load gives where its mask is off."""
+    if not (isinstance(value, ast.Call) and _dotted(value.func) == ("tl", "full") and value.args):
+        return False
+    shape = value.args[0]
+    return isinstance(shape, ast.Attribute) and shape.attr == "shape" and _is_tmp(shape.value)
+
+
+def _masked(value: ast.expr) -> tuple[str, str] | None:
+    """`tl.where(tmpM, tmpV, tmpO)` → (tmpV, tmpO)."""
+    if not (isinstance(value, ast.Call) and _dotted(value.func) == ("tl", "where")):
+        return None
+    args = value.args
+    if len(args) != 3 or value.keywords or not all(_is_tmp(a) for a in args):
+        return None
+    return args[1].id, args[2].id  # type: ignore[attr-defined]
+
+
+def _carries(value: ast.expr, line: str) -> bool:
+    """A broadcast, a reduction's mask (`tl.where(xmask, ...)`: its condition does not start
+    with a `tmp`), a plain copy or a `[:, None]` reshape of one `tmp`."""
+    if isinstance(value, ast.Call):
+        name = _dotted(value.func)
+        if name == ("tl", "broadcast_to"):
+            return True
+        if name == ("tl", "where") and value.args:
+            after = line[value.func.end_col_offset or 0 :]  # `(` and the condition as written
+            return not after[1:].startswith("tmp")
+        return False
+    if isinstance(value, ast.Subscript):
+        index = value.slice.elts if isinstance(value.slice, ast.Tuple) else [value.slice]
+        plain = all(
+            (isinstance(e, ast.Slice) and e.lower is None and e.upper is None and e.step is None)
+            or (isinstance(e, ast.Constant) and e.value is None)
+            for e in index
+        )
+        return plain and _is_tmp(value.value, underscore=True)
+    return _is_tmp(value, underscore=True)
