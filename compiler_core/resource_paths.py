@@ -28,6 +28,3 @@ def examples_dir() -> Path:
 def sessions_dir() -> Path:
     return resources_dir() / "sessions"
 
-
-def distributed_dir() -> Path:
-    return resources_dir() / "distributed"

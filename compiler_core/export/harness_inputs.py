@@ -104,10 +104,6 @@ def _arg_source(plan: CallPlan, a: Arg) -> str:
     return a.text  # a literal of the output code (True, None, a list of ints, a string)
 
 
-def is_float(dtype: str) -> bool:
-    return dtype in _FLOAT
-
-
 HELPERS = '''\
 def _storage(size, dtype, device):
     if dtype.is_floating_point:

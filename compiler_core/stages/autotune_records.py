@@ -7,11 +7,10 @@ helpers below so a test can check the same numbers the bars show.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 from compiler_core.session.codec import from_jsonable
-from compiler_core.session.model import AutotuneChoice, AutotuneResult, Compile
+from compiler_core.session.model import AutotuneChoice, AutotuneResult
 from compiler_core.session.validate import SessionValidationError, validate_as
 from compiler_core.trace.json_payload import JsonPayloadError, parse_json
 
@@ -66,11 +65,6 @@ def autotune_graph(payload: str | dict[str, Any]) -> str:
     return str(_data(payload).get("graph", ""))
 
 
-def compile_autotune(c: Compile) -> list[tuple[str, AutotuneResult]]:
-    """Every tuned operation of a compile as (partition, result), in compile order."""
-    return [(out.graph, r) for out in c.inductor for r in out.autotune]
-
-
 def ranked(result: AutotuneResult) -> tuple[list[AutotuneChoice], list[AutotuneChoice]]:
     """(timed choices fastest first, failed choices) — the bar chart and the failure list."""
     timed = sorted((c for c in result.choices if c.time_ms is not None), key=lambda c: c.time_ms or 0.0)
@@ -88,6 +82,3 @@ def winner_speedup(result: AutotuneResult) -> float | None:
     best = timed[0].time_ms
     return base / best if base and best else None
 
-
-def total_tuning_s(results: Iterable[AutotuneResult]) -> float:
-    return sum(r.tuning_s or 0.0 for r in results)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from compiler_core.session.model import AutotuneResult, Graph, InductorOutput, Node, Session
+from compiler_core.session.model import AutotuneResult, Graph, InductorOutput, Node
 
 _DIMS = re.compile(r"(\d+(?:x\d+)*)")
 
@@ -85,12 +85,3 @@ def resolve(result: AutotuneResult, out: InductorOutput) -> AutotuneResult:
     kernel = result.kernel or winner_kernel(result, out, nodes)
     return dataclasses.replace(result, nodes=nodes, kernel=kernel)
 
-
-def with_autotune_targets(session: Session) -> Session:
-    """Every autotune result of the session resolved (sessions saved before this existed)."""
-    compiles = tuple(
-        dataclasses.replace(c, inductor=tuple(
-            dataclasses.replace(o, autotune=tuple(resolve(r, o) for r in o.autotune)) for o in c.inductor))
-        for c in session.compiles
-    )  # fmt: skip
-    return dataclasses.replace(session, compiles=compiles)

@@ -27,7 +27,7 @@ from compiler_core.stages.autotune_records import ARTIFACT as AUTOTUNE
 from compiler_core.stages.autotune_records import autotune_from_artifact, autotune_graph
 from compiler_core.stages.autotune_targets import resolve
 from compiler_core.stages.cudagraph_records import ARTIFACT as CUDAGRAPHS
-from compiler_core.stages.cudagraph_records import FOUND_AT, PartitionKey, cudagraph_from_artifact
+from compiler_core.stages.cudagraph_records import FOUND_AT, cudagraph_from_artifact
 
 NAMES = frozenset({AUTOTUNE, CUDAGRAPHS, DECOMPOSITIONS})
 CompileKey = tuple[str, "int | None"]
@@ -140,6 +140,3 @@ def _output(o: InductorOutput, tuned: list[tuple[str, AutotuneResult]], info: Cu
         cudagraph=o.cudagraph if o.cudagraph is not None else info,
     )
 
-
-def partition_keys(session: Session) -> list[PartitionKey]:
-    return [(c.compile_id, o.graph) for c in session.compiles for o in c.inductor]

@@ -1,25 +1,17 @@
-"""Figures measured beside the step times: peak memory and kernel launches per step.
+"""Peak memory measured beside the step times.
 
 Peak memory is the CUDA caching allocator's high-water mark on GPU (host-side bookkeeping, so
 reading it needs no sync) and the process's resident-set high-water mark (`VmHWM`) on Linux
 CPU, reset per step through `/proc/self/clear_refs` where the kernel allows it. Kernel launches
-are counted on GPU only, by profiling one extra steady-state step: host-side launch calls
-(`cudaLaunchKernel`, `cuLaunchKernel`, `cudaGraphLaunch`...) and the kernels the device ran.
-On CPU Inductor's C++ kernels are plain function calls the profiler cannot see, so: None.
+per step come from the mode's profile (kernel_profile.py).
 """
 
 from __future__ import annotations
 
 import resource
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-LAUNCH_CALLS = frozenset({
-    "cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cuLaunchKernelEx",
-    "cudaLaunchCooperativeKernel", "cudaGraphLaunch",
-})
 _STATUS = Path("/proc/self/status")
 _CLEAR_REFS = Path("/proc/self/clear_refs")
 
@@ -61,23 +53,3 @@ def _rss_high_water() -> int | None:
     usage = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return int(usage) * (1 if sys.platform == "darwin" else 1024) if usage else None
 
-
-def count_launches(step: Callable[[], Any], device: str) -> tuple[int | None, int | None]:
-    """(host launch calls, device kernels) for one call of `step`; (None, None) off CUDA."""
-    if not device.startswith("cuda"):
-        return None, None
-    import torch
-    from torch.autograd import DeviceType
-    from torch.profiler import ProfilerActivity, profile
-
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-        step()
-        torch.cuda.synchronize()
-    launches = kernels = 0
-    for evt in prof.events():
-        if evt.name in LAUNCH_CALLS:
-            launches += 1
-        elif evt.device_type == DeviceType.CUDA and not evt.name.startswith(("Memcpy", "Memset")):
-            kernels += 1
-    return launches, kernels

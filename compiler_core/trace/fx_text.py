@@ -262,17 +262,6 @@ def _strip_comment(text: str) -> str:
     return text
 
 
-def _strip_comment_slow(text: str) -> str:
-    """The reference char loop `_strip_comment` must agree with (kept for the tests)."""
-    quote = ""
-    for i, ch in enumerate(text):
-        if ch in "\"'":
-            quote = "" if quote == ch else (quote or ch)
-        elif ch == "#" and not quote:
-            return text[:i].rstrip()
-    return text
-
-
 def _paren_delta(text: str) -> int:
     """Net open brackets outside string literals (a Python-level approximation)."""
     code = _strip_comment(text)
@@ -280,20 +269,6 @@ def _paren_delta(text: str) -> int:
         code = _QUOTED.sub("", code)
     return (code.count("(") + code.count("[") + code.count("{")
             - code.count(")") - code.count("]") - code.count("}"))  # fmt: skip
-
-
-def _paren_delta_slow(text: str) -> int:
-    """The reference char loop `_paren_delta` must agree with (kept for the tests)."""
-    depth, quote = 0, ""
-    for ch in _strip_comment_slow(text):
-        if ch in "\"'":
-            quote = "" if quote == ch else (quote or ch)
-        elif not quote:
-            if ch in "([{":
-                depth += 1
-            elif ch in ")]}":
-                depth -= 1
-    return depth
 
 
 def _read_params(lines: list[str], start: int) -> tuple[list[tuple[str, str, str]], int]:

@@ -37,12 +37,6 @@ def _quote(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def graph_to_dot(graph: Graph, title: str = "", fill: Mapping[str, str] | None = None) -> str:
-    """Graphviz text: nodes filled as on screen (`fill`: node name -> "#rrggbb", else by op),
-    one `cluster_` subgraph per module path, nested like the modules, edges from inputs."""
-    return sections_to_dot([(graph, "")], title or graph.kind, fill)
-
-
 def sections_to_dot(sections: Sequence[tuple[Graph, str]], title: str,
                     fill: Mapping[str, str] | None = None) -> str:  # fmt: skip
     """Every graph a pane stacks (the AOT partitions, both post-grad graphs, a frame's graphs

@@ -356,13 +356,6 @@ class GraphCanvas(QWidget):
             return None
         return self.view._screen_rect(res.scene, int(res.scene.rep[i]))
 
-    def center_on_when_ready(self, name: str) -> None:
-        """`center_on` now, or once the layout still running on the worker is installed."""
-        if self.busy:
-            self._center_after, self._top_after = name, False
-        else:
-            self.center_on(name)
-
     def show_at_top_when_ready(self, name: str) -> None:
         """`show_at_top` now, or once the layout still running on the worker is installed."""
         if self.busy:
