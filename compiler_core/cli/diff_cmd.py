@@ -7,8 +7,9 @@ the same to a file instead. No torch: two logs made elsewhere compare here.
 
 `diff MODEL.py --apply HINT` captures the model file as it is and again with a mechanical hint
 applied (compiler_core/diff/hint_plan.py: `capture_scalar_outputs`, `mark_dynamic:x:0`,
-`dynamic`, `mode:max-autotune`, `config:FLAG=VALUE`), without editing the file, and compares
-the two; that needs torch (`pip install '.[capture]'`).
+`dynamic`, `mode:max-autotune`, `config:FLAG=VALUE`, `activation_memory_budget=0.5`,
+`reorderable_logging_functions:print`, `ignore_logging_functions:logging.Logger.info`), without
+editing the file, and compares the two; that needs torch (`pip install '.[capture]'`).
 """
 
 from __future__ import annotations
@@ -39,7 +40,9 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--apply", default="", metavar="HINT",
                    help="BEFORE is a model file: capture it, then again with HINT applied, and compare "
                         "(capture_scalar_outputs, mark_dynamic:INPUT:DIM, dynamic, mode:MODE, "
-                        "config:FLAG=VALUE)")
+                        "config:FLAG=VALUE, activation_memory_budget=0..1, "
+                        "reorderable_logging_functions:print|warnings.warn|logging.info..., "
+                        "ignore_logging_functions:logging.Logger.info...)")
     p.add_argument("--device", default="cpu", help="with --apply: cpu or cuda[:N] (default cpu)")
     p.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
                    help="with --apply: kill a capture after this many seconds")

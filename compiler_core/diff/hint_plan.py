@@ -10,10 +10,16 @@ The hints a user can apply without editing code, and how each reaches the compil
 - `dynamic=True` and a compile mode: the capture's own `dynamic` and `mode` options.
 - another `torch._dynamo.config` flag: `TORCH_COMPILE_OVERRIDE_DYNAMO_CONFIGS=">=0:name=value"`,
   torch's per-graph config override applied to every graph (torch 2.13 and later have it).
+- `activation_memory_budget` (a training capture's saved activations traded for recomputation),
+  `reorderable_logging_functions` (a `print` or `warnings.warn` that breaks the graph, moved
+  after it) and `ignore_logging_functions` (a `logger.info` that breaks it, skipped under
+  compile): torch reads no variable for these, so the plan sets one of ours and the worker
+  applies it around the capture (compiler_core/capture/hooks/hint_config.py). Only the
+  well-known logging functions of that module's table have a plan.
 
-So a re-run is an environment and two capture options: nothing patches torch, and the worker
-needs no new protocol. Hints that need a code change (a data-dependent branch, a print) have no
-plan (`plan_for` returns None); the GUI shows the line and the suggested edit instead.
+So a re-run is an environment and two capture options, and the worker needs no new protocol.
+Hints that need a code change (a data-dependent branch, a print of a shape) have no plan
+(`plan_for` returns None); the GUI shows the line and the suggested edit instead.
 """
 
 from __future__ import annotations
@@ -21,12 +27,27 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from compiler_core.capture.hooks.hint_config import (
+    ENV_IGNORED,
+    ENV_MEMORY_BUDGET,
+    ENV_REORDERABLE,
+    IGNORABLE,
+    REORDERABLE,
+    budget_value,
+)
 from compiler_core.session.model import GraphBreak
 
 ENV_SCALARS = "TORCHDYNAMO_CAPTURE_SCALAR_OUTPUTS"
 ENV_DYNAMIC_SOURCES = "TORCH_COMPILE_DYNAMIC_SOURCES"
 ENV_DYNAMO_CONFIGS = "TORCH_COMPILE_OVERRIDE_DYNAMO_CONFIGS"
-KINDS = ("capture_scalar_outputs", "mark_dynamic", "dynamic", "mode", "dynamo_config")
+KINDS = ("capture_scalar_outputs", "mark_dynamic", "dynamic", "mode", "dynamo_config",
+         "activation_memory_budget", "reorderable_logging_functions", "ignore_logging_functions")
+#: Short names a command line may use for the logging functions (their dotted names also work).
+LOGGING_ALIASES = {"print": "builtins.print", "warn": "warnings.warn",
+                   **{m: f"logging.Logger.{m}" for m in ("debug", "info", "warning", "error")},
+                   **{f"Logger.{m}": f"logging.Logger.{m}" for m in ("debug", "info", "warning", "error")}}
+_BUDGET_ARG = re.compile(r"^activation_memory_budget\s*[=:]\s*(\S+)$")
+_LOGGER_CALL = re.compile(r"\.(debug|info|warning|error)\s*\(")
 _INPUT_DIM = re.compile(r"^input (.+) dim (\d+)$")
 _FLAG = re.compile(r"^\w+$")
 _VALUE = re.compile(r"^(True|False|-?\d+(\.\d+)?|'[^',;]*')$")
@@ -35,7 +56,8 @@ _VALUE = re.compile(r"^(True|False|-?\d+(\.\d+)?|'[^',;]*')$")
 @dataclass(frozen=True)
 class Hint:
     """One mechanical change: `kind` is one of KINDS; `source`/`dim` name the input for
-    mark_dynamic (`x` or a Dynamo source such as `L['x']`), `value` the mode or `flag=value`."""
+    mark_dynamic (`x` or a Dynamo source such as `L['x']`), `value` the mode, `flag=value`, the
+    budget (`0.5`) or a logging function's dotted name (`builtins.print`)."""
 
     kind: str
     source: str = ""
@@ -50,6 +72,10 @@ class Hint:
             return f"mode:{self.value}"
         if self.kind == "dynamo_config":
             return f"config:{self.value}"
+        if self.kind == "activation_memory_budget":
+            return f"activation_memory_budget={self.value}"
+        if self.kind in ("reorderable_logging_functions", "ignore_logging_functions"):
+            return f"{self.kind}:{self.value}"
         return self.kind
 
     def in_words(self) -> str:
@@ -61,7 +87,19 @@ class Hint:
             return "torch.compile(..., dynamic=True)"
         if self.kind == "mode":
             return f'torch.compile(..., mode="{self.value}")'
+        if self.kind == "activation_memory_budget":
+            return f"torch._functorch.config.activation_memory_budget = {self.value}"
+        if self.kind == "reorderable_logging_functions":
+            return f"torch._dynamo.config.reorderable_logging_functions.add({_shown(self.value)})"
+        if self.kind == "ignore_logging_functions":
+            return (f"torch._dynamo.config.ignore_logging_functions.add({self.value}) "
+                    "(the call is skipped under compile)")
         return f"torch._dynamo.config.{self.value}"
+
+
+def _shown(dotted: str) -> str:
+    """`builtins.print` as code writes it: `print`."""
+    return dotted.removeprefix("builtins.")
 
 
 @dataclass(frozen=True)
@@ -96,18 +134,38 @@ def plan_for(hint: Hint) -> RerunPlan | None:
         name, _, value = hint.value.partition("=")
         if _FLAG.match(name.strip()) and _VALUE.match(value.strip()):
             return RerunPlan(hint, env={ENV_DYNAMO_CONFIGS: f">=0:{name.strip()}={value.strip()}"})
+    if hint.kind == "activation_memory_budget":
+        try:
+            return RerunPlan(hint, env={ENV_MEMORY_BUDGET: str(budget_value(hint.value))})
+        except ValueError:
+            return None
+    if hint.kind == "reorderable_logging_functions" and hint.value in REORDERABLE:
+        return RerunPlan(hint, env={ENV_REORDERABLE: hint.value})
+    if hint.kind == "ignore_logging_functions" and hint.value in IGNORABLE:
+        return RerunPlan(hint, env={ENV_IGNORED: hint.value})
     return None
 
 
 def hint_for_break(brk: GraphBreak) -> Hint | None:
     """The mechanical hint of a graph break, where it has one: Dynamo's own text names
-    `capture_scalar_outputs` for `.item()` and `capture_dynamic_output_shape_ops` for ops whose
-    output shape depends on data (nonzero, unique)."""
+    `capture_scalar_outputs` for `.item()`, `capture_dynamic_output_shape_ops` for ops whose
+    output shape depends on data (nonzero, unique), `reorderable_logging_functions` for a `print`
+    or `warnings.warn` it could not trace, and `ignore_logging_functions` for a Logger method
+    (whose name only the line's code gives: the break's text names the logger, not the method)."""
     text = " ".join((brk.reason, brk.explanation, *brk.hints))
     if "capture_scalar_outputs" in text:
         return Hint("capture_scalar_outputs")
     if "capture_dynamic_output_shape_ops" in text:
         return Hint("dynamo_config", value="capture_dynamic_output_shape_ops=True")
+    if "reorderable_logging_functions" in text:
+        if "`print`" in text:
+            return Hint("reorderable_logging_functions", value="builtins.print")
+        if "warnings.warn`" in text:
+            return Hint("reorderable_logging_functions", value="warnings.warn")
+    if "ignore_logging_functions" in text or "ignore_logger_methods" in text:
+        call = _LOGGER_CALL.search(brk.location.code if brk.location else "")
+        if call is not None:
+            return Hint("ignore_logging_functions", value=f"logging.Logger.{call.group(1)}")
     return None
 
 
@@ -122,10 +180,39 @@ def hint_for_recompile(guard: str) -> Hint | None:
     return Hint("mark_dynamic", source=m.group(1), dim=int(m.group(2)))
 
 
+def _logging_hint(kind: str, name: str) -> Hint:
+    """`reorderable_logging_functions:print` and the like; ValueError for a function the worker
+    cannot resolve, or a Logger method asked to be reordered (Dynamo reorders plain functions
+    only: a Logger method can be skipped instead)."""
+    dotted = LOGGING_ALIASES.get(name, name)
+    if kind == "reorderable_logging_functions" and dotted in IGNORABLE:
+        raise ValueError(f"Dynamo reorders plain functions only, not a Logger method such as {dotted}; "
+                         f"ignore_logging_functions:{dotted} skips the call under compile instead")
+    if kind == "ignore_logging_functions" and dotted in REORDERABLE:
+        raise ValueError(f"{dotted} is a plain function: reorderable_logging_functions:{dotted} keeps it "
+                         "and moves it after the graph")
+    known = REORDERABLE if kind == "reorderable_logging_functions" else IGNORABLE
+    if dotted not in known:
+        raise ValueError(f"not a hint: {kind}:{name}; the logging functions with a plan are "
+                         f"{', '.join(known)}")
+    return Hint(kind, value=dotted)
+
+
 def parse_hint(text: str) -> Hint:
     """A hint as typed on a command line: `capture_scalar_outputs`, `mark_dynamic:x:0`,
-    `dynamic`, `mode:max-autotune` or `config:name=value`. ValueError says the accepted forms."""
+    `dynamic`, `mode:max-autotune`, `config:name=value`, `activation_memory_budget=0.5`,
+    `reorderable_logging_functions:print` or `ignore_logging_functions:logging.Logger.info`.
+    ValueError says the accepted forms."""
+    budget = _BUDGET_ARG.match(text.strip())
+    if budget is not None:
+        try:
+            return Hint("activation_memory_budget", value=str(budget_value(budget.group(1))))
+        except ValueError:
+            raise ValueError(f"not a hint: {text!r}; activation_memory_budget takes a number "
+                             "in [0, 1]") from None
     kind, _, rest = text.strip().partition(":")
+    if kind in ("reorderable_logging_functions", "ignore_logging_functions") and rest:
+        return _logging_hint(kind, rest.strip())
     if kind in ("capture_scalar_outputs", "dynamic") and not rest:
         return Hint(kind)
     if kind == "mark_dynamic":
@@ -137,4 +224,5 @@ def parse_hint(text: str) -> Hint:
     if kind == "config" and "=" in rest:
         return Hint("dynamo_config", value=rest)
     raise ValueError(f"not a hint: {text!r}; one of capture_scalar_outputs, mark_dynamic:INPUT:DIM, dynamic, "
-                     "mode:MODE, config:FLAG=VALUE")
+                     "mode:MODE, config:FLAG=VALUE, activation_memory_budget=0..1, "
+                     "reorderable_logging_functions:FUNCTION, ignore_logging_functions:LOGGER_METHOD")

@@ -53,6 +53,7 @@ class ScriptJob:
         self.timer: Any = None
         self.timeline: tuple[list[Any], list[Any], list[Any]] = ([], [], [])
         self.version_warnings: list[str] = []
+        self.settings: dict[str, str] = {}
 
     def clock(self) -> float:
         return round(time.monotonic() - self._t0, 4)
@@ -70,6 +71,7 @@ class ScriptJob:
     def run(self) -> int:
         from compiler_core.capture.hooks import check_torch_version
         from compiler_core.capture.hooks.compile_hook import CompileHook
+        from compiler_core.capture.hooks.hint_config import hinted_config
         from compiler_core.capture.hooks.inspect_config import inspect_config
         from compiler_core.capture.hooks.stage_hooks import stage_recorders
         from compiler_core.capture.hooks.trace_sink import TraceLogSink
@@ -87,7 +89,9 @@ class ScriptJob:
         started = time.monotonic()
         self.emit(Event("stage", t=self.clock(), stage="run", state="started"))
         with TraceLogSink(self.trace_path, observer=tracker), stage_recorders(), \
-                inspect_config(provenance_only=True), CompileHook(timer.wrap), _stop_on_signal(timer):
+                inspect_config(provenance_only=True), hinted_config() as settings, CompileHook(timer.wrap), \
+                _stop_on_signal(timer):
+            self.settings = settings  # a re-run's hint (diff/hint_plan.py), else empty
             try:
                 run_script(self.spec)
             except BaseException as exc:  # the user's code may raise anything, SystemExit included
@@ -144,6 +148,8 @@ class ScriptJob:
     def diagnostics(self) -> list[Diagnostic]:
         found = [Diagnostic("info", text, self.spec.model_path, stage="run")  # a notice, not damage
                  for text in self.version_warnings]
+        found += [Diagnostic("info", f"set for this run: {name} = {value}", self.spec.model_path, stage="run")
+                  for name, value in self.settings.items()]
         if self.failure is not None:
             found.append(Diagnostic("error", self.failure.message + "\n" + self.failure.user_traceback,
                                     self.spec.model_path, stage="run"))

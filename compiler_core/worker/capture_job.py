@@ -54,6 +54,7 @@ class CaptureJob:
         fresh process (`timeline_pending`; worker_main execs timeline_job), which announces the
         session once it holds the timeline too."""
         from compiler_core.capture.hooks import check_torch_version
+        from compiler_core.capture.hooks.hint_config import hinted_config
         from compiler_core.capture.hooks.stage_hooks import stage_recorders
         from compiler_core.capture.hooks.trace_sink import TraceLogSink
         from compiler_core.capture.stage_tracker import StageTracker
@@ -65,8 +66,10 @@ class CaptureJob:
         code = protocol.EXIT_OK
         with TraceLogSink(trace_path, observer=tracker), stage_recorders():
             try:
-                model_spec = self._load()
-                self._compile_and_run(model_spec)
+                with hinted_config() as settings:  # a re-run's hint (diff/hint_plan.py), else nothing
+                    self.facts["settings"] = settings
+                    model_spec = self._load()
+                    self._compile_and_run(model_spec)
             except BaseException as exc:  # user code may raise anything, SystemExit included
                 failed_in = tracker.current or self._running_stage()
                 tracker.finish("failed")
@@ -160,6 +163,7 @@ class CaptureJob:
 def capture_meta(spec: CaptureSpec, facts: dict[str, Any]) -> SessionMeta:
     """Session meta for a capture; `facts` holds what the run learnt (empty after a crash)."""
     extra = {k: str(v) for k, v in facts.get("flags", {}).items()}
+    extra.update(facts.get("settings", {}))
     extra["input_steps"] = str(spec.input_steps)
     if facts.get("memory_cap"):
         extra["memory_cap"] = str(facts["memory_cap"])

@@ -5,7 +5,8 @@ too (`CompareOpener`), and the comparison opens in its own window, which this co
 alive. "Compare with…" compares the session on screen with another file.
 
 A comparison's "apply and re-run" asks to capture the same model file again with a mechanical
-hint (a dynamo config flag, `mark_dynamic`, a mode): that is a worker run like any capture
+hint (a dynamo config flag, `mark_dynamic`, a mode, a logging function Dynamo may reorder or
+skip, a training capture's activation memory budget): that is a worker run like any capture
 (`compiler_core.diff.hint_rerun`, which starts the worker subprocess; nothing of torch loads
 here), on a thread, and its before/after comparison opens when it is back. It needs the model
 file the compared session was captured from; a trace log cannot be re-run.
@@ -102,7 +103,7 @@ class CompareActions(QObject):
             self.failed.emit("Re-running needs the model file this session was captured from; "
                              "a trace log cannot be re-run. Capture the model file, then compare.")
             return
-        self.window.statusBar().showMessage(f"Re-running {Path(model).name} with {hint}…")
+        self.window.statusBar().showMessage(f"Re-running {Path(model).name} with {hint.in_words()}…")
         out = tempfile.mkdtemp(prefix="cs-rerun-")
 
         def work() -> None:
@@ -111,7 +112,7 @@ class CompareActions(QObject):
             try:
                 self.rerunDone.emit(rerun_with_hint(model, hint, out, before=session))
             except Exception as exc:  # the capture failed: its message, not a traceback
-                self.failed.emit(f"Re-run with {hint} failed: {type(exc).__name__}: {exc}")
+                self.failed.emit(f"Re-run with {hint.in_words()} failed: {type(exc).__name__}: {exc}")
 
         threading.Thread(target=work, name="compare-rerun", daemon=True).start()
 

@@ -10,7 +10,7 @@ against the noise. The window computes nothing: every pairing and verdict is the
 is also what `python -m compiler_core diff` prints.
 
 With the after session, a last tab lists what is left to fix in it (fix_list_view.py), each
-mechanical hint with a button.
+mechanical hint with a button, and the levers worth trying (a training capture's memory budget).
 
 Signals: `compileChosen(int)`, the index into `diff.compiles` of the matched compile shown (-1
 for a compile one side alone has); `nodeChosen(str, str, str)`, the stage and the before and
@@ -39,7 +39,7 @@ from PySide6.QtWidgets import (
 
 from compiler_core.diff import CompileDiff, GraphDiff, LoneCompile, ModeDiff, SessionDiff, rows, session_text
 from compiler_core.diff.diff_text import compile_lines, fmt
-from compiler_core.diff.fix_list import fix_rows
+from compiler_core.diff.fix_list import fix_rows, lever_rows
 from compiler_core.session import Compile, Graph, Session
 from explorer.compare.fix_list_view import FixListView
 from explorer.compare.graph_rows_model import STATUS_COLORS, GraphRowsModel, Row
@@ -109,7 +109,7 @@ class CompareWindow(QMainWindow):
         self.tabs.addTab(self.modes, "Step times")
         self.fixes: FixListView | None = None
         if after is not None:
-            self.fixes = FixListView(fix_rows(after))
+            self.fixes = FixListView(fix_rows(after), lever_rows(after))
             self.fixes.applyRequested.connect(self.applyRequested)
             self.tabs.addTab(self.fixes, "Left to fix")
         split = QSplitter()

@@ -33,6 +33,7 @@ HOOKS = (
     "autotune_capture",    # select_algorithm: autotuning choices and timings
     "cudagraph_capture",   # cudagraph-trees skip/record reasons (private loggers' text)
     "memory_budget_patch",  # functorch activation_memory_budget + caches off
+    "hint_config",         # a re-run's hint: memory budget, logging functions (set from our env)
     "compile_watch",       # Dynamo compile start/end callbacks and guard failures
     "compile_hook",        # torch.compile itself wrapped for a script run (restored on exit)
     "compiler_reset",      # torch.compiler.reset (public)

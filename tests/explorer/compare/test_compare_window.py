@@ -126,7 +126,8 @@ def test_left_to_fix_offers_the_hint_as_a_button(qtbot: object, pair: tuple[Sess
     capture_scalar_outputs, and pressing the button asks for the re-run."""
     captured, broken = pair[1], pair[0]
     win = _window(qtbot, captured, broken)
-    assert win.fixes is not None and len(win.fixes.rows) == 1 and len(win.fixes.buttons) == 1
+    assert win.fixes is not None and len(win.fixes.rows) == 1
+    assert len(win.fixes.buttons) == 1 + len(win.fixes.levers)  # a training run: its budget lever too
     item = win.fixes.tree.topLevelItem(0)
     assert item is not None and item.text(0) == "item_model.py:26" and "item()" in item.text(1)
     assert item.child(0).text(1) == "scale = h.mean().item()"
