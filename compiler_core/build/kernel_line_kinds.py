@@ -26,6 +26,9 @@ TMP = re.compile(r"\b_?tmp\d+\b")  # `_tmpN`: a looped reduction's accumulator
 PTR = re.compile(r"\b((?:in_out|in|out)_ptr\d+)\b")
 
 # C++: the same facts from the text of a line.
+# A vectorised loop's main body and its scalar tail: the same code over other elements.
+_BODY = re.compile(r"^\s*if\s*\(\s*C10_LIKELY\(")
+_TAIL = re.compile(r"^\s*if\s*\(\s*C10_UNLIKELY\(")
 _ASSIGN = re.compile(r"^\s*(?:auto |[\w:<>]+ )?(_?tmp\d+)\s*=\s*(.*?);?\s*$")
 _STORE = re.compile(r"\.store\(|\b(?:in_out|out)_ptr\d+\s*\[[^\]]*\]\s*=")
 _LOAD = re.compile(r"loadu\(|\b(?:in_out|in)_ptr\d+\s*\[")
@@ -47,7 +50,8 @@ _HELPER_MULTI = re.compile(r"\w*(?:welford|online_softmax)\w*")
 _RANDOM = {("tl", "rand"), ("tl", "randn"), ("triton_helpers", "randint64"), ("tl", "randint")}
 
 # The kinds, in the order a line is tried against them.
-LOOP, STORE, LOAD, MULTI, ACC_START = "loop", "store", "load", "multi", "acc_start"
+LOOP, BODY, TAIL = "loop", "body", "tail"
+STORE, LOAD, MULTI, ACC_START = "store", "load", "multi", "acc_start"
 FILL, MASKED, REDUCTION, CARRY, CONSTANT, COMPUTE, OTHER = (
     "fill", "masked", "reduction", "carry", "constant", "compute", "other"
 )
@@ -57,9 +61,10 @@ FILL, MASKED, REDUCTION, CARRY, CONSTANT, COMPUTE, OTHER = (
 class KernelLine:
     """One statement of a kernel (a statement spanning lines sits on its first line).
 
-    `kind` is the first of, in order: `loop` (a loop body starts), `store`, `load`, `multi` (a
-    welford or online-softmax step's several results), `acc_start` (a looped reduction's
-    accumulator set to a constant), then for a line assigning one `tmp`: `fill` (a masked load's
+    `kind` is the first of, in order: `loop` (a loop body starts), `body` and `tail` (C++: a
+    vectorised loop's main body, and its tail over the elements the body left), `store`,
+    `load`, `multi` (a welford or online-softmax step's several results), `acc_start` (a looped
+    reduction's accumulator set to a constant), then for a line assigning one `tmp`: `fill` (a masked load's
     fill), `masked` (`tl.where(mask, value, other)`), `reduction`, `carry` (a broadcast, a
     reduction's mask, a copy), `constant` (no `tmp` operand) or `compute`; else `other`."""
 
@@ -116,6 +121,10 @@ def _cpp_line(text: str) -> KernelLine:
     pointers = tuple(PTR.findall(text))
     if text.lstrip().startswith("for "):
         return KernelLine(text, LOOP, pointers=pointers)
+    if _BODY.match(text):
+        return KernelLine(text, BODY)
+    if _TAIL.match(text):
+        return KernelLine(text, TAIL)
     m = _ASSIGN.match(text)
     target, expr = (m.group(1), m.group(2)) if m else (None, "")
     line = KernelLine(text, target=target, expr=expr, tmps=tuple(TMP.findall(expr)), pointers=pointers)

@@ -1,16 +1,19 @@
 """The kernel-line marker: a state machine over one kernel's lines, one handler per kind of line.
 
-`kernel_line_kinds` says what each line is (a loop start, a store, a load, a welford step, an
-accumulator's start, a fill, a masked select, a reduction step, a carry, a constant, a compute
-line); each kind has its handler here, and the handlers share the state of the walk:
+`kernel_line_kinds` says what each line is (a loop start, a C++ vectorised body or its scalar
+tail, a store, a load, a welford step, an accumulator's start, a fill, a masked select, a
+reduction step, a carry, a constant, a compute line); each kind has its handler here, and the
+handlers share the state of the walk:
 
 - `made`: tmp → the fused nodes whose op produced it (carried through plain copies),
 - `loaded`: tmp → the nodes that produced the buffer it was loaded from,
 - `used`: fused nodes a line already computes in this loop body (the body restarts after a
-  store and at each `for`: C++ repeats a body for its vector and scalar tails),
+  store, at each `for` and at each C++ body or tail: a looped reduction's second loop and a
+  vectorised loop's scalar tail compute the same nodes again),
 - `literal`, `values`, `fills`: tmps that hold no node's value (a literal, index arithmetic,
   a masked load's fill) and the literals' values,
-- `written`: in/out pointer → what this kernel stored into it (a later load reads that),
+- `written`: in/out pointer → what this kernel stored into it (a later load reads that; a
+  scalar tail reads what the buffer held before its vectorised body, whose elements it is not),
 - `promotions`: cast lines no convert node makes, settled once all lines are marked.
 
 The rules each handler applies are those of `kernel_lines`' module docstring; the questions
@@ -25,6 +28,7 @@ from compiler_core.build.kernel_fragment import Fragment, literal_value
 from compiler_core.build.kernel_line_facts import KernelFacts
 from compiler_core.build.kernel_line_kinds import (
     ACC_START,
+    BODY,
     CARRY,
     COMPUTE,
     CONSTANT,
@@ -36,6 +40,7 @@ from compiler_core.build.kernel_line_kinds import (
     OTHER,
     REDUCTION,
     STORE,
+    TAIL,
     KernelLine,
 )
 from compiler_core.build.kernel_op_spellings import (
@@ -70,10 +75,12 @@ class LineMarker:
         self.values: dict[str, float] = {}
         self.promotions: dict[int, list[str]] = {}
         self.written: dict[str, list[str]] = {}
+        self.written_before_body: dict[str, list[str]] = {}
         self.out: dict[str, list[str]] = {}
         self.op_matched = {n for n in fused if op_has_line(n, ops, kernel.source)}
         self._handlers: dict[str, _Handler] = {
-            LOOP: self._loop, STORE: self._store, LOAD: self._load, MULTI: self._multi,
+            LOOP: self._loop, BODY: self._body, TAIL: self._tail, STORE: self._store, LOAD: self._load,
+            MULTI: self._multi,
             ACC_START: self._acc_start, FILL: self._value, MASKED: self._value, REDUCTION: self._value,
             CARRY: self._value, CONSTANT: self._value, COMPUTE: self._value, OTHER: self._other,
         }  # fmt: skip
@@ -113,6 +120,17 @@ class LineMarker:
     def _loop(self, i: int, line: KernelLine, hits: list[str]) -> None:
         """A loop body recomputes what it needs afresh."""
         self.used = set()
+
+    def _body(self, i: int, line: KernelLine, hits: list[str]) -> None:
+        """A vectorised loop's main body: what its buffers hold now is what its tail reads too."""
+        self.used, self.stored = set(), False
+        self.written_before_body = dict(self.written)
+
+    def _tail(self, i: int, line: KernelLine, hits: list[str]) -> None:
+        """The loop's scalar tail computes the body's nodes again, over elements the body did not
+        store: an in/out buffer holds there what it held before the body."""
+        self.used, self.stored = set(), False
+        self.written = dict(self.written_before_body)
 
     def _store(self, i: int, line: KernelLine, hits: list[str]) -> None:
         self.stored = True
