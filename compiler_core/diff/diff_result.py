@@ -96,6 +96,17 @@ class RecompileFact:
 
 
 @dataclass(frozen=True)
+class KernelSwap:
+    """An op refused by the code generator (`to_extern`: a generated kernel before, an extern
+    call or ATen fallback after) or taken over by it (the reverse); kernel_swaps.py finds them."""
+
+    op: str
+    before: str
+    after: str
+    to_extern: bool = True
+
+
+@dataclass(frozen=True)
 class KernelDiff:
     """One partition's kernels: definitions matched by name without Inductor's trailing
     index (`cpp_fused_sum_tanh_0` and `_1` are one kernel renumbered). `us_before`/`us_after`
@@ -111,6 +122,7 @@ class KernelDiff:
     us_after: dict[str, float] = dataclasses.field(default_factory=dict)
     cudagraph_before: str = ""  # captured | skipped: reason | "" (not known)
     cudagraph_after: str = ""
+    swaps: tuple[KernelSwap, ...] = ()  # of the kernels in `removed`/`added`: an op's generated ↔ extern
 
 
 @dataclass(frozen=True)

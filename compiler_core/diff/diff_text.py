@@ -144,6 +144,8 @@ def compile_lines(cd: CompileDiff) -> list[str]:
                     f"extern calls {change_text(k.extern_calls)}")  # fmt: skip
         body += [f"    - {n}{_us(k.us_before.get(n))}" for n in _cut(k.removed)]
         body += [f"    + {n}{_us(k.us_after.get(n))}" for n in _cut(k.added)]
+        body += [f"    {'refused' if w.to_extern else 'generated'}: {w.op} "
+                 f"({w.before} → {w.after})" for w in k.swaps]  # fmt: skip
         if k.cudagraph_before != k.cudagraph_after:
             before, after = (_first_line(x) or "not known" for x in (k.cudagraph_before, k.cudagraph_after))
             body.append(f"    CUDA graph: {before} → {after}")

@@ -1,6 +1,7 @@
 """One matched pair of compiles, stage by stage: Dynamo (graph, breaks, guards, why it
 recompiled), AOT (forward/backward graphs, saved tensors, recomputation), Inductor (post-grad
-graphs, kernels, CUDA graphs) and the compile time each stage took.
+graphs, kernels, CUDA graphs) and the compile time each stage took. Kernels whose op moved between
+generated code and an extern call ("refused") are kernel_swaps.py's.
 
 Guards are compared with Dynamo's per-compile numbering of the globals it installs blanked
 (`___builtins_dict___0` in one compile is `___2` in the next: most of a raw diff is that alone),
@@ -17,6 +18,7 @@ from compiler_core.break_ranking import break_key
 from compiler_core.diff.compile_match import frame_key
 from compiler_core.diff.diff_result import BreakFact, Change, CompileDiff, GraphDiff, KernelDiff, SavedDiff
 from compiler_core.diff.graph_diff import graph_diff, op_name
+from compiler_core.diff.kernel_swaps import kernel_swaps
 from compiler_core.session.model import AotInfo, Compile, CudaGraphInfo, GraphBreak, InductorOutput, Kernel
 from compiler_core.session.refs import Ref
 from compiler_core.summary import aot_saved_bytes
@@ -224,6 +226,7 @@ def _kernel_diffs(a: Compile, b: Compile, us: KernelTimes) -> Iterable[KernelDif
         ka = oa.kernels if oa else ()
         kb = ob.kernels if ob else ()
         removed, added = _unpaired(ka, kb)
+        gone, new = set(removed), set(added)
         yield KernelDiff(
             partition=part,
             kernels=Change("kernels", _count(ka, generated=True), _count(kb, generated=True)),
@@ -235,6 +238,7 @@ def _kernel_diffs(a: Compile, b: Compile, us: KernelTimes) -> Iterable[KernelDif
             us_after=_times(b, part, added, us[1]),
             cudagraph_before=_cudagraph(oa.cudagraph if oa else None),
             cudagraph_after=_cudagraph(ob.cudagraph if ob else None),
+            swaps=kernel_swaps([k for k in ka if k.name in gone], [k for k in kb if k.name in new]),
         )
 
 
