@@ -44,6 +44,7 @@ _ACCUMULATOR = re.compile(r"_tmp\d+|tmp_acc\d+\w*")
 _PTR_NAME = re.compile(r"(?:in_out|in|out)_ptr\d+")
 _MULTI_NAME = re.compile(r"_?tmp\w+")
 _ACC_NAME = re.compile(r"_?tmp\d+_\w+")
+_SEED = re.compile(r"load_seed_offset")
 _TL_REDUCTIONS = {"sum", "max", "min", "reduce", "argmax", "argmin", "prod", "xor_sum"}
 _HELPER_REDUCTION = re.compile(r"\w*(?:max2|min2|prod|welford|online_softmax|any)\w*")
 _HELPER_MULTI = re.compile(r"\w*(?:welford|online_softmax)\w*")
@@ -153,41 +154,46 @@ def _triton_line(text: str) -> KernelLine:
         return KernelLine(text, LOOP)
     if not stripped or stripped.startswith(("#", "@", "def ", "import ", "from ")):
         return KernelLine(text)
+    if "tmp" not in stripped and "_ptr" not in stripped:  # index arithmetic, masks: nothing to read
+        return KernelLine(text)
     try:
         body = ast.parse(stripped).body
     except SyntaxError:
         return KernelLine(text)
     if len(body) != 1:
         return KernelLine(text)
-    stmt = body[0]
-    pointers = _names(stmt, _PTR_NAME)
-    store = next((c for c in _calls(stmt) if _dotted(c.func) == ("tl", "store")), None)
+    st = _Statement(body[0])
+    pointers = st.names(st.tree, _PTR_NAME)
+    store = st.call(st.tree, ("tl", "store"))
     if store is not None:
+        args = store.args
         return KernelLine(text, STORE, pointers=pointers,
-                          store_pointers=_names(store.args[0], _PTR_NAME) if store.args else (),
-                          stored=_names(store.args[1], _TMP_NAME) if len(store.args) > 1 else ())  # fmt: skip
-    if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
+                          store_pointers=st.names(args[0], _PTR_NAME) if args else (),
+                          stored=st.names(args[1], _TMP_NAME) if len(args) > 1 else ())  # fmt: skip
+    if not isinstance(st.tree, ast.Assign) or len(st.tree.targets) != 1:
         return KernelLine(text, pointers=pointers)
-    value, lhs = stmt.value, stmt.targets[0]
-    expr = ast.get_source_segment(stripped, value) or ""
-    tmps = _names(value, _TMP_NAME)
+    value, lhs = st.tree.value, st.tree.targets[0]
+    # (columns count UTF-8 bytes: slicing by them is right for the ASCII Inductor writes)
+    expr = stripped[value.col_offset : value.end_col_offset] if stripped.isascii() else \
+        ast.get_source_segment(stripped, value) or ""  # fmt: skip
+    tmps = st.names(value, _TMP_NAME)
     target = lhs.id if isinstance(lhs, ast.Name) and _TMP_NAME.fullmatch(lhs.id) else None
-    load = next((c for c in _calls(value) if _dotted(c.func) == ("tl", "load")), None)
+    load = st.call(value, ("tl", "load"))
     if load is not None:
         address = load.args[0] if load.args else None
-        seed = any(isinstance(n, ast.Name) and n.id == "load_seed_offset" for n in ast.walk(load))
+        seed = "load_seed_offset" in st.names(load, _SEED)
         return KernelLine(text, LOAD, target=target, expr=expr, tmps=tmps, pointers=pointers, seed=seed,
-                          indirect=address is not None and bool(_names(address, _TMP_NAME)))  # fmt: skip
-    reduces = _reduces(value)
+                          indirect=address is not None and bool(st.names(address, _TMP_NAME)))  # fmt: skip
+    reduces = st.reduces(value)
     if isinstance(lhs, ast.Tuple) and len(lhs.elts) > 1 and _is_multi(lhs, value):
         names = tuple(e.id for e in lhs.elts if isinstance(e, ast.Name))
         return KernelLine(text, MULTI, expr=expr, tmps=tmps, names=names, pointers=pointers,
-                          accumulators=_names(value, _ACC_NAME), reduces=True)  # fmt: skip
+                          accumulators=st.names(value, _ACC_NAME), reduces=True)  # fmt: skip
     if target is None:
         return KernelLine(text, pointers=pointers, reduces=reduces)
     operands = tmps
     if isinstance(value, ast.Call) and _dotted(value.func) in _RANDOM:
-        operands = _names(value.args[0], _TMP_NAME) if value.args else ()
+        operands = st.names(value.args[0], _TMP_NAME) if value.args else ()
     pair = _masked(value)
     carries = _carries(value, stripped)
     fill = _fill(value)
@@ -196,15 +202,44 @@ def _triton_line(text: str) -> KernelLine:
                       masked=pair, reduces=reduces, carries=carries)  # fmt: skip
 
 
-def _names(tree: ast.AST, pattern: re.Pattern[str]) -> tuple[str, ...]:
-    """Names in `tree` that `pattern` matches whole, in source order, repeats kept."""
-    found = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and pattern.fullmatch(n.id)]
-    found.sort(key=lambda n: (n.lineno, n.col_offset))
-    return tuple(n.id for n in found)
+class _Statement:
+    """One statement's tree, walked once: its names in source order and its calls. The statement
+    is on one line (`statements` joins the lines of one that spans several), so a subtree's
+    names are those within its columns."""
+
+    def __init__(self, tree: ast.stmt) -> None:
+        self.tree = tree
+        nodes = list(ast.walk(tree))
+        self._names = sorted((n for n in nodes if isinstance(n, ast.Name)), key=lambda n: n.col_offset)
+        self._calls = [n for n in nodes if isinstance(n, ast.Call)]
+
+    def names(self, tree: ast.AST, pattern: re.Pattern[str]) -> tuple[str, ...]:
+        """Names in `tree` that `pattern` matches whole, in source order, repeats kept."""
+        lo, hi = _span(tree)
+        return tuple(n.id for n in self._names if lo <= n.col_offset < hi and pattern.fullmatch(n.id))
+
+    def call(self, tree: ast.AST, func: tuple[str, str]) -> ast.Call | None:
+        """The first call of `func` (`("tl", "load")`) in `tree`."""
+        lo, hi = _span(tree)
+        return next((c for c in self._calls if lo <= c.col_offset < hi and _dotted(c.func) == func), None)
+
+    def reduces(self, value: ast.expr) -> bool:
+        """A reduction step: `tl.sum(...)`, a `triton_helpers` max2/welford/online-softmax/any
+        helper, or an update of a looped reduction's `_tmpN` accumulator."""
+        lo, hi = _span(value)
+        for c in self._calls:
+            name = _dotted(c.func) if lo <= c.col_offset < hi else None
+            if name is not None and name[0] == "tl" and name[1] in _TL_REDUCTIONS:
+                return True
+            if name is not None and name[0] == "triton_helpers" and _HELPER_REDUCTION.fullmatch(name[1]):
+                return True
+        return bool(self.names(value, _ACCUMULATOR))
 
 
-def _calls(tree: ast.AST) -> list[ast.Call]:
-    return [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+def _span(tree: ast.AST) -> tuple[int, int]:
+    if isinstance(tree, ast.stmt | ast.expr):
+        return tree.col_offset, tree.end_col_offset or tree.col_offset
+    return 0, 1 << 30
 
 
 def _dotted(func: ast.expr) -> tuple[str, str] | None:
@@ -212,21 +247,6 @@ def _dotted(func: ast.expr) -> tuple[str, str] | None:
     if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
         return func.value.id, func.attr
     return None
-
-
-def _reduces(value: ast.expr) -> bool:
-    """A reduction step: `tl.sum(...)`, a `triton_helpers` max2/welford/online-softmax/any
-    helper, or an update of a looped reduction's `_tmpN` accumulator."""
-    for node in ast.walk(value):
-        if isinstance(node, ast.Call):
-            name = _dotted(node.func)
-            if name is not None and name[0] == "tl" and name[1] in _TL_REDUCTIONS:
-                return True
-            if name is not None and name[0] == "triton_helpers" and _HELPER_REDUCTION.fullmatch(name[1]):
-                return True
-        elif isinstance(node, ast.Name) and _ACCUMULATOR.fullmatch(node.id):
-            return True
-    return False
 
 
 def _is_multi(lhs: ast.Tuple, value: ast.expr) -> bool:

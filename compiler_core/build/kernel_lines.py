@@ -155,90 +155,108 @@ def kernel_marks(output_code: str, kernels: Iterable[Kernel], post: Graph,
     `call()` in execution order (rules 1-3), so linear in the output code: a kernel's lines are
     marked at its matched call, with the value each argument held at that moment, and what each
     call stores becomes the value of the buffers it writes."""
-    kernels = list(kernels)
     indexes = indexes if indexes is not None else graph_ops(post)
-    order, ops, _ = indexes
-    pre_to_post = pre_to_post or {}
-    by_op: dict[str, list[str]] = {}
-    for n in post.nodes:
-        by_op.setdefault(ops[n.name], []).append(n.name)
-    flow = CallFlow(post, ops)
-    by_name = {k.name: k for k in kernels}
-    extern_seen: dict[str, int] = {}
-    current: dict[str, list[str]] = {}  # bufN -> nodes whose value it holds now
-    marks: dict[str, dict[str, tuple[str, ...]]] = {}
-    matched: dict[str, Matched] = {}
-    first: dict[str, dict[str, list[str]]] = {}  # kernel -> reads of its first call
-    pending: list[str] | None = None  # names of the Source Nodes comment above the next call
-    block: list[str] = []  # the comment lines above the current line
-    frag_text: dict[str, list[str]] = {}  # kernel -> the comment block above its definition
-    params_of: dict[str, tuple[str, ...]] = {}  # kernel -> its parameter names
-    for line in output_code.split("\n"):
+    return _CallWalk(list(kernels), post, pre_to_post or {}, indexes).run(output_code)
+
+
+class _CallWalk:
+    """The output code read line by line, one handler per kind of line: a comment line (the block
+    above a kernel's definition is its Graph fragment), a call's `Source Nodes` comment (it names
+    the next call's nodes), a buffer reuse, a part of a tuple result, and a call of a generated
+    or extern kernel. `current` is what each buffer holds at the line read."""
+
+    def __init__(self, kernels: list[Kernel], post: Graph, pre_to_post: dict[str, list[str]],
+                 indexes: GraphIndexes) -> None:  # fmt: skip
+        self.kernels, self.post, self.pre_to_post, self.indexes = kernels, post, pre_to_post, indexes
+        self.order, self.ops, _ = indexes
+        self.backward = post.name == "backward"
+        self.by_op: dict[str, list[str]] = {}
+        for n in post.nodes:
+            self.by_op.setdefault(self.ops[n.name], []).append(n.name)
+        self.flow = CallFlow(post, self.ops)
+        self.by_name = {k.name: k for k in kernels}
+        self.extern_seen: dict[str, int] = {}
+        self.current: dict[str, list[str]] = {}  # bufN -> nodes whose value it holds now
+        self.marks: dict[str, dict[str, tuple[str, ...]]] = {}
+        self.matched: dict[str, Matched] = {}
+        self.first: dict[str, dict[str, list[str]]] = {}  # kernel -> reads of its first call
+        self.pending: list[str] | None = None  # names of the Source Nodes comment above the next call
+        self.block: list[str] = []  # the comment lines above the current line
+        self.frag_text: dict[str, list[str]] = {}  # kernel -> the comment block above its definition
+        self.params_of: dict[str, tuple[str, ...]] = {}  # kernel -> its parameter names
+
+    def run(self, output_code: str) -> dict[str, dict[str, tuple[str, ...]]]:
+        for line in output_code.split("\n"):
+            self._line(line)
+        for k in self.kernels:  # no call's comment named its nodes: its first call's arguments, if any
+            if k.language != "extern" and k.name not in self.marks:
+                self.marks[k.name] = self._mark(k, self.first.get(k.name, {}))
+        return self.marks
+
+    def _line(self, line: str) -> None:
         if line.startswith("#"):
-            block.append(line)
-            continue
-        if block:
+            self.block.append(line)
+            return
+        if self.block:
             d = _DEF.match(line)
-            if d and d.group(1) in by_name:
-                frag_text[d.group(1)] = block
-            block = []
-        comment = _SOURCE_NODES.match(line)
-        if comment:
-            pending = [x.strip() for x in comment.group(1).split(",") if x.strip()]
-            continue
-        reuse = _REUSE.match(line)
-        if reuse:  # same storage, same value until the next write to either name
+            if d and d.group(1) in self.by_name:
+                self.frag_text[d.group(1)] = self.block
+            self.block = []
+        if comment := _SOURCE_NODES.match(line):
+            self.pending = [x.strip() for x in comment.group(1).split(",") if x.strip()]
+        elif reuse := _REUSE.match(line):  # same storage, same value until the next write to either
             old = reuse.group(2)  # a graph input (`mm_222`) or an earlier buffer
-            current[reuse.group(1)] = [old] if old in order else current.get(old, [])
-            continue
-        part = _PART.match(line)
-        if part:  # `buf10 = buf9[0]`: a part of a tuple op's result (the reader picks its getitem)
-            current[part.group(1)] = current.get(part.group(2), [])
-            continue
+            self.current[reuse.group(1)] = [old] if old in self.order else self.current.get(old, [])
+        elif part := _PART.match(line):  # `buf10 = buf9[0]`: a part of a tuple op's result (the
+            self.current[part.group(1)] = self.current.get(part.group(2), [])  # reader picks its getitem)
+        else:
+            self._call(line)
+
+    def _call(self, line: str) -> None:
         call = _CALL_ARGS.match(line)
         assigned = _ASSIGNED.match(line)
         callee = assigned.group(2) if assigned else call.group(1) if call else ""
-        kernel = by_name.get(callee)
+        kernel = self.by_name.get(callee)
         if kernel is not None and kernel.language == "extern":
             kernel = None
         if kernel is None and callee.startswith(("extern_kernels.", "aten.", "torch.ops.")):
-            extern_seen[callee] = extern_seen.get(callee, 0) + 1
-            kernel = by_name.get(f"{callee}:{extern_seen[callee]}")
+            self.extern_seen[callee] = self.extern_seen.get(callee, 0) + 1
+            kernel = self.by_name.get(f"{callee}:{self.extern_seen[callee]}")
         if kernel is None:
-            continue
-        names, pending = pending, None
-        if kernel.language == "extern" or not call:
-            extern = kernel.language == "extern"
-            nodes = extern_nodes(kernel, by_op) if extern else list(kernel.fused_nodes[-1:])
-            if extern:  # the comment above it names its node among the group's (backward)
-                named = call_nodes(names, order, pre_to_post, post.name == "backward")
-                own = [n for n in named if ops.get(n) == callee_op(kernel.name)]
-                nodes = own if len(own) == 1 else nodes
-            for buf in [assigned.group(1)] if assigned else _OUT_ARG.findall(line):
-                current[buf] = nodes
-            continue
-        params = params_of.get(kernel.name)
+            return
+        names, self.pending = self.pending, None
+        if kernel.language != "extern" and call:
+            self._kernel_call(kernel, call.group(2), names)
+            return
+        nodes = list(kernel.fused_nodes[-1:])
+        if kernel.language == "extern":  # its comment names its node among the group's (backward)
+            named = call_nodes(names, self.order, self.pre_to_post, self.backward)
+            own = [n for n in named if self.ops.get(n) == callee_op(kernel.name)]
+            nodes = own if len(own) == 1 else extern_nodes(kernel, self.by_op)
+        for buf in [assigned.group(1)] if assigned else _OUT_ARG.findall(line):
+            self.current[buf] = nodes
+
+    def _kernel_call(self, kernel: Kernel, args: str, names: list[str] | None) -> None:
+        """A generated kernel's call: marked at the first call its comment fits, and what it
+        leaves in the buffers it writes."""
+        params = self.params_of.get(kernel.name)
         if params is None:
-            params = params_of[kernel.name] = param_names(kernel.source)
-        pairs = list(zip(params, split_args(call.group(2)), strict=False))
+            params = self.params_of[kernel.name] = param_names(kernel.source)
+        order, current = self.order, self.current
+        pairs = list(zip(params, split_args(args), strict=False))
         reads = {p: [v] if v in order else [n for n in current.get(v, []) if n in order] for p, v in pairs}
-        exact = call_nodes(names, order, pre_to_post, post.name == "backward")
-        ref = matched.get(kernel.name)
-        first.setdefault(kernel.name, reads)
+        exact = call_nodes(names, order, self.pre_to_post, self.backward)
+        ref = self.matched.get(kernel.name)
+        self.first.setdefault(kernel.name, reads)
         if ref is None and (not exact or exact & set(kernel.fused_nodes)):
-            marks[kernel.name] = kernel_line_nodes(
-                kernel, post, reads, indexes, _frag(frag_text, kernel.name)
-            )
-            ref = matched[kernel.name] = (reads, exact, _stored(kernel, marks[kernel.name]))
+            marks = self.marks[kernel.name] = self._mark(kernel, reads)
+            ref = self.matched[kernel.name] = (reads, exact, _stored(kernel, marks))
         for p, v in pairs:
             if p.startswith(("out_", "in_out_")) and v not in order:
-                current[v] = written(kernel, p, ref, reads, exact, flow, order, ops)
-    for k in kernels:  # no call's comment named its nodes: its first call's arguments, if any
-        if k.language != "extern" and k.name not in marks:
-            marks[k.name] = kernel_line_nodes(
-                k, post, first.get(k.name, {}), indexes, _frag(frag_text, k.name)
-            )
-    return marks
+                self.current[v] = written(kernel, p, ref, reads, exact, self.flow, order, self.ops)
+
+    def _mark(self, kernel: Kernel, reads: dict[str, list[str]]) -> dict[str, tuple[str, ...]]:
+        return kernel_line_nodes(kernel, self.post, reads, self.indexes, _frag(self.frag_text, kernel.name))
 
 
 def _frag(text: dict[str, list[str]], name: str) -> Fragment | None:
