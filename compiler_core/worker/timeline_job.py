@@ -132,6 +132,7 @@ class TimelineJob:
         return code
 
     def _time(self) -> Any:
+        from compiler_core.capture.hooks.hint_config import hinted_config
         from compiler_core.modelfile import load_model_file, with_train_choice
         from compiler_core.timeline import run_phase
         from compiler_core.timeline.clean_process import ResidueError, residue
@@ -143,11 +144,12 @@ class TimelineJob:
         if found:
             raise ResidueError(found)
         modes = [m for m in self.spec.modes.split(",") if m]
-        return run_phase(
-            spec, modes, steps=self.spec.steps, device=self.spec.device,
-            emit=lambda record: self._emit(Event("timeline", t=self.clock(), data=record)),
-            shape_change_step=self.spec.shape_change_step,
-        )
+        with hinted_config():  # a re-run's hint (diff/hint_plan.py): timed as it was captured
+            return run_phase(
+                spec, modes, steps=self.spec.steps, device=self.spec.device,
+                emit=lambda record: self._emit(Event("timeline", t=self.clock(), data=record)),
+                shape_change_step=self.spec.shape_change_step,
+            )
 
     def _process_note(self) -> str:
         from compiler_core.timeline.clean_process import CHECKS

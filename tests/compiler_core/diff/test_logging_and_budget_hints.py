@@ -212,3 +212,18 @@ def test_a_lower_memory_budget_saves_less_for_backward(tmp_path: Path) -> None:
     assert lever.hint == Hint("activation_memory_budget", value="0.05")
     (first,) = lever_rows(rerun.before)
     assert first.hint == Hint("activation_memory_budget", value="0.5") and first.kind == "memory"
+
+
+@pytest.mark.slow
+def test_the_timeline_times_the_model_with_the_hint_too(tmp_path: Path) -> None:
+    """With --steps the timeline runs in a fresh interpreter: it applies the hint as well, so
+    the step times compared are those of the graph the capture shows (one graph, no break)."""
+    model = _write(tmp_path, "prints.py", PRINTS)
+    plan = plan_for(parse_hint("reorderable_logging_functions:print"))
+    assert plan is not None
+    session = capture(CaptureSpec(model_path=model, out_path=str(tmp_path / "timed.json"), steps=2),
+                      plan.env, cache_dir=tmp_path / "cache")  # fmt: skip
+    assert len(session.compiles) == 1
+    (default,) = [m for m in session.mode_stats if m.mode == "default"]
+    assert default.runtime is not None
+    assert {g.region for g in default.runtime.graph_calls} == {"0/0"}
