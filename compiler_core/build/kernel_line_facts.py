@@ -9,8 +9,8 @@ the line to Inductor's own record (the fragment) where the kernel has one.
 
 from __future__ import annotations
 
-from compiler_core.build.kernel_fragment import Flow, Fragment, literal_dtype, numbers
-from compiler_core.build.kernel_line_kinds import LOAD, STORE, TMP, KernelLine, read_lines
+from compiler_core.build.kernel_fragment import Fragment, literal_dtype, numbers
+from compiler_core.build.kernel_line_kinds import LOAD, STORE, TMP, KernelLine, def_use, read_lines
 from compiler_core.build.kernel_op_spellings import (
     CONSTANT_OPS,
     INDEX_EXPR,
@@ -34,7 +34,7 @@ class KernelFacts:
                  node_inputs: dict[str, set[str]], frag: Fragment | None) -> None:  # fmt: skip
         self.lines: tuple[KernelLine, ...] = read_lines(kernel.source, kernel.language)
         self.fused, self.ops, self.node_inputs, self.frag = fused, ops, node_inputs, frag
-        self.flow = Flow.of([line.text for line in self.lines])
+        self.flow = def_use(self.lines)
         self.valued = self.flow.valued()
         # assignment lines (the def-use pass found them) that reduce
         reductions = {i for i in self.flow.uses if self.lines[i - 1].reduces}

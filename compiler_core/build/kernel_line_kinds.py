@@ -3,8 +3,9 @@
 The kernel-line marker (`kernel_line_marker`) is a state machine with one handler per kind of
 line; this module decides the kind. A Triton kernel is Python, so its statements are read with
 `ast`: which `tmp` a line assigns, which `tmp`s its value reads (a random op's offset left out),
-whether it loads or stores and through which pointer parameters (names are matched whole,
-never searched for in the text). A C++ kernel (and any other non-Python kernel) is read with
+whether it loads or stores and through which pointer parameters, and what it defines and
+reads in the kernel's def-use chains (`def_use`; names are matched whole, never searched for in
+the text). A C++ kernel (and any other non-Python kernel) is read with
 regular expressions over its text. Both give the same `KernelLine`, so the marker never asks
 which language it reads.
 
@@ -20,7 +21,7 @@ import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from compiler_core.build.kernel_fragment import statements, stored_value
+from compiler_core.build.kernel_fragment import Flow, statements, stored_value
 
 TMP = re.compile(r"\b_?tmp\d+\b")  # `_tmpN`: a looped reduction's accumulator
 PTR = re.compile(r"\b((?:in_out|in|out)_ptr\d+)\b")
@@ -36,6 +37,10 @@ _LOAD = re.compile(r"loadu\(|\b(?:in_out|in)_ptr\d+\s*\[")
 _REDUCTION = re.compile(r"\b_tmp\d+\b|\btmp_acc\d+|welford_\w+\(")
 # A vector splat of one value moves it without computing one; so does a plain copy.
 _CARRY = re.compile(r"^(?:\(?_?tmp\d+\)?|at::vec::Vectorized<\w+>\(tmp\d+\))$")
+# Def-use names: a `tmp` and its named accumulators.
+_NAMED = re.compile(r"^\s*(_?tmp\d+_\w+)\s*=\s*(.*?);?\s*$")
+_TUPLE = re.compile(r"^\s*(_?tmp\w+(?:,\s*_?tmp\w+)+)\s*=\s*(.*)$")
+_USE = re.compile(r"\b_?tmp\d+(?:_[a-z0-9_]+)?\b")
 
 # Triton names, for the `ast` reading.
 _TMP_NAME = re.compile(r"_?tmp\d+")
@@ -44,6 +49,8 @@ _ACCUMULATOR = re.compile(r"_tmp\d+|tmp_acc\d+\w*")
 _PTR_NAME = re.compile(r"(?:in_out|in|out)_ptr\d+")
 _MULTI_NAME = re.compile(r"_?tmp\w+")
 _ACC_NAME = re.compile(r"_?tmp\d+_\w+")
+_DEF_NAME = re.compile(r"_?tmp\d+(?:_\w+)?")
+_USE_NAME = re.compile(r"_?tmp\d+(?:_[a-z0-9_]+)?")
 _SEED = re.compile(r"load_seed_offset")
 _TL_REDUCTIONS = {"sum", "max", "min", "reduce", "argmax", "argmin", "prod", "xor_sum"}
 _HELPER_REDUCTION = re.compile(r"\w*(?:max2|min2|prod|welford|online_softmax|any)\w*")
@@ -85,6 +92,36 @@ class KernelLine:
     masked: tuple[str, str] | None = None  # `masked`: (value, other)
     reduces: bool = False  # the value is a reduction step (for any assignment, named or not)
     carries: bool = False  # the value only moves another value
+    # Def-use, named accumulators (`_tmp3_max_next`) included: what the line defines, and what
+    # its value (a store's: the stored value; a load's: nothing) reads.
+    defines: tuple[str, ...] = ()
+    reads: tuple[str, ...] = ()
+
+
+def def_use(lines: tuple[KernelLine, ...]) -> Flow:
+    """The def-use chains of a kernel's lines, as `Flow.of` finds them in the text, from what each
+    line defines and reads: each use resolved to the latest definition before it; a store's
+    value is its stored expression's; a load's address and mask are no operand."""
+    flow = Flow()
+    latest: dict[str, int] = {}
+    for i, line in enumerate(lines, start=1):
+        if "tmp" not in line.text:
+            continue
+        if line.kind == STORE:
+            flow.value[i] = [latest[t] for t in line.reads if t in latest]
+            for j in flow.value[i]:
+                flow.users.setdefault(j, []).append(i)
+            continue
+        if not line.defines:
+            continue
+        if line.kind != LOAD:
+            flow.uses[i] = [latest[t] for t in line.reads if t in latest]
+            for j in flow.uses[i]:
+                flow.users.setdefault(j, []).append(i)
+        for t in line.defines:
+            latest[t] = i
+        flow.defs[i] = line.defines[0]
+    return flow
 
 
 def read_lines(source: str, language: str) -> tuple[KernelLine, ...]:
@@ -131,10 +168,18 @@ def _cpp_line(text: str) -> KernelLine:
     line = KernelLine(text, target=target, expr=expr, tmps=tuple(TMP.findall(expr)), pointers=pointers)
     if _STORE.search(text):
         return replace(line, kind=STORE, store_pointers=tuple(PTR.findall(text.split(",", 1)[0])),
-                       stored=tuple(TMP.findall(stored_value(text))))  # fmt: skip
+                       stored=tuple(TMP.findall(stored_value(text))),
+                       reads=tuple(_USE.findall(stored_value(text))))  # fmt: skip
+    defined = m or _NAMED.match(text)
+    tup = None if defined else _TUPLE.match(text)
+    if defined is not None:
+        line = replace(line, defines=(defined.group(1),), reads=tuple(_USE.findall(defined.group(2))))
+    elif tup is not None:
+        names = tuple(x.strip() for x in tup.group(1).split(","))
+        line = replace(line, defines=names, reads=tuple(_USE.findall(tup.group(2))))
     if _LOAD.search(text):
         index = text.split("+", 1)[1] if "+" in text else ""
-        return replace(line, kind=LOAD, indirect=bool(TMP.search(index)))
+        return replace(line, kind=LOAD, indirect=bool(TMP.search(index)), reads=())
     if target is None:
         return replace(line, reduces=bool(_REDUCTION.search(text.split("=", 1)[-1])))
     reduces, carries = bool(_REDUCTION.search(expr)), bool(_CARRY.match(expr))
@@ -169,10 +214,16 @@ def _triton_line(text: str) -> KernelLine:
         args = store.args
         return KernelLine(text, STORE, pointers=pointers,
                           store_pointers=st.names(args[0], _PTR_NAME) if args else (),
-                          stored=st.names(args[1], _TMP_NAME) if len(args) > 1 else ())  # fmt: skip
+                          stored=st.names(args[1], _TMP_NAME) if len(args) > 1 else (),
+                          reads=st.names(args[1], _USE_NAME) if len(args) > 1 else ())  # fmt: skip
     if not isinstance(st.tree, ast.Assign) or len(st.tree.targets) != 1:
         return KernelLine(text, pointers=pointers)
     value, lhs = st.tree.value, st.tree.targets[0]
+    defines = _defines(lhs)
+    random = isinstance(value, ast.Call) and _dotted(value.func) in _RANDOM
+    # (a random op's offset is a position, not a value it reads)
+    read_tree = value.args[0] if random and isinstance(value, ast.Call) and value.args else value
+    reads = st.names(read_tree, _USE_NAME) if defines else ()
     # (columns count UTF-8 bytes: slicing by them is right for the ASCII Inductor writes)
     expr = stripped[value.col_offset : value.end_col_offset] if stripped.isascii() else \
         ast.get_source_segment(stripped, value) or ""  # fmt: skip
@@ -183,23 +234,35 @@ def _triton_line(text: str) -> KernelLine:
         address = load.args[0] if load.args else None
         seed = "load_seed_offset" in st.names(load, _SEED)
         return KernelLine(text, LOAD, target=target, expr=expr, tmps=tmps, pointers=pointers, seed=seed,
-                          indirect=address is not None and bool(st.names(address, _TMP_NAME)))  # fmt: skip
+                          indirect=address is not None and bool(st.names(address, _TMP_NAME)),
+                          defines=defines)  # fmt: skip
     reduces = st.reduces(value)
     if isinstance(lhs, ast.Tuple) and len(lhs.elts) > 1 and _is_multi(lhs, value):
         names = tuple(e.id for e in lhs.elts if isinstance(e, ast.Name))
         return KernelLine(text, MULTI, expr=expr, tmps=tmps, names=names, pointers=pointers,
-                          accumulators=st.names(value, _ACC_NAME), reduces=True)  # fmt: skip
+                          accumulators=st.names(value, _ACC_NAME), reduces=True, defines=defines,
+                          reads=reads)  # fmt: skip
     if target is None:
-        return KernelLine(text, pointers=pointers, reduces=reduces)
-    operands = tmps
-    if isinstance(value, ast.Call) and _dotted(value.func) in _RANDOM:
-        operands = st.names(value.args[0], _TMP_NAME) if value.args else ()
+        return KernelLine(text, pointers=pointers, reduces=reduces, defines=defines, reads=reads)
+    operands = st.names(read_tree, _TMP_NAME) if random else tmps
     pair = _masked(value)
     carries = _carries(value, stripped)
     fill = _fill(value)
     kind = _kind_of_value(target, tmps, operands, fill, pair, reduces, carries)
-    return KernelLine(text, kind, target=target, expr=expr, tmps=tmps, operands=operands, pointers=pointers,
-                      masked=pair, reduces=reduces, carries=carries)  # fmt: skip
+    return KernelLine(text, kind, target=target, expr=expr, tmps=tmps, operands=operands,
+                      pointers=pointers, masked=pair, reduces=reduces, carries=carries, defines=defines,
+                      reads=reads)  # fmt: skip
+
+
+def _defines(lhs: ast.expr) -> tuple[str, ...]:
+    """The names an assignment defines in the def-use chains: one `tmp` or named accumulator
+    (`_tmp3_max`), or a tuple of them (a welford step's results)."""
+    if isinstance(lhs, ast.Name):
+        return (lhs.id,) if _DEF_NAME.fullmatch(lhs.id) else ()
+    if isinstance(lhs, ast.Tuple) and len(lhs.elts) > 1:
+        names = [e.id for e in lhs.elts if isinstance(e, ast.Name) and _MULTI_NAME.fullmatch(e.id)]
+        return tuple(names) if len(names) == len(lhs.elts) else ()
+    return ()
 
 
 class _Statement:

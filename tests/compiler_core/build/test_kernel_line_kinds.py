@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from compiler_core.build import import_trace
-from compiler_core.build.kernel_line_kinds import read_lines
+from compiler_core.build.kernel_fragment import Flow
+from compiler_core.build.kernel_line_kinds import def_use, read_lines
 from compiler_core.session.model import Kernel
 from tests.bench_logs import bench_session
 
@@ -70,3 +71,15 @@ def test_cpp_scalar_tail_is_marked_as_its_vector_body(shared_traces: Path) -> No
     assert "tmp6.erf()" in src[16] and "tmp6.erf()" in src[32]
     assert body == tail
     assert body[0] == ("addmm_1",) and ("erf",) in body
+
+
+def test_def_use_from_the_syntax_is_the_texts(shared_traces: Path) -> None:
+    """The marker's def-use chains (from the kinds: `ast` for Triton) equal those the oracle reads
+    from the text (`Flow.of`), on every generated kernel of two real logs and a C++ one."""
+    kernels = [k for name in ("hf_llama_train", "tv_resnet_breaks") for c in bench_session(name).compiles
+               for o in c.inductor for k in o.kernels if k.language == "triton"]  # fmt: skip
+    kernels.append(_kernel(shared_traces / "inputs" / "inductor_provenance_jit_log.txt", "cpp_fused_gelu_1"))
+    assert len(kernels) > 100
+    for k in kernels:
+        lines = read_lines(k.source, k.language)
+        assert def_use(lines) == Flow.of([line.text for line in lines]), k.name
