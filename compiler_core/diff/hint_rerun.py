@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,7 +28,7 @@ from compiler_core.run.spec import ScriptSpec
 from compiler_core.session.codec import load
 from compiler_core.session.model import Session
 from compiler_core.worker.client import WorkerClient
-from compiler_core.worker.protocol import CaptureSpec
+from compiler_core.worker.protocol import MODES, CaptureSpec
 
 
 class RerunError(Exception):
@@ -40,6 +41,25 @@ class Rerun:
     before: Session
     after: Session
     diff: SessionDiff
+
+
+def spec_of(session: Session) -> CaptureSpec:
+    """How `session` was captured, as far as its meta says, for capturing its file again: a
+    script run's arguments, working directory, step limit and ranks; a model file's mode,
+    `dynamic`, train choice and input steps. The device is `cpu` or else CUDA (`cuda` for a model
+    file, `auto` for a script): the meta holds the device's name, not its index."""
+    meta, extra = session.meta, session.meta.extra
+    on_cpu = meta.device in ("", "cpu")
+    if meta.origin == "script":
+        steps = extra.get("max_steps", "")
+        return ScriptSpec(model_path=meta.origin_path, out_path="", device="cpu" if on_cpu else "auto",
+                          script_args=tuple(shlex.split(extra.get("args", ""))), cwd=extra.get("cwd", ""),
+                          max_steps=int(steps) if steps.isdigit() else None,
+                          nproc=int(extra.get("nproc", "1")) if extra.get("nproc", "1").isdigit() else 1)
+    inputs = extra.get("input_steps", "")
+    return CaptureSpec(model_path=meta.origin_path, out_path="", device="cpu" if on_cpu else "cuda",
+                       mode=meta.mode if meta.mode in MODES else None, dynamic=meta.dynamic, train=meta.train,
+                       input_steps=int(inputs) if inputs.isdigit() else CaptureSpec.input_steps)
 
 
 def capture(spec: CaptureSpec, env: dict[str, str] | None = None, timeout_s: float | None = None,

@@ -107,10 +107,10 @@ class CompareActions(QObject):
         out = tempfile.mkdtemp(prefix="cs-rerun-")
 
         def work() -> None:
-            from compiler_core.diff.hint_rerun import rerun_with_hint
+            from compiler_core.diff.hint_rerun import rerun_with_hint, spec_of
 
-            try:
-                self.rerunDone.emit(rerun_with_hint(model, hint, out, before=session))
+            try:  # captured again as it was: a script with its arguments, a model file with its mode
+                self.rerunDone.emit(rerun_with_hint(model, hint, out, before=session, base=spec_of(session)))
             except Exception as exc:  # the capture failed: its message, not a traceback
                 self.failed.emit(f"Re-run with {hint.in_words()} failed: {type(exc).__name__}: {exc}")
 
