@@ -13,10 +13,8 @@ from compiler_core.build.kernel_fragment import Fragment, literal_dtype, numbers
 from compiler_core.build.kernel_line_kinds import LOAD, STORE, TMP, KernelLine, def_use, read_lines
 from compiler_core.build.kernel_op_spellings import (
     CONSTANT_OPS,
-    INDEX_EXPR,
     INNER_SPELLINGS,
     LOW_FLOATS,
-    PURE_CAST,
     REDUCTION_OPS,
     SEE_THROUGH,
     SPELLINGS,
@@ -185,13 +183,13 @@ class KernelFacts:
         return [n for n in self.fused if n != node and n not in used and self.ops.get(n) == "pow"
                 and self.scalars.get(n) == {2.0} and self.node_inputs.get(n, set()) == base]  # fmt: skip
 
-    def pre_reduction(self, expr: str, line: int, used: set[str], sets: list[set[str]]) -> str | None:
+    def pre_reduction(self, kl: KernelLine, line: int, used: set[str], sets: list[set[str]]) -> str | None:
         """A line whose value only reaches a reduction, which no node of the kernel spells (a
         cast of a bool to int64 before `sum` counts it, `x != 0` before `any`): the reduction's
         own lowering, when every operand is the reduction's input or its own earlier step."""
         if not self.strict or line not in self.into_reduction:
             return None
-        if not PURE_CAST.match(expr) and any(self._spelled(n, expr, []) for n in self.fused):
+        if not kl.cast and any(self._spelled(n, kl.expr, []) for n in self.fused):
             return None
         for name in self.fused:
             if self.ops.get(name) in REDUCTION_OPS and name not in used:
@@ -200,9 +198,10 @@ class KernelFacts:
                     return name
         return None
 
-    def constant(self, expr: str, line: int, used: set[str]) -> str | None:
+    def constant(self, kl: KernelLine, line: int, used: set[str]) -> str | None:
         """A constant-making node holding the line's literal, or an iota spelled as its index."""
-        if INDEX_EXPR.match(expr):  # an iota, read along one axis or several (`x0`, `x1`)
+        expr = kl.expr
+        if kl.index:  # an iota, read along one axis or several (`x0`, `x1`)
             if line not in self.valued:
                 return None
             return next((n for n in self.fused if self.ops.get(n) in ("iota", "arange")), None)

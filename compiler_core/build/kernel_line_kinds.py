@@ -37,6 +37,9 @@ _LOAD = re.compile(r"loadu\(|\b(?:in_out|in)_ptr\d+\s*\[")
 _REDUCTION = re.compile(r"\b_tmp\d+\b|\btmp_acc\d+|welford_\w+\(")
 # A vector splat of one value moves it without computing one; so does a plain copy.
 _CARRY = re.compile(r"^(?:\(?_?tmp\d+\)?|at::vec::Vectorized<\w+>\(tmp\d+\))$")
+_CAST = re.compile(r"^\(?tmp\d+\)?\.to\([\w.]+\)$")
+# An expression of index variables and literals alone (`x0`, `r0_1 + 512*x0`, `(-32) + x2`).
+_INDEX = re.compile(r"^[\sxyzr0-9_+\-*/%()]*\b[xyzr]\w*\b[\sxyzr0-9_+\-*/%()]*$")
 # Def-use names: a `tmp` and its named accumulators.
 _NAMED = re.compile(r"^\s*(_?tmp\d+_\w+)\s*=\s*(.*?);?\s*$")
 _TUPLE = re.compile(r"^\s*(_?tmp\w+(?:,\s*_?tmp\w+)+)\s*=\s*(.*)$")
@@ -52,6 +55,9 @@ _ACC_NAME = re.compile(r"_?tmp\d+_\w+")
 _DEF_NAME = re.compile(r"_?tmp\d+(?:_\w+)?")
 _USE_NAME = re.compile(r"_?tmp\d+(?:_[a-z0-9_]+)?")
 _SEED = re.compile(r"load_seed_offset")
+_INDEX_VARIABLE = re.compile(r"[xyzr][0-9_]*|[xyzr]\w*index")
+_INDEX_NODES = (ast.BinOp, ast.UnaryOp, ast.Load, ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod,
+                ast.USub, ast.UAdd)  # fmt: skip
 _TL_REDUCTIONS = {"sum", "max", "min", "reduce", "argmax", "argmin", "prod", "xor_sum"}
 _HELPER_REDUCTION = re.compile(r"\w*(?:max2|min2|prod|welford|online_softmax|any)\w*")
 _HELPER_MULTI = re.compile(r"\w*(?:welford|online_softmax)\w*")
@@ -96,6 +102,8 @@ class KernelLine:
     # its value (a store's: the stored value; a load's: nothing) reads.
     defines: tuple[str, ...] = ()
     reads: tuple[str, ...] = ()
+    cast: bool = False  # the value is one `tmp` cast to a dtype (`tmp3.to(tl.float32)`)
+    index: bool = False  # the value is index arithmetic: index variables and literals alone
 
 
 def def_use(lines: tuple[KernelLine, ...]) -> Flow:
@@ -184,7 +192,8 @@ def _cpp_line(text: str) -> KernelLine:
         return replace(line, reduces=bool(_REDUCTION.search(text.split("=", 1)[-1])))
     reduces, carries = bool(_REDUCTION.search(expr)), bool(_CARRY.match(expr))
     kind = _kind_of_value(target, line.tmps, line.tmps, False, None, reduces, carries)
-    return replace(line, kind=kind, operands=line.tmps, reduces=reduces, carries=carries)
+    return replace(line, kind=kind, operands=line.tmps, reduces=reduces, carries=carries,
+                   cast=bool(_CAST.match(expr)), index=bool(_INDEX.match(expr)))
 
 
 # ---- Triton: the statement's syntax tree -----------------------------------------------------
@@ -251,7 +260,37 @@ def _triton_line(text: str) -> KernelLine:
     kind = _kind_of_value(target, tmps, operands, fill, pair, reduces, carries)
     return KernelLine(text, kind, target=target, expr=expr, tmps=tmps, operands=operands,
                       pointers=pointers, masked=pair, reduces=reduces, carries=carries, defines=defines,
-                      reads=reads)  # fmt: skip
+                      reads=reads, cast=_cast(value), index=_index(value))  # fmt: skip
+
+
+def _cast(value: ast.expr) -> bool:
+    """`tmpN.to(tl.float32)`: one `tmp` cast to a dtype."""
+    func = value.func if isinstance(value, ast.Call) else None
+    if not (isinstance(value, ast.Call) and isinstance(func, ast.Attribute) and func.attr == "to"):
+        return False
+    if len(value.args) != 1 or value.keywords or not _is_tmp(func.value):
+        return False
+    dtype = value.args[0]
+    while isinstance(dtype, ast.Attribute):
+        dtype = dtype.value
+    return isinstance(dtype, ast.Name)
+
+
+def _index(value: ast.expr) -> bool:
+    """Index arithmetic (`x0`, `r0_1 + 512*x0`, `(-32) + x2`): index variables and integer
+    literals under + - * / // %, at least one variable."""
+    variables = 0
+    for node in ast.walk(value):
+        if isinstance(node, ast.Name):
+            if not _INDEX_VARIABLE.fullmatch(node.id):
+                return False
+            variables += 1
+        elif isinstance(node, ast.Constant):
+            if type(node.value) is not int:
+                return False
+        elif not isinstance(node, _INDEX_NODES):
+            return False
+    return variables > 0
 
 
 def _defines(lhs: ast.expr) -> tuple[str, ...]:

@@ -45,7 +45,6 @@ from compiler_core.build.kernel_line_kinds import (
 )
 from compiler_core.build.kernel_op_spellings import (
     GATHER_OPS,
-    PURE_CAST,
     REDUCTION_OPS,
     name_hits,
     op_has_line,
@@ -244,7 +243,7 @@ class LineMarker:
 
     def _constant(self, i: int, line: KernelLine, carried: list[str], hits: list[str]) -> str | None:
         """A constant, or index arithmetic (`r0_1 + 512*x0`), or an iota."""
-        node = self.facts.constant(line.expr, i, self.used)
+        node = self.facts.constant(line, i, self.used)
         if node is None or self.ops.get(node) != "iota":
             self.literal.add(line.target or "")  # a constant node's value is any op's scalar operand too
         return node
@@ -269,11 +268,11 @@ class LineMarker:
         # else an inner step of a node its operand already carries, else a reduction's own
         # first steps (`any` of a bool: `!= 0`)
         step = facts.inner(expr, i, sets, lits)
-        step = step if step is not None else facts.pre_reduction(expr, i, self.used, sets)
+        step = step if step is not None else facts.pre_reduction(line, i, self.used, sets)
         if step is not None:
             self.made[tmp] = [step]
             hits.append(step)
-        elif PURE_CAST.match(expr):  # no convert node: a promotion
+        elif line.cast:  # no convert node: a promotion
             self.promotions[i] = sorted(set().union(*sets))
             if any(t in self.made for t in operands):
                 self.made[tmp] = [n for t in operands for n in self.made.get(t, [])]

@@ -31,9 +31,6 @@ INNER_SPELLINGS = {
     "std": (" / ", " - ", " * ", "sqrt"), "prepare_softmax_online": (" - ", "exp", " * "),
     "logsumexp": (" - ", "exp", "log"), "pow": (" * ",),
 }  # fmt: skip
-PURE_CAST = re.compile(r"^\(?tmp\d+\)?\.to\([\w.]+\)$")
-# An expression of index variables and literals alone (`x0`, `r0_1 + 512*x0`, `(-32) + x2`).
-INDEX_EXPR = re.compile(r"^[\sxyzr0-9_+\-*/%()]*\b[xyzr]\w*\b[\sxyzr0-9_+\-*/%()]*$")
 # (a bf16 / f16 constant is computed in f32)
 LOW_FLOATS = {"bf16": "f32", "f16": "f32"}
 
