@@ -3,8 +3,11 @@
     python bench/rank_compare.py [--ranks 64] [--json]
 
 The ranks are copies of a real rank log, the 32-layer HF Llama training log recorded on an
-H200 (bench/data/hf_llama_train.log.xz, 14 MB), hard-linked where a rank is unchanged and
-perturbed as real jobs go wrong:
+H200 (bench/data/hf_llama_train.log.xz, 14 MB). Each copy is written as a rank of a torchrun
+job writes its log: its process id in every glog prefix and `"rank": r` in every record header
+of a compile (tests/data/ranks holds such logs), so what the importer shares between ranks must
+be keyed on what the ranks logged alike, not on whole lines. Some copies are perturbed as real
+jobs go wrong:
 
 - rank 7 traces another graph (`silu` became `gelu` in its log);
 - rank 33 compiled under another global state (`num_threads` in its guards);
@@ -27,7 +30,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import lzma
-import os
 import sys
 import tempfile
 import time
@@ -54,23 +56,42 @@ CACHE_HIT = ('V1123 16:55:00.000000 452 torch/_inductor/codecache.py:1] {"artifa
              '"attempt": 0, "has_payload": "0"}\n\t{}\n')  # fmt: skip
 
 
+RANK, PID = "\0rank", "\0pid"  # placeholders in the template every rank's log is written from
+
+
+def rank_template(text: str) -> str:
+    """`text` with each glog prefix's process id and, in each header of a record logged within a
+    compile (one with `frame_id`), the rank as placeholders, where torch writes them:
+    `V1127 16:26:07.156000 25838 file.py:2350] {"chromium_event": {}, "rank": 1, "frame_id": 0,`."""
+    out = []
+    for line in text.split("\n"):
+        if line[:1] in ("V", "I", "W", "E", "C") and "] {" in line:
+            level, clock, _pid, rest = line.split(" ", 3)
+            rest = rest.replace(', "frame_id": ', f', "rank": {RANK}, "frame_id": ', 1)
+            line = f"{level} {clock} {PID} {rest}"
+        out.append(line)
+    return "\n".join(out)
+
+
 def make_ranks(base: Path, folder: Path, ranks: int) -> None:
-    """`ranks` rank logs in `folder`: hard links to `base`, the perturbed ones written."""
-    text = base.read_text()
+    """`ranks` rank logs in `folder`, each with its own rank and process id, the perturbed ones
+    perturbed."""
+    text = rank_template(base.read_text())
     cut = text.index('{"aot_backward_graph"')
     cut = text.rindex("\n", 0, cut) + 1
     for r in range(ranks):
-        path = folder / f"dedicated_log_torch_trace_rank_{r}.log"
         if r == GRAPH_RANK:
-            path.write_text(text.replace("torch.nn.functional.silu(", "torch.nn.functional.gelu("))
+            log = text.replace("torch.nn.functional.silu(", "torch.nn.functional.gelu(")
         elif r == GUARD_RANK:
-            path.write_text(text.replace('"num_threads":16', '"num_threads":8'))
+            log = text.replace('"num_threads":16', '"num_threads":8')
         elif r in CACHE_RANKS:
-            path.write_text(text + CACHE_HIT)
+            log = text + rank_template(CACHE_HIT)
         elif r in CUT_RANKS:
-            path.write_text(text[:cut])
+            log = text[:cut]
         else:
-            os.link(base, path)
+            log = text
+        log = log.replace(RANK, str(r)).replace(PID, str(1000 + r))
+        (folder / f"dedicated_log_torch_trace_rank_{r}.log").write_text(log)
 
 
 def with_steps(session: Session, ranks: int) -> Session:

@@ -136,7 +136,7 @@ def _aot(acc: CompileRecords, memo: ParseMemo) -> AotInfo | None:
     if not any((joint, fw, bw, inf)):
         return None
     saved = _saved(memo, fw, bw) if bw is not None else ()
-    back = backward_info(fw, bw)
+    back = memo.get(("backward", id(fw), id(bw)), lambda: (fw, bw, backward_info(fw, bw)))[2]
     return AotInfo(joint=joint, forward=fw, backward=bw, inference=inf, saved_tensors=saved,
                    recomputed=back.recomputed, backward_of=back.backward_of, backward_via=back.via,
                    recomputed_bytes=back.recomputed_bytes)  # fmt: skip
@@ -144,7 +144,8 @@ def _aot(acc: CompileRecords, memo: ParseMemo) -> AotInfo | None:
 
 def _saved(memo: ParseMemo, fw: Graph | None, bw: Graph) -> tuple[SavedTensor, ...]:
     """Keyed by graph identity (memoised graphs are shared); the value keeps both graphs alive so
-    an id is never reused for another graph during the build."""
+    an id is never reused for another graph during the build. The backward partners in `_aot`
+    are keyed the same way: ranks that logged one training graph share them."""
     return memo.get(("saved", id(fw), id(bw)), lambda: (fw, bw, saved_tensors(fw, bw)))[2]
 
 

@@ -29,6 +29,7 @@ from compiler_core.session.gc_pause import gc_paused
 from compiler_core.session.links import LinkBuilder
 from compiler_core.session.model import Compile, Diagnostic, Session, SessionMeta
 from compiler_core.session.packed import mark_built
+from compiler_core.trace.payload_memo import PayloadMemo
 from compiler_core.trace.read_limits import ReadLimits, open_regular
 from compiler_core.trace.records import Record, RecordReader
 from compiler_core.trace.trace_folders import MAX_DEPTH, TLPARSE_COPY, TRACE_PREFIX, trace_files
@@ -65,8 +66,9 @@ def _import_files(p: str, files: list[tuple[str, int | None]], diagnostics: list
                   meta: SessionMeta | None, sources: dict[str, str] | None,
                   limits: ReadLimits | None, lookup: SourceLookup | None) -> Session:  # fmt: skip
     streams = []
+    shared = PayloadMemo() if len(files) > 1 else None  # rank logs repeat each other's payloads
     for file_path, rank in files:
-        reader = RecordReader(file_path, PAYLOAD_KINDS, limits=limits or ReadLimits())
+        reader = RecordReader(file_path, PAYLOAD_KINDS, limits=limits or ReadLimits(), shared=shared)
         streams.append((file_path, rank, reader))
     session = build_session(
         ((fp, rank, iter(reader)) for fp, rank, reader in streams), meta=meta, sources=sources,

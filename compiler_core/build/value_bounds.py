@@ -39,9 +39,10 @@ def bounded_lines(compiles: list[Compile]) -> tuple[list[Compile], list[Diagnost
     """`compiles` without source places past MAX_SOURCE_LINE (a node, frame, break, guard or
     compiled function keeps everything else), and one warning per file that named one."""
     files: dict[str, int] = {}
+    seen: dict[int, bool] = {}  # id(graph) -> has a bad line: ranks and recompiles share parsed graphs
     out = []
     for c in compiles:
-        fixed = _bounded(c, files)
+        fixed = _bounded(c, files, seen)
         out.append(fixed)
     diagnostics = [
         Diagnostic("warning", f"line {line:,} of {path} is past any source file (over {MAX_SOURCE_LINE:,} "
@@ -51,7 +52,7 @@ def bounded_lines(compiles: list[Compile]) -> tuple[list[Compile], list[Diagnost
     return out, diagnostics
 
 
-def _bounded(c: Compile, files: dict[str, int]) -> Compile:
+def _bounded(c: Compile, files: dict[str, int], seen: dict[int, bool]) -> Compile:
     """`c` itself when nothing in it is past the bound (the common case: no copy)."""
     def keep(loc: SourceLoc | None) -> SourceLoc | None:
         if _bad_line(loc):
@@ -70,16 +71,22 @@ def _bounded(c: Compile, files: dict[str, int]) -> Compile:
         )  # fmt: skip
     if any(_bad_line(g.source) for g in c.guards):
         changes["guards"] = tuple(replace(g, source=keep(g.source)) for g in c.guards)
-    if c.dynamo_graph is not None and _graph_has_bad(c.dynamo_graph):
+    def bad(g: Graph) -> bool:
+        found = seen.get(id(g))  # `compiles` holds every graph for the whole call: ids are not reused
+        if found is None:
+            found = seen[id(g)] = _graph_has_bad(g)
+        return found
+
+    if c.dynamo_graph is not None and bad(c.dynamo_graph):
         changes["dynamo_graph"] = _graph(c.dynamo_graph, keep)
     if c.aot is not None:
         aot: dict[str, Any] = {name: _graph(g, keep) for name in ("joint", "forward", "backward", "inference")
-               if (g := getattr(c.aot, name)) is not None and _graph_has_bad(g)}  # fmt: skip
+               if (g := getattr(c.aot, name)) is not None and bad(g)}  # fmt: skip
         if aot:
             changes["aot"] = replace(c.aot, **aot)
     outputs: list[tuple[InductorOutput, dict[str, Any]]] = [
         (o, {name: _graph(g, keep) for name in ("post_grad", "pre_grad")
-             if (g := getattr(o, name)) is not None and _graph_has_bad(g)})
+             if (g := getattr(o, name)) is not None and bad(g)})
         for o in c.inductor
     ]  # fmt: skip
     if any(graphs for _, graphs in outputs):

@@ -16,14 +16,17 @@ import re
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import chain
 from typing import Any, BinaryIO
 
 from compiler_core.session.model import Diagnostic
 from compiler_core.trace.json_payload import JsonPayloadError, parse_json
+from compiler_core.trace.payload_memo import PayloadMemo
 from compiler_core.trace.read_limits import ReadLimits, open_regular
 
 BLOCK_SIZE = 1 << 22
+SHARED_BLOCK_SIZE = 1 << 25
 NOT_A_TRACE = ("not a TORCH_TRACE log: no trace record in it (a log is what `TORCH_TRACE=DIR` writes: "
                "glog-prefixed lines such as `V1123 10:00:00.000000 123 torch/_dynamo/...] "
                '{"dynamo_start": ...}`)')
@@ -52,6 +55,7 @@ class Record:
     line: int
     raw_payload: bytes = b""
     pid: int | None = None  # the writing process, read from the prefix of `dynamo_start` only
+    shared: PayloadMemo | None = None  # other logs of the import: a payload they hold is decoded once
 
     @property
     def value(self) -> Any:
@@ -63,13 +67,20 @@ class Record:
         raw = self.raw_payload
         if not raw:
             return ""
-        if raw.startswith(b"\t"):
-            raw = raw[1:]
-        text = raw.replace(b"\n\t", b"\n").decode("utf-8", errors="replace")
-        return text[:-1] if text.endswith("\n") else text
+        if self.shared is not None:
+            return self.shared.text(raw, _payload_text)
+        return _payload_text(raw)
 
     def payload_json(self) -> Any:
         return parse_json(self.payload)
+
+
+def _payload_text(raw: bytes) -> str:
+    """Payload lines as text: each line's leading TAB and the final newline dropped."""
+    if raw.startswith(b"\t"):
+        raw = raw[1:]
+    text = raw.replace(b"\n\t", b"\n").decode("utf-8", errors="replace")
+    return text[:-1] if text.endswith("\n") else text
 
 
 def record_kind(meta: dict[str, Any]) -> str:
@@ -84,7 +95,8 @@ class RecordReader:
     """Iterates the records of one log file; collects diagnostics as it goes.
 
     `payload_kinds` limits which records keep their payload bytes (None keeps all): skipping
-    payloads nobody reads saves memory and copying on large logs.
+    payloads nobody reads saves memory and copying on large logs. `shared` is given when several
+    logs of one job are read (payload_memo.py): what they hold alike is counted and decoded once.
     """
 
     path: str
@@ -92,12 +104,16 @@ class RecordReader:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     max_diagnostics: int = 200
     limits: ReadLimits = field(default_factory=ReadLimits)
+    shared: PayloadMemo | None = None
 
     def __iter__(self) -> Iterator[Record]:
         self._cap = self.limits.line_cap
         records = 0
         with open(open_regular(self.path), "rb") as fh:
-            size = min(BLOCK_SIZE, self._cap)  # a line over the cap always spans two chunks
+            # a line over the cap always spans two chunks; a job's rank logs are read in larger
+            # blocks: a 14 MB log read whole is never joined from pieces (a copy of every block)
+            # nor cuts a payload in two (a payload another rank logged is then stepped over whole)
+            size = min(BLOCK_SIZE if self.shared is None else SHARED_BLOCK_SIZE, self._cap)
             if self.path.endswith(".gz"):
                 chunks = _gunzip(fh, self._read_failed, self.limits, size)
             elif self.path.endswith(".xz"):
@@ -131,6 +147,7 @@ class RecordReader:
         parts: list[bytes] = []
         line_at = 1  # line number at `pos`
         self._kept = 0  # payload bytes kept for `pending`
+        self._key = b""  # `pending`'s header less its rank (with `shared` only)
         tail = [b"\n"]  # last byte read: a log cut short ends mid-line, which is reported
         for block in _blocks(_last_byte(chunks, tail), self._cap):
             if isinstance(block, _Overlong):
@@ -148,8 +165,10 @@ class RecordReader:
                 line_at += 1
                 continue
             pos = 0
+            self._payload_at = -1  # where the payload of the last header of this block starts
             first = _HEADER_AT.match(block)
-            for m in chain((first,), _HEADER.finditer(block)) if first else _HEADER.finditer(block):
+            matches = chain((first,), _HEADER.finditer(block)) if first else _HEADER.finditer(block)
+            while (m := next(matches, None)) is not None:
                 start = m.start()
                 if block[start] == 10:  # `\n` that precedes a header inside the block
                     start += 1
@@ -162,8 +181,17 @@ class RecordReader:
                 pending = self._parse_header(m.group(1), line_at)
                 if pending.kind == "dynamo_start":  # where a second process's run starts
                     pending.pid = _pid(block, start)
-                pos = m.end() + 1
+                pos = self._payload_at = m.end() + 1
                 line_at += 1
+                if self.shared is not None and self._keeps(pending):
+                    known = self.shared.payload_after(self._key, block, pos, _next_header(block))
+                    if known is not None:  # another rank's payload, whole: not scanned again
+                        gap, lines, following = known
+                        self._take(gap, pending, parts)
+                        line_at += lines
+                        pos += len(gap)
+                        matches = chain((following,), _HEADER.finditer(block, following.end())) \
+                            if following is not None else iter(())  # fmt: skip
             if pos < len(block):
                 line_at += self._gap(block, pos, len(block), line_at, pending, parts)
         if tail[0] not in (b"\n", b"}", b"]"):  # some tlparse test logs end on `}` with no newline
@@ -176,19 +204,32 @@ class RecordReader:
         """Keep the payload lines `block[pos:end]` if `pending` wants them; return their count.
 
         Counting in place (no slice) is what keeps skipped payloads nearly free."""
-        lines = block.count(b"\n", pos, end)
-        if pending is not None and self._keeps(pending):
-            self._kept += end - pos
-            if self._kept > self._cap:
-                self._warn(f"payload over {self._cap} bytes; record skipped", pending.line)
-                pending.kind = _BAD
-                parts.clear()
-            else:
-                parts.append(block[pos:end])
-        tabbed = block.count(b"\n\t", pos, end) + (block[pos] == 9)
+        keep = pending is not None and self._keeps(pending)
+        known = self.shared.gap(block, pos, end) if keep and self.shared is not None else None
+        if known is not None:
+            gap, lines, tabbed = known
+        else:
+            gap = block[pos:end] if keep else b""
+            lines = block.count(b"\n", pos, end)
+            tabbed = block.count(b"\n\t", pos, end) + (block[pos] == 9)
+        if keep:
+            assert pending is not None
+            if self.shared is not None and not parts and pos == self._payload_at:
+                self.shared.note_after(self._key, gap, lines, tabbed)
+            self._take(gap, pending, parts)
         if pending is None or lines != tabbed:
             self._check_gap(block[pos:end], line_at, pending)
         return lines
+
+    def _take(self, gap: bytes, pending: Record, parts: list[bytes]) -> None:
+        """Keep payload lines for `pending`, unless its payload outgrows the cap."""
+        self._kept += len(gap)
+        if self._kept > self._cap:
+            self._warn(f"payload over {self._cap} bytes; record skipped", pending.line)
+            pending.kind = _BAD
+            parts.clear()
+        else:
+            parts.append(gap)
 
     def _read_failed(self, why: str) -> None:
         self._warn(f"{why}; records read so far are kept", None)
@@ -212,6 +253,12 @@ class RecordReader:
 
     def _parse_header(self, meta_bytes: bytes, line: int) -> Record:
         """Parse a header; a damaged one becomes a placeholder that swallows its payload lines."""
+        shared = self.shared
+        if shared is not None:
+            self._key, rank = shared.header_key(meta_bytes)
+            known = shared.header(self._key, rank)
+            if known is not None:
+                return Record(known[0], known[1], line, shared=shared)
         try:
             meta = parse_json(meta_bytes.decode())  # str input skips json's encoding sniffing
         except (JsonPayloadError, UnicodeDecodeError):
@@ -220,7 +267,10 @@ class RecordReader:
         if not isinstance(meta, dict):
             self._warn("trace header is not a JSON object; record skipped", line)
             return Record(_BAD, {}, line)
-        return Record(record_kind(meta), meta, line)
+        kind = record_kind(meta)
+        if shared is not None:
+            shared.keep_header(self._key, rank, kind, meta)
+        return Record(kind, meta, line, shared=shared)
 
 
 _PID = re.compile(rb"[VIWEC]\d{4} \S+ +(\d+) ")
@@ -230,6 +280,11 @@ def _pid(block: bytes, start: int) -> int | None:
     """The process id glog writes after the time (`V1127 10:47:51.727000 4159 file.py:28]`)."""
     m = _PID.match(block, start)
     return int(m.group(1)) if m else None
+
+
+def _next_header(block: bytes) -> Callable[[int], re.Match[bytes] | None]:
+    """Matches a header line after the newline at a given offset of `block`."""
+    return partial(_HEADER.match, block)
 
 
 def _raw(fh: BinaryIO, size: int) -> Iterator[bytes]:
