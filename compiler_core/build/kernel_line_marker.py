@@ -79,9 +79,10 @@ class LineMarker:
         self.op_matched = {n for n in fused if op_has_line(n, ops, kernel.source)}
         self._handlers: dict[str, _Handler] = {
             LOOP: self._loop, BODY: self._body, TAIL: self._tail, STORE: self._store, LOAD: self._load,
-            MULTI: self._multi,
-            ACC_START: self._acc_start, FILL: self._value, MASKED: self._value, REDUCTION: self._value,
-            CARRY: self._value, CONSTANT: self._value, COMPUTE: self._value, OTHER: self._other,
+            MULTI: self._multi, ACC_START: self._acc_start, OTHER: self._other,
+            # a line assigning one tmp a value: `_value`, then its kind's own handler below
+            FILL: self._value, MASKED: self._value, REDUCTION: self._value, CARRY: self._value,
+            CONSTANT: self._value, COMPUTE: self._value,
         }  # fmt: skip
         self._value_handlers: dict[str, _ValueHandler] = {
             FILL: self._fill, MASKED: self._masked, REDUCTION: self._reduction, CARRY: self._carry,

@@ -64,9 +64,10 @@ nodes, not lines: where a log has them they give the kernel's `fused_nodes`
 
 Where the pieces live: this module walks `call()` (rules 1-2) with the call helpers of
 `kernel_calls`; `kernel_line_marker` walks one kernel's lines as a state machine, one handler
-per kind of line (rules 3-6), the kinds read by `kernel_line_kinds` (Triton through `ast`, C++
-through regular expressions); `kernel_line_facts` answers what the fragment and the def-use
-chains prove, and `kernel_op_spellings` holds how generated code spells each op.
+per kind of line (rules 3-6), the kinds and def-use chains read by `kernel_line_kinds` (Triton
+through `ast`, C++ through regular expressions); `kernel_line_facts` answers what the fragment
+and the def-use chains prove, and `kernel_op_spellings` holds how generated code spells each op
+(read from the expression's text, as Inductor writes it, in both languages).
 """
 
 from __future__ import annotations
