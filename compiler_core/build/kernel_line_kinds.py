@@ -138,7 +138,7 @@ def read_lines(source: str, language: str) -> tuple[KernelLine, ...]:
     return _read_lines(source, language == "triton")
 
 
-@lru_cache(maxsize=1024)
+@lru_cache(maxsize=128)  # (the call walk reads a kernel's lines again right after marking them)
 def _read_lines(source: str, python: bool) -> tuple[KernelLine, ...]:
     read = _triton_line if python else _cpp_line
     return tuple(read(line) for line in statements(source.split("\n")))
@@ -164,6 +164,7 @@ def _kind_of_value(target: str, tmps: tuple[str, ...], operands: tuple[str, ...]
 
 
 def _cpp_line(text: str) -> KernelLine:
+    """A C++ (or other non-Python) statement read from its text."""
     pointers = tuple(PTR.findall(text))
     if text.lstrip().startswith("for "):
         return KernelLine(text, LOOP, pointers=pointers)
@@ -199,7 +200,7 @@ def _cpp_line(text: str) -> KernelLine:
 # ---- Triton: the statement's syntax tree -----------------------------------------------------
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=16384)
 def _triton_line(text: str) -> KernelLine:
     """A Triton statement read through `ast` (cached: kernels deduplicated across graphs and a
     deep model's layers repeat the same lines)."""
