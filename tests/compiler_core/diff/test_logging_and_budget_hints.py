@@ -5,6 +5,7 @@ break gone and the saved activations traded for recomputation."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import warnings
@@ -227,3 +228,39 @@ def test_the_timeline_times_the_model_with_the_hint_too(tmp_path: Path) -> None:
     (default,) = [m for m in session.mode_stats if m.mode == "default"]
     assert default.runtime is not None
     assert {g.region for g in default.runtime.graph_calls} == {"0/0"}
+
+
+SCRIPT = '''"""A plain script (no model-file names) whose compiled function warns, breaking the graph."""
+import warnings
+
+import torch
+
+
+@torch.compile
+def step(x: torch.Tensor) -> torch.Tensor:
+    x = torch.relu(x) + 1
+    warnings.warn("about to scale")
+    return x * 2
+
+
+step(torch.randn(4, 8))
+'''
+
+
+@pytest.mark.slow
+def test_a_script_run_is_rerun_with_the_logging_hint(tmp_path: Path) -> None:
+    """A script's re-run (compiler_core run's worker) applies the setting as a capture does."""
+    from compiler_core.run.spec import ScriptSpec
+
+    script = _write(tmp_path, "warns.py", SCRIPT)
+    base = ScriptSpec(model_path=script, out_path="", cwd=str(tmp_path))
+    before = capture(dataclasses.replace(base, out_path=str(tmp_path / "first.json")),
+                     cache_dir=tmp_path / "cache")  # fmt: skip
+    (hint,) = session_hints(before)
+    assert hint == Hint("reorderable_logging_functions", value="warnings.warn")
+    rerun = rerun_with_hint(script, hint, tmp_path, before=before, base=base, cache_dir=tmp_path / "cache")
+    diff = rerun.diff
+    assert (diff.total("graph breaks").before, diff.total("graph breaks").after) == (1, 0)
+    assert [b.line for b in diff.breaks_removed] == [10]
+    notes = [d.message for d in rerun.after.diagnostics if d.severity == "info"]
+    assert "set for this run: dynamo.reorderable_logging_functions = warnings.warn" in notes
