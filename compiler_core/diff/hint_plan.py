@@ -48,6 +48,9 @@ LOGGING_ALIASES = {"print": "builtins.print", "warn": "warnings.warn",
                    **{f"Logger.{m}": f"logging.Logger.{m}" for m in ("debug", "info", "warning", "error")}}
 _BUDGET_ARG = re.compile(r"^activation_memory_budget\s*[=:]\s*(\S+)$")
 _LOGGER_CALL = re.compile(r"\.(debug|info|warning|error)\s*\(")
+_ARG_TYPES = re.compile(r"argument types \[([^\]]*)\]")
+# what Dynamo can reorder a call with: tensors, constants and f-strings (an f-string's type is str)
+_REORDERABLE_ARGS = frozenset({"Tensor", "Parameter", "str", "int", "float", "bool", "NoneType"})
 _INPUT_DIM = re.compile(r"^input (.+) dim (\d+)$")
 _FLAG = re.compile(r"^\w+$")
 _VALUE = re.compile(r"^(True|False|-?\d+(\.\d+)?|'[^',;]*')$")
@@ -158,7 +161,7 @@ def hint_for_break(brk: GraphBreak) -> Hint | None:
     if "capture_dynamic_output_shape_ops" in text:
         return Hint("dynamo_config", value="capture_dynamic_output_shape_ops=True")
     if "reorderable_logging_functions" in text:
-        if "`print`" in text:
+        if "`print`" in text and _reorderable_args(brk.explanation):
             return Hint("reorderable_logging_functions", value="builtins.print")
         if "warnings.warn`" in text:
             return Hint("reorderable_logging_functions", value="warnings.warn")
@@ -167,6 +170,14 @@ def hint_for_break(brk: GraphBreak) -> Hint | None:
         if call is not None:
             return Hint("ignore_logging_functions", value=f"logging.Logger.{call.group(1)}")
     return None
+
+
+def _reorderable_args(explanation: str) -> bool:
+    """Whether the argument types Dynamo names (`with argument types ['str', 'Tensor']`) are all
+    ones it can reorder a call with: a print of a shape (`Size`) or a list breaks the graph
+    again, with the reason that it cannot be reordered, so that break has no plan."""
+    found = _ARG_TYPES.search(explanation)
+    return found is None or set(re.findall(r"'(\w+)'", found.group(1))) <= _REORDERABLE_ARGS
 
 
 def hint_for_recompile(guard: str) -> Hint | None:

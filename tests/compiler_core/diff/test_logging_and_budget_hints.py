@@ -20,7 +20,7 @@ from compiler_core.capture.hooks.hint_config import (
     hinted_config,
 )
 from compiler_core.cli import main
-from compiler_core.diff.fix_list import lever_rows, session_hints
+from compiler_core.diff.fix_list import fix_rows, lever_rows, session_hints
 from compiler_core.diff.hint_plan import Hint, parse_hint, plan_for
 from compiler_core.diff.hint_rerun import capture, rerun_with_hint
 from compiler_core.worker.protocol import CaptureSpec
@@ -264,3 +264,16 @@ def test_a_script_run_is_rerun_with_the_logging_hint(tmp_path: Path) -> None:
     assert [b.line for b in diff.breaks_removed] == [10]
     notes = [d.message for d in rerun.after.diagnostics if d.severity == "info"]
     assert "set for this run: dynamo.reorderable_logging_functions = warnings.warn" in notes
+
+
+@pytest.mark.slow
+def test_a_print_dynamo_cannot_reorder_offers_no_plan(tmp_path: Path) -> None:
+    """A print of a shape (a `Size`, not a tensor or a constant) would break again with the
+    hint applied ("can't actually be reordered"): its row gives Dynamo's advice, no button."""
+    shapes = PRINTS.replace('print("hidden", h.sum())', 'print("hidden", h.shape)')
+    model = _write(tmp_path, "shapes.py", shapes)
+    session = capture(CaptureSpec(model_path=model, out_path=str(tmp_path / "shapes.json")),
+                      cache_dir=tmp_path / "cache")  # fmt: skip
+    (row,) = fix_rows(session)
+    assert row.kind == "break" and row.code == 'print("hidden", h.shape)'
+    assert row.hint is None and "print" in row.advice
