@@ -24,7 +24,7 @@ from __future__ import annotations
 import bisect
 import operator
 from collections import Counter
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable
 from itertools import chain, repeat
 
 from compiler_core.build.linking import link_compile
@@ -34,8 +34,8 @@ from compiler_core.session.refs import Ref, RefKind
 
 Adjacency = dict[str, tuple[str, ...]]
 Getter = Callable[[tuple[str, ...]], tuple[str, ...]]
-# A link set cut at its prefix runs: (prefix, refs, their targets), refs sorted within a run.
-Runs = list[tuple[str, Sequence[str], Sequence[tuple[str, ...]]]]
+# A link set cut at its prefix runs: (prefix, its refs -> their targets), refs sorted in a run.
+Runs = list[tuple[str, Adjacency]]
 
 
 def shape_key(c: Compile) -> Hashable:
@@ -100,18 +100,18 @@ class LinkMemo:
         links = self.lb.freeze()
         if not self.parts:
             return links
-        by_prefix: dict[str, list[tuple[Sequence[str], Sequence[tuple[str, ...]]]]] = {}
-        for prefix, refs, targets in chain(_runs(links), *self.parts):
-            by_prefix.setdefault(prefix, []).append((refs, targets))
+        by_prefix: dict[str, list[Adjacency]] = {}
+        for prefix, run in chain(_runs(links), *self.parts):
+            by_prefix.setdefault(prefix, []).append(run)
         out: Adjacency = {}
         for prefix in sorted(by_prefix):
             pieces = by_prefix[prefix]
             if len(pieces) == 1:
-                out.update(zip(*pieces[0], strict=True))
+                out.update(pieces[0])  # from a dict: the hashes are its own, no key is hashed again
                 continue
             joined: dict[str, tuple[str, ...]] = {}
-            for refs, targets in pieces:
-                for ref, these in zip(refs, targets, strict=True):
+            for run in pieces:
+                for ref, these in run.items():
                     had = joined.get(ref)
                     joined[ref] = these if had is None else tuple(sorted(set(had).union(these)))
             out.update((ref, joined[ref]) for ref in sorted(joined))
@@ -163,9 +163,10 @@ class _Template:
         targets = list(map(operator.call, self.getters, repeat(names)))
         out: Runs = []
         start = 0
-        for prefix, refs in zip(new, cut, strict=True):
-            out.append((prefix, refs, targets[start : start + len(refs)]))
-            start += len(refs)
+        for prefix, refs in zip(new, cut, strict=True):  # a run's dict is made while its refs are
+            end = start + len(refs)  # in cache: `freeze` then takes their hashes from it
+            out.append((prefix, dict(zip(refs, targets[start:end], strict=True))))
+            start = end
         return out
 
 
@@ -173,7 +174,7 @@ def _runs(adjacency: Adjacency) -> Runs:
     """A frozen (sorted) adjacency as its prefix runs."""
     refs = list(adjacency)
     targets = list(adjacency.values())
-    return [(prefix, refs[a:b], targets[a:b]) for prefix, a, b in _prefix_runs(refs)]
+    return [(prefix, dict(zip(refs[a:b], targets[a:b], strict=True))) for prefix, a, b in _prefix_runs(refs)]
 
 
 def _prefix_runs(refs: list[str]) -> list[tuple[str, int, int]]:
@@ -208,7 +209,7 @@ def _renamed(adjacency: Adjacency, prefixes: dict[str, str]) -> Adjacency | None
     runs = template.renamed(prefixes) if template is not None else None
     if runs is None:
         return None
-    return {ref: these for _, refs, targets in runs for ref, these in zip(refs, targets, strict=True)}
+    return {ref: these for _, run in runs for ref, these in run.items()}
 
 
 def _prefix_end(ref: str) -> int:

@@ -26,7 +26,10 @@ from compiler_core.trace.payload_memo import PayloadMemo
 from compiler_core.trace.read_limits import ReadLimits, open_regular
 
 BLOCK_SIZE = 1 << 22
-SHARED_BLOCK_SIZE = 1 << 25
+# Blocks of a job's rank logs (`shared`): a 14 MB log is one block. Kept under glibc's largest
+# mmap threshold (32 MiB): a freed block is then reused from the heap, while a 32 MiB block was a
+# fresh mapping for every log, its pages faulted in again (11 ms of a 14 MB log's read).
+SHARED_BLOCK_SIZE = 1 << 24
 NOT_A_TRACE = ("not a TORCH_TRACE log: no trace record in it (a log is what `TORCH_TRACE=DIR` writes: "
                "glog-prefixed lines such as `V1123 10:00:00.000000 123 torch/_dynamo/...] "
                '{"dynamo_start": ...}`)')
@@ -111,8 +114,8 @@ class RecordReader:
         records = 0
         with open(open_regular(self.path), "rb") as fh:
             # a line over the cap always spans two chunks; a job's rank logs are read in larger
-            # blocks: a 14 MB log read whole is never joined from pieces (a copy of every block)
-            # nor cuts a payload in two (a payload another rank logged is then stepped over whole)
+            # blocks: a log read whole is never joined from pieces (a copy of every block) nor
+            # cuts a payload in two (a payload another rank logged is then stepped over whole)
             size = min(BLOCK_SIZE if self.shared is None else SHARED_BLOCK_SIZE, self._cap)
             if self.path.endswith(".gz"):
                 chunks = _gunzip(fh, self._read_failed, self.limits, size)
