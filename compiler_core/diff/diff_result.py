@@ -214,11 +214,22 @@ class SideInfo:
 
 
 @dataclass(frozen=True)
+class SettingChange:
+    """A compile setting that differs between the two runs (the mode, `dynamic`, or a torch
+    config value the capture recorded, as a hint's re-run sets it); "" where a side did not set it."""
+
+    name: str
+    before: str = ""
+    after: str = ""
+
+
+@dataclass(frozen=True)
 class SessionDiff:
     """The whole comparison, session totals first, then per matched compile."""
 
     before: SideInfo
     after: SideInfo
+    settings: tuple[SettingChange, ...] = ()
     totals: tuple[Change, ...] = ()
     groups: tuple[GroupMatch, ...] = ()
     compiles: tuple[CompileDiff, ...] = ()

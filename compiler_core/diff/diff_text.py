@@ -58,6 +58,9 @@ def session_text(diff: SessionDiff) -> str:
            f"{diff.before.device}".rstrip(),
            f"after:  {diff.after.path or '(session)'}  torch {diff.after.torch_version or '?'} "
            f"{diff.after.device}".rstrip(), ""]  # fmt: skip
+    if diff.settings:
+        out += ["settings:", *(f"  {c.name}  {c.before or '(not set)'} → {c.after or '(not set)'}"
+                               for c in diff.settings), ""]
     rows = [c for c in diff.totals if c.changed or c.name in _ALWAYS]
     width = max((len(c.name) for c in rows), default=0)
     out += [f"{c.name.ljust(width)}  {change_text(c)}" for c in rows]

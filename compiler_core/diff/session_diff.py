@@ -24,6 +24,7 @@ from compiler_core.diff.diff_result import (
     ModeDiff,
     RecompileFact,
     SessionDiff,
+    SettingChange,
     SideInfo,
 )
 from compiler_core.diff.fix_list import fix_rows
@@ -42,6 +43,7 @@ def diff_sessions(before: Session, after: Session) -> SessionDiff:
     return SessionDiff(
         before=_side(before),
         after=_side(after),
+        settings=setting_changes(before, after),
         totals=_totals(before, after),
         groups=_groups(before.compiles, after.compiles),
         compiles=tuple(compile_diff(a, b, us) for a, b in match.pairs),
@@ -55,6 +57,24 @@ def diff_sessions(before: Session, after: Session) -> SessionDiff:
         modes=_modes(shown_stats(before), shown_stats(after)),
         left_to_fix=tuple(fix_rows(after)),
     )
+
+
+# recorded in meta.extra but not a compile setting: where the run happened, not what it compiled
+_NOT_SETTINGS = frozenset({"memory_cap"})
+
+
+def _settings(s: Session) -> dict[str, str]:
+    out = {k: str(v) for k, v in s.meta.extra.items() if k not in _NOT_SETTINGS}
+    out["mode"] = s.meta.mode or ""
+    out["dynamic"] = "" if s.meta.dynamic is None else str(s.meta.dynamic)
+    return out
+
+
+def setting_changes(before: Session, after: Session) -> tuple[SettingChange, ...]:
+    """What the two runs were told differently: a before/after is read against these first."""
+    a, b = _settings(before), _settings(after)
+    return tuple(SettingChange(k, a.get(k, ""), b.get(k, "")) for k in sorted(a.keys() | b.keys())
+                 if a.get(k, "") != b.get(k, ""))
 
 
 def _side(s: Session) -> SideInfo:
