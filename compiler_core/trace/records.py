@@ -58,7 +58,8 @@ class Record:
     line: int
     raw_payload: bytes = b""
     pid: int | None = None  # the writing process, read from the prefix of `dynamo_start` only
-    shared: PayloadMemo | None = None  # other logs of the import: a payload they hold is decoded once
+    # other logs of the import: a payload they hold is decoded once (no part of the record's value)
+    shared: PayloadMemo | None = field(default=None, compare=False, repr=False)
 
     @property
     def value(self) -> Any:
