@@ -260,7 +260,7 @@ def _route_compile(rr: RankRecords, acc: CompileRecords, rec: Record) -> None:
         acc.metrics = dict(value or {})
         acc.finished = True
     elif kind == "bwd_compilation_metrics":
-        acc.bwd_metrics = dict(value or {})
+        acc.bwd_metrics = merged_bwd_metrics(acc.bwd_metrics, dict(value or {}))
     elif kind == "dynamo_error":
         acc.errors.append(rec.payload)
     elif kind == "artifact" and isinstance(value, dict):
@@ -276,6 +276,20 @@ def _route_compile(rr: RankRecords, acc: CompileRecords, rec: Record) -> None:
         "graph_dump",
     ):
         rr.unknown_kinds[kind] = rr.unknown_kinds.get(kind, 0) + 1
+
+
+def merged_bwd_metrics(seen: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """One compile may log several backward compiles (DDPOptimizer compiles a backward per bucket
+    under the frame's one compile id): their times add up, and the first value of anything else
+    (a CUDA-graph skip reason) stays. Keeping only the last record reported one bucket's time."""
+    out = dict(seen)
+    for key, value in new.items():
+        before = out.get(key)
+        if key.endswith("_time_s") and isinstance(value, int | float) and isinstance(before, int | float):
+            out[key] = before + value
+        elif before in (None, ""):
+            out[key] = value
+    return out
 
 
 def _artifact(rr: RankRecords, acc: CompileRecords, rec: Record, name: str) -> None:

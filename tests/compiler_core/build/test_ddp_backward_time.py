@@ -1,0 +1,34 @@
+"""A DDP job's backward compile time is every bucket's: DDPOptimizer compiles one backward per
+bucket under the frame's one compile id, each with its own `bwd_compilation_metrics` record. The
+oracle is the real two-rank log read with `json` alone."""
+
+from __future__ import annotations
+
+import json
+import lzma
+from collections import defaultdict
+from pathlib import Path
+
+from compiler_core.build import import_trace
+
+JOB = Path(__file__).resolve().parents[3] / "bench" / "corpus" / "logs" / "dist_ddp_train"
+
+
+def _logged_backward_s(log: Path) -> dict[str, float]:
+    total: dict[str, float] = defaultdict(float)
+    with lzma.open(log, "rt") as f:
+        for line in f:
+            if '"bwd_compilation_metrics"' in line[:200]:
+                m = json.loads(line[line.index("{"):])["bwd_compilation_metrics"]
+                total[m["compile_id"]] += m.get("inductor_compile_time_s") or 0.0
+    return dict(total)
+
+
+def test_every_buckets_backward_compile_is_counted() -> None:
+    session = import_trace(JOB)
+    for rank in (0, 1):
+        logged = _logged_backward_s(JOB / f"dedicated_log_torch_trace_rank_{rank}.log.xz")
+        assert len(logged) >= 1
+        for compile_id, seconds in logged.items():
+            (c,) = [c for c in session.compiles if c.rank == rank and c.compile_id == compile_id]
+            assert abs(c.metrics.stage_s["backward"] - seconds) < 1e-6, (rank, compile_id)
