@@ -23,6 +23,7 @@ _GRAD = re.compile(r"tensor '(.+)' requires_grad mismatch\. expected requires_gr
 _OBJ_ID = re.compile(r"___check_obj_id\(([^,]+),")
 _TYPE_ID = re.compile(r"___check_type_id\(([^,]+),")
 _EQUALS = re.compile(r"^(L\[.+?\]|G\[.+?\]|[\w.\[\]']+) == (.+)$")
+_INT = re.compile(r"^-?\d+$")
 _LOCAL = re.compile(r"^[LG]\['([^']+)'\]")
 
 
@@ -92,9 +93,24 @@ def explain(reason: str) -> tuple[str, str, str]:
     if m := _TYPE_ID.search(text):
         return f"type of {_name(m.group(1))}", "", "pass the same type each call"
     if m := _EQUALS.match(text):
-        fix = "pass it as a tensor, or torch.compile(..., dynamic=True) so ints become symbolic"
-        return f"value of {_name(m.group(1))}", f"from {m.group(2)}", fix
+        return f"value of {_name(m.group(1))}", f"from {m.group(2)}", value_fix(m.group(1), m.group(2))
     return text, "", ""
+
+
+def value_fix(source: str, value: str) -> str:
+    """The fix for a guard on a Python value, by what the value is: Dynamo makes only plain ints
+    symbolic, so `dynamic=True` is no fix for a bool, a float or an int attribute of a module."""
+    value = value.strip()
+    if value in ("True", "False"):
+        return ("a Python bool chooses the graph (one compile per value): keep it fixed for each "
+                "compiled call, or pass it as a tensor and branch with torch.where / torch.cond")
+    if _INT.match(value) and ("_modules[" in source or source.startswith(("L['self']", "self."))):
+        return ("an int attribute of an nn.Module is specialised: "
+                "torch._dynamo.config.allow_unspec_int_on_nn_module = True makes it symbolic, "
+                "or pass the value as an argument")
+    if _INT.match(value):
+        return "pass it as a tensor, or torch.compile(..., dynamic=True) so ints become symbolic"
+    return "pass it as a tensor, or keep it the same between calls"
 
 
 def distinct_recompiles(

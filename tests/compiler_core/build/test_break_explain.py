@@ -141,6 +141,19 @@ def test_other_guards_in_words(reason: str, words: str) -> None:
     assert explain(reason)[0].startswith(words)
 
 
+@pytest.mark.parametrize(
+    ("reason", "fix"),
+    [  # guards as the FSDP corpus log and the crash log record them
+        ("0/1: L['self']._modules['layers']._modules['1'].is_initialized == False", "a Python bool"),
+        ("10/3: L['self'].self_attn.layer_idx == 2", "allow_unspec_int_on_nn_module"),
+        ("0/3: L['n'] == 4", "dynamic=True"),
+        ("0/2: L['scale'] == 0.5", "pass it as a tensor, or keep it the same"),
+    ],
+)
+def test_a_value_guards_fix_fits_what_the_value_is(reason: str, fix: str) -> None:
+    assert fix in explain(reason)[2]
+
+
 def test_source_cap_keeps_quoted_lines_and_says_so(gpt2: Session, tmp_path: Path) -> None:
     """Local files that would pass the cap are left out (the log's quotes kept). The test copies
     the log's quoted lines into files under a lookup root, so the lookup accepts them."""
