@@ -34,6 +34,7 @@ class DistinctBreak:
     first: GraphBreak  # the first occurrence: explanation, hints, traceback
     refs: list[Ref] = field(default_factory=list)  # one GRAPH_BREAK ref per occurrence
     compile_ids: list[str] = field(default_factory=list)
+    not_resumed: list[str] = field(default_factory=list)  # compiles whose frame Dynamo skipped after it
     graphs_split: int = 0
     ops_cut: int = 0
     measured_ms: float | None = None
@@ -46,6 +47,15 @@ class DistinctBreak:
     @property
     def reason(self) -> str:
         return self.first.reason
+
+    def resume_note(self) -> str:
+        """Where Dynamo could not resume after the break ("" where it resumed everywhere)."""
+        if not self.not_resumed:
+            return ""
+        if len(self.not_resumed) == len(self.compile_ids):
+            return "Dynamo could not resume after it: the rest of the function ran eagerly."
+        where = ", ".join(self.not_resumed)
+        return f"In {where} Dynamo could not resume after it: the rest of that function ran eagerly."
 
     @property
     def gb_code(self) -> str:
@@ -100,6 +110,8 @@ def distinct_breaks(
                 continue  # a restart attempt logging the same break again splits no new graph
             seen_here.add(key)
             row.compile_ids.append(c.compile_id)
+            if not brk.resumable:
+                row.not_resumed.append(c.compile_id)
             row.graphs_split += 1
             row.ops_cut += ops
             gap = session.eager_gaps.get(c.compile_id if c.rank is None else f"{c.rank}:{c.compile_id}")

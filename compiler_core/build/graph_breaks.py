@@ -98,8 +98,8 @@ def fold_wrappers_across(compiles: list[Any]) -> list[Any]:
     """`merge_wrapped` over compiles: Dynamo often logs the "failed to handle gracefully" re-log
     in a compile attempt of its own (T5's GB0179 broke in 1/0, its wrapper came as 2/0 and 4/0),
     where a per-compile merge cannot see the break it wraps. Such a wrapper joins the earlier
-    break of the same cause in the same rank and run; that break then reads not resumable, and
-    no compile counts the cause twice."""
+    break of the same cause in the same rank and run, so no compile counts the cause twice; that
+    break reads not resumable only where the wrapper came from the break's own frame."""
     kept: list[list[GraphBreak]] = [[] for _ in compiles]
     seen: dict[tuple[Any, ...], tuple[int, int]] = {}  # (rank, run, cause) -> (compile, break)
     for i, c in enumerate(compiles):
@@ -107,7 +107,11 @@ def fold_wrappers_across(compiles: list[Any]) -> list[Any]:
             key = (c.rank, c.run, *_cause(brk))
             if brk.header.startswith(_WRAPPER) and key in seen:
                 ci, bi = seen[key]
-                kept[ci][bi] = _wrapped(kept[ci][bi], brk)
+                # the wrapper says Dynamo skipped the frame it was logged in: the break's own frame
+                # only when that is the frame the break was first logged in (T5's GB0179 broke in
+                # forward, resumed there, and was re-logged from two other frames it skipped)
+                if getattr(compiles[ci], "frame_id", None) == getattr(c, "frame_id", None):
+                    kept[ci][bi] = _wrapped(kept[ci][bi], brk)
                 continue
             seen.setdefault(key, (i, len(kept[i])))
             kept[i].append(brk)

@@ -50,8 +50,8 @@ def break_fact(row: DistinctBreak) -> Fact:
         detail.append(f"Fix: {b.hints[0]}")
     elif b.explanation:
         detail.append(b.explanation)
-    if not b.resumable:
-        detail.append("Dynamo could not resume after it: the rest of the function ran eagerly.")
+    if row.resume_note():
+        detail.append(row.resume_note())
     loc = row.location
     rank = row.refs[0].rank if row.refs else None
     refs = (*row.refs, *([Ref.source_line(loc.file, loc.line, rank)] if loc else []))

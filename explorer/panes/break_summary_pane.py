@@ -136,9 +136,7 @@ class BreakSummaryPane(Pane):
         if b.hints:
             parts.append("<ul>" + "".join(f"<li>Hint: {escape(h)}</li>" for h in b.hints) + "</ul>")
         where = ", ".join(row.compile_ids)
-        resume = ""
-        if not b.resumable:
-            resume = " Dynamo could not resume after it: the rest of the function ran eagerly."
+        resume = f" {row.resume_note()}" if row.resume_note() else ""
         measured = ("" if row.measured_ms is None else f" In one profiled step, {row.measured_ms:.3f} ms and "
                     f"{row.ops_outside} ops ran eagerly between the graphs it separates.")  # fmt: skip
         parts.append(f"<p style='color:#555'>{row.count} occurrence{'s' * (row.count != 1)} in "

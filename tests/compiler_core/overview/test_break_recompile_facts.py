@@ -38,7 +38,7 @@ def test_breaks_match_the_logs_break_records_and_carry_their_fix() -> None:
         code, reason = fact.text.split(" ", 1)
         assert code in codes_in_log
         assert any(reason.split(" at ", 1)[0] in p for p in records), reason
-        hint = fact.detail.removeprefix("Fix: ")
+        hint = fact.detail.split("\n")[0].removeprefix("Fix: ")
         assert any(f"Hint: {hint}" in p for p in records), hint
         assert fact.level is Level.WARNING
         assert {r.kind for r in fact.refs} == {RefKind.GRAPH_BREAK, RefKind.SOURCE_LINE}
