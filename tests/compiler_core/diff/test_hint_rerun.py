@@ -76,6 +76,11 @@ def test_rerun_with_capture_scalar_outputs_joins_the_graphs(tmp_path: Path) -> N
 
 @pytest.mark.slow
 def test_rerun_with_the_hint_a_recompile_names_removes_it(tmp_path: Path) -> None:
+    import torch
+
+    if tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2]) < (2, 13):
+        pytest.skip("mark_dynamic through torch.compiler.config.dynamic_sources removes the recompile "
+                    "from torch 2.13; on 2.11 the re-run still recompiles (the diff then says so)")
     model = str(SCRIPTS / "batch_modelfile.py")
     base = CaptureSpec(model_path=model, out_path="")
     before = capture(CaptureSpec(model_path=model, out_path=str(tmp_path / "first.json")),

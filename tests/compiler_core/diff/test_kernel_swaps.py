@@ -51,14 +51,15 @@ def test_an_op_moved_into_a_fallback_is_listed_as_refused(tmp_path: Path) -> Non
 
     (kd,) = diff_sessions(own, aten).compiles[0].kernels
     (swap,) = kd.swaps
-    assert swap.op == "rand_like" and swap.to_extern
-    assert swap.before.startswith("cpp_fused_") and "rand_like" in swap.before
-    assert swap.after == "torch.ops.aten.rand_like.default:1"
+    # torch 2.13 keeps rand_like whole, 2.11 decomposes it to rand first: the same swap either way
+    assert swap.op in ("rand_like", "rand") and swap.to_extern
+    assert swap.before.startswith("cpp_fused_") and swap.op in swap.before
+    assert swap.after == f"torch.ops.aten.{swap.op}.default:1"
     assert swap.before in kd.removed and swap.after in kd.added
     # the seed call Inductor's own RNG needed goes too, but nothing generated took it over
     assert any(n.startswith("aten.randint") for n in kd.removed)
-    assert "refused: rand_like" in session_text(diff_sessions(own, aten))
+    assert f"refused: {swap.op}" in session_text(diff_sessions(own, aten))
 
     (back,) = diff_sessions(aten, own).compiles[0].kernels[0].swaps
-    assert (back.op, back.to_extern, back.before, back.after) == ("rand_like", False, swap.after, swap.before)
-    assert as_dict(diff_sessions(aten, own))["compiles"][0]["kernels"][0]["swaps"][0]["op"] == "rand_like"
+    assert (back.op, back.to_extern, back.before, back.after) == (swap.op, False, swap.after, swap.before)
+    assert as_dict(diff_sessions(aten, own))["compiles"][0]["kernels"][0]["swaps"][0]["op"] == swap.op
