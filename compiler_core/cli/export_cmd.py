@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 from compiler_core.cli.file_args import STREAM, UsageError
@@ -82,4 +83,17 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: export failed writing {shown(args.output)}: {shown(exc)}", file=sys.stderr)
         return 1
     print(f"exported {len(files)} files of {len(chosen)} compile(s) to {shown(args.output)}")
+    others = strangers(Path(args.output), files)
+    if others:
+        print(f"note: {shown(args.output)} also holds {len(others)} file{'s' * (len(others) != 1)} this "
+              f"export did not write (e.g. {shown(others[0])}); INDEX.md lists only this export's",
+              file=sys.stderr)
     return 0
+
+
+def strangers(folder: Path, written: list[Path]) -> list[str]:
+    """Files in `folder` that this export did not write: an earlier export of another session
+    left there would otherwise read as part of this one."""
+    mine = {Path(p).resolve() for p in written}
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*")
+                  if p.is_file() and p.resolve() not in mine)

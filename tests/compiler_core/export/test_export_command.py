@@ -84,3 +84,13 @@ def test_the_index_carries_the_profiled_time_of_each_kernel(tmp_path: Path) -> N
     times = {e["kernel"]: e["us_per_step"] for e in entry["kernels"]}
     assert len(times) == 26 and all(set(t) == {"default"} and t["default"] > 0 for t in times.values())
     assert f"| default {times['cpp_fused_gelu_view_3']['default']} |" in (tmp_path / "INDEX.md").read_text()
+
+
+def test_files_left_by_another_export_are_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An earlier export's file in the folder would read as this session's: the command says so."""
+    assert main(["export", str(MLP), "-o", str(tmp_path / "out")]) == 0
+    assert "did not write" not in capsys.readouterr().err  # a fresh folder: nothing foreign
+    (tmp_path / "out" / "c9_0__other_model_kernel.py").write_text("print('another session')\n")
+    assert main(["export", str(MLP), "-o", str(tmp_path / "out")]) == 0
+    err = capsys.readouterr().err
+    assert "also holds 1 file this export did not write (e.g. c9_0__other_model_kernel.py)" in err
