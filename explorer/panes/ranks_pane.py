@@ -76,9 +76,9 @@ class RanksPane(Pane):
         self.skew = pg.PlotWidget()
         self.skew.setLabel("bottom", "rank")
         self.skew.setLabel("left", "median lag behind the other ranks (ms)")
-        pictures = QSplitter(Qt.Orientation.Horizontal)
+        self.pictures = pictures = QSplitter(Qt.Orientation.Horizontal)
         pictures.addWidget(self.matrix)
-        skew_box = QWidget()
+        self.skew_box = skew_box = QWidget()
         skew_layout = QVBoxLayout(skew_box)
         skew_layout.setContentsMargins(0, 0, 0, 0)
         skew_layout.addWidget(self.callable)
@@ -112,6 +112,11 @@ class RanksPane(Pane):
         self.callable.setVisible(len(self.report.callables) > 1)
         self._draw_skew(self.callable.currentText())
         self.summary.setText(self._summary_text())
+        # a picture with nothing to show is left out (empty axes read as a drawing of nothing)
+        self.matrix.setVisible(bool(self.differences))
+        self.table.setVisible(bool(self.differences))
+        self.skew_box.setVisible(bool(self.report.callables))
+        self.pictures.setVisible(bool(self.differences or self.report.callables))
 
     def _summary_text(self) -> str:
         if len(self.ranks) < 2:
@@ -120,6 +125,8 @@ class RanksPane(Pane):
         if not self.differences:
             lines[0] += ": every compile, graph, guard, cache result and collective agrees"
         lines += [s.text() for s in self.report.stragglers]
+        if not self.report.callables:
+            lines.append("no step times per rank in this input (a run --nproc session has them)")
         skew = self.report.compile_skew_s
         if skew is not None and self.report.compile_s:
             slow = max(self.report.compile_s, key=lambda r: self.report.compile_s[r])

@@ -112,6 +112,9 @@ def test_four_ranks_of_a_real_log_grouped(qtbot, shared_traces: Path) -> None:  
     assert pane.summary.text().startswith("ranks 0, 2 identical; rank 1 differs in status 0/0")
     assert pane.table.topLevelItemCount() == len(rank_divergence(session))
     assert "no step times per rank" in pane.skew.getPlotItem().titleLabel.text
+    assert "no step times per rank in this input" in pane.summary.text()
+    # the difference picture stays, the empty step-time one is left out
+    assert pane.matrix.isVisibleTo(pane) and not pane.skew_box.isVisibleTo(pane)
 
 
 def test_one_rank_says_there_is_nothing_to_compare(qtbot) -> None:  # type: ignore[no-untyped-def]
