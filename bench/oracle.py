@@ -26,6 +26,7 @@ counts per check).
 from __future__ import annotations
 
 import argparse
+import functools
 import gzip
 import json
 import lzma
@@ -609,13 +610,15 @@ def entries(args: list[str]) -> list[Entry]:
     return found
 
 
-_UNPACKED = Path(tempfile.mkdtemp(prefix="oracle-sessions-"))
+@functools.cache
+def _unpack_root() -> Path:
+    return Path(tempfile.mkdtemp(prefix="oracle-sessions-"))
 
 
 def _unpacked(session_xz: Path) -> Path:
     """`S.json.xz` and its `S.trace.log.xz` as plain files side by side in a temp folder."""
     stem = session_xz.name[: -len(".json.xz")]
-    folder = _UNPACKED / session_xz.parent.name
+    folder = _unpack_root() / session_xz.parent.name
     folder.mkdir(exist_ok=True)
     for suffix in (".json", ".trace.log"):
         packed = session_xz.parent / f"{stem}{suffix}.xz"

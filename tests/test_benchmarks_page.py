@@ -4,19 +4,16 @@ bench's `--json` line with the machine, date and command it came from."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from types import ModuleType
+
+from tests.bench_scripts import bench_module
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def _record() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_record", ROOT / "bench" / "record.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return bench_module("record")
 
 
 def test_page_table_is_the_stored_results() -> None:

@@ -4,26 +4,17 @@ run of the same model file both pass, and map the same kernels to the same post-
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
+
+from tests.bench_scripts import bench_module
 
 ROOT = Path(__file__).resolve().parent.parent
 SESSIONS = ROOT / "bench" / "corpus" / "sessions" / "cpu"
 
 
 def _oracle() -> ModuleType:
-    sys.path.insert(0, str(ROOT / "bench"))
-    try:
-        spec = importlib.util.spec_from_file_location("bench_oracle", ROOT / "bench" / "oracle.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module  # its dataclasses look their module up
-        spec.loader.exec_module(module)
-        return module
-    finally:
-        sys.path.remove(str(ROOT / "bench"))
+    return bench_module("oracle")
 
 
 def test_capture_and_script_run_pass_the_oracle_and_map_alike() -> None:

@@ -13,11 +13,12 @@ every step 1.3-2.3x slower), not one that is off by a few per cent; that target 
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+
+from tests.bench_scripts import bench_module
 
 pytestmark = [pytest.mark.gpu, pytest.mark.slow]
 
@@ -27,11 +28,7 @@ LOOSE = 1.6  # a factor, not a target
 
 
 def _truth() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("timeline_truth", ROOT / "bench" / "timeline_truth.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return bench_module("timeline_truth")
 
 
 def test_cli_capture_timeline_agrees_with_a_plain_loop_in_a_fresh_process() -> None:
