@@ -25,6 +25,9 @@ phase_pairs() {  # before/after pairs through the diff CLI
     timeout 600 python3 -m compiler_core diff --apply mode:reduce-overhead \
         bench/corpus/models/hf_qwen2_infer_bf16.py --device cuda --json -o "$R/pack/pair_qwen2_mode.json"
     echo "exit $?"
+    CS_LAYERS=8 timeout 600 python3 -m compiler_core diff --apply activation_memory_budget=0.5 \
+        bench/corpus/models/hf_gptneox_train.py --device cuda --json -o "$R/pack/pair_gptneox_budget.json"
+    echo "exit $?"
 }
 phase_sessions_small() {  # the CUDA-graph and capture-vs-script entries first
     timeout 900 python3 bench/corpus/app_sessions.py --device cuda --out "$R/sessions" --jobs 4 \
