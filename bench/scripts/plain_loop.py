@@ -11,6 +11,22 @@ compiled. The first two blocks (block pairs) of each are warm-up. Prints one JSO
 eager-only median, and per mode its median ms per step, the paired eager median, and their
 ratio. Imports nothing of CompileScope (the model loader is the
 corpus runner's, plain torch).
+
+`--placement` says where on the Python stack each timed block runs. On CPython 3.11/3.12
+frames live in 16 KiB data-stack chunks and a chunk is freed as soon as the frame that opened it
+returns (CPython gh-142183), so a loop whose hot calls straddle a chunk boundary mmaps and
+munmaps a chunk per call, and its speed depends on how many frames lie below it:
+
+- natural (default): the block runs where this script puts it, as a user's loop sits at
+  whatever depth its script happens to give it;
+- fresh: every block runs inside a frame of 4200 never-assigned local slots, so CPython opens a
+  fresh 64 KiB chunk for it and the block starts at the start of a chunk, as the app's timer
+  runs its blocks (the same trick, copied here, not imported);
+- sweep: block i runs below a pad of (i % 16) KiB of extra frame slots, 16 offsets tiling one
+  16 KiB chunk (a compiled block and its paired eager block at the same offset), at least two
+  timed blocks per offset: shows how much the depth alone moves a loop. Adds "by_offset"
+  ({mode: {"own": [...], "paired": [...]}}, median per offset), "eager_by_offset" and per mode
+  "offset_spread" ((max - min) / min of the per-offset medians of "own").
 """
 
 import argparse
@@ -27,6 +43,20 @@ from runner import load, to
 
 BLOCK = 10
 WARM_BLOCKS = 2
+OFFSETS = 16  # sweep: pads of 0..15 KiB, tiling one 16 KiB data-stack chunk
+FRESH_SLOTS = 4200  # over what a 32 KiB chunk holds, so the frame needs a fresh 64 KiB chunk
+
+
+def make_pad(slots: int, name: str):
+    """`pad(fn, *args)` calls `fn(*args)` from a frame of `slots` extra local slots (8 bytes
+    each): the locals are never assigned, but CPython reserves a slot for each name a function
+    body binds."""
+    names = " = ".join(f"_s{i}" for i in range(slots))
+    body = f"    if fn is None:\n        {names} = None\n" if slots else ""
+    source = f"def {name}(fn, *args):\n{body}    return fn(*args)\n"
+    namespace: dict = {}
+    exec(compile(source, f"<plain_loop: a frame of {slots} slots>", "exec"), namespace)
+    return namespace[name]
 
 
 def main() -> None:
@@ -35,6 +65,8 @@ def main() -> None:
     p.add_argument("--device", default="cuda")
     p.add_argument("--steps", type=int, default=100)
     p.add_argument("--modes", default="default")
+    p.add_argument("--placement", choices=("natural", "fresh", "sweep"), default="natural",
+                   help="where on the stack each timed block runs (see the docstring)")
     args = p.parse_args()
     m = load(args.model)
     model = m.model.to(args.device)
@@ -65,8 +97,32 @@ def main() -> None:
 
     eager = step_fn(model)
     blocks = max(args.steps // BLOCK, WARM_BLOCKS + 1)
+    natural, sweep = args.placement == "natural", args.placement == "sweep"
+    pads = []
+    if args.placement == "fresh":
+        pads = [make_pad(FRESH_SLOTS, "on_fresh_chunk")]
+    elif sweep:
+        pads = [make_pad(k * 128, f"pad_{k}") for k in range(OFFSETS)]
+        blocks = max(blocks, 2 * OFFSETS + WARM_BLOCKS)
+
+    def by_offset(times):
+        # times of blocks WARM_BLOCKS.. in order; block i ran at offset i % OFFSETS
+        groups = [[] for _ in range(OFFSETS)]
+        for i, t in enumerate(times, start=WARM_BLOCKS):
+            groups[i % OFFSETS].append(t)
+        return [statistics.median(g) for g in groups]
+
     # eager alone first, before anything is compiled, as a user times their eager baseline
-    result = {"modes": {}, "eager_ms": statistics.median([block(eager) for _ in range(blocks)][WARM_BLOCKS:])}
+    # natural calls block() right here, as before (no frame added); the others through block i's pad
+    alone = [block(eager) if natural else pads[i % len(pads)](block, eager)
+             for i in range(blocks)][WARM_BLOCKS:]
+    result = {"modes": {}, "eager_ms": statistics.median(alone)}
+    if sweep:
+        result["placement"] = "sweep"
+        result["eager_by_offset"] = by_offset(alone)
+        result["by_offset"] = {}
+    elif not natural:
+        result["placement"] = args.placement
     for mode in [x for x in args.modes.split(",") if x and x != "eager"]:
         torch.compiler.reset()
         compiled = torch.compile(model, mode=None if mode == "default" else mode)
@@ -74,13 +130,17 @@ def main() -> None:
         mark = torch.compiler.cudagraph_mark_step_begin if graphs else None
         step = step_fn(compiled, mark)
         own, paired = [], []
-        for _ in range(blocks):
-            own.append(block(step))
-            paired.append(block(eager))
+        for i in range(blocks):
+            own.append(block(step) if natural else pads[i % len(pads)](block, step))
+            paired.append(block(eager) if natural else pads[i % len(pads)](block, eager))
         own, paired = own[WARM_BLOCKS:], paired[WARM_BLOCKS:]
         result["modes"][mode] = {"median_ms": statistics.median(own),
                                  "baseline_ms": statistics.median(paired),
                                  "speedup": statistics.median(paired) / statistics.median(own)}
+        if sweep:
+            per = {"own": by_offset(own), "paired": by_offset(paired)}
+            result["by_offset"][mode] = per
+            result["modes"][mode]["offset_spread"] = (max(per["own"]) - min(per["own"])) / min(per["own"])
     print(json.dumps(result))
 
 
