@@ -35,3 +35,20 @@ phase_sessions_small() {  # the CUDA-graph and capture-vs-script entries first
     mkdir -p "$R/pack"
     tar -C "$R" -cf - sessions | xz -6 -T8 >"$R/pack/sessions.tar.xz"; ls -la "$R/pack"
 }
+phase_sp() {  # does the loop's stack placement alone explain app-vs-loop gaps? (bench/stack_placement.py)
+    timeout 900 python3 bench/stack_placement.py --device cuda --models hf_gptneox_train,hf_bart_train \
+        --steps 100 --rounds 2 --out "$R/sp" --json
+}
+phase_ranks() {  # two-GPU DDP and FSDP2 runs through `run --nproc 2`: a rank that branches, a slow rank
+    mkdir -p "$R/pack/ranks"; export RANKS_DEVICE=cuda
+    local s=tests/compiler_core/ranks/scripts
+    for job in "ddp_ranks.py --mode diverge --steps 6:ddp_diverge" "ddp_ranks.py --mode slow --steps 8:ddp_slow" \
+               "fsdp_ranks.py:fsdp_diverge" "fsdp_ranks.py slow:fsdp_slow"; do
+        local name="${job##*:}" cmd="${job%:*}"; set -- $cmd
+        local script="$1"; shift
+        timeout 400 python3 -m compiler_core run --nproc 2 --device cuda -o "$R/pack/ranks/$name.json" \
+            "$s/$script" -- "$@"
+        echo "$name exit $?"
+        python3 -m compiler_core summary "$R/pack/ranks/$name.json" | grep -iA6 'rank' | head -30
+    done
+}

@@ -8,6 +8,7 @@ backward, so the slow rank's wait shows in its own forward's time.
 """
 
 import argparse
+import os
 import time
 
 import torch
@@ -22,7 +23,11 @@ args = parser.parse_args()
 # written (a real difference, but one that depends on timing)
 torch._inductor.config.fx_graph_cache = False
 torch._functorch.config.enable_autograd_cache = False
-dist.init_process_group("gloo")
+# RANKS_DEVICE=cuda: the same job on one GPU per rank over NCCL (the recorded GPU runs)
+device = os.environ.get("RANKS_DEVICE", "cpu")
+if device == "cuda":
+    torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+dist.init_process_group("nccl" if device == "cuda" else "gloo")
 rank = dist.get_rank()
 
 
@@ -46,11 +51,11 @@ class Net(torch.nn.Module):
 
 
 torch.manual_seed(0)
-model = torch.compile(DistributedDataParallel(Net(), bucket_cap_mb=1))
+model = torch.compile(DistributedDataParallel(Net().to(device), bucket_cap_mb=1))
 opt = torch.optim.SGD(model.parameters(), lr=0.01)
 shift = 10.0 if args.mode == "diverge" and rank == 1 else 0.0
 for _ in range(args.steps):
-    loss = model(torch.randn(8, 512) + shift)
+    loss = model(torch.randn(8, 512, device=device) + shift)
     loss.backward()
     opt.step()
     opt.zero_grad()
