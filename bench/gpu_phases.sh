@@ -52,3 +52,7 @@ phase_ranks() {  # two-GPU DDP and FSDP2 runs through `run --nproc 2`: a rank th
         python3 -m compiler_core summary "$R/pack/ranks/$name.json" | grep -iA6 'rank' | head -30
     done
 }
+phase_sp4() {  # the app against the user's loop at its own place and at a fresh chunk, four kinds of model
+    CS_LAYERS=8 timeout 1500 python3 bench/stack_placement.py --device cuda --placements natural,fresh --steps 100 --rounds 2 \
+        --models hf_bart_train,tv_convnext_t_infer,hf_qwen2_infer,hf_gptneox_train --out "$R/sp4" --json
+}
