@@ -36,10 +36,9 @@ import sys
 import tempfile
 import warnings
 from collections import defaultdict
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -61,11 +60,11 @@ _LAUNCH = re.compile(r"^\s*(?:(\w+)\.run|(cpp_\w+))\(")
 _OWN = re.compile(r"[/\\]compiler_core[/\\]")
 
 
-def _open(path: Path) -> Iterator[str]:
+def _open(path: Path) -> TextIO:
     if path.suffix == ".xz":
-        return lzma.open(path, "rt", encoding="utf-8", errors="replace")  # type: ignore[return-value]
+        return lzma.open(path, "rt", encoding="utf-8", errors="replace")
     if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8", errors="replace")  # type: ignore[return-value]
+        return gzip.open(path, "rt", encoding="utf-8", errors="replace")
     return open(path, encoding="utf-8", errors="replace")
 
 
@@ -316,7 +315,61 @@ def _cudagraphs_across_panes(session: Any) -> tuple[str, str]:
                 checked += 1
                 if not o.cudagraph.captured and not o.cudagraph.skip_reason:
                     return _cell(False, f"{c.compile_id} {o.graph}: not captured and no reason given")
+    shares = _cudagraph_shares(session)
+    if shares is not None:
+        if shares:
+            return _cell(False, shares)
+        checked += 1
     return _cell(None if not checked else True)
+
+
+_CUDAGRAPH_MODES = ("reduce-overhead", "max-autotune")
+
+
+def _cudagraph_shares(session: Any) -> str | None:
+    """The share of the GPU's busy time inside CUDA graphs, as the Timeline table ("In CUDA
+    graphs", from `TimelineData`), the CUDA graphs pane (`timeline_cudagraphs`) and `summary`
+    (`cudagraph_share`) show it, must agree per mode; a mode that recorded graphs (markers or
+    the Modes table's count) must spend some time in them and one that recorded none no time;
+    and a CUDA run of reduce-overhead or max-autotune with graphs recorded must reach the CUDA
+    graphs pane (else it reads "No CUDA-graph information"). None when no mode was profiled on a
+    GPU (nothing to compare), "" when all agree, else the first disagreement."""
+    from compiler_core.stages.cudagraph_records import timeline_cudagraphs
+    from compiler_core.stages.mode_compare import session_mode_rows
+    from compiler_core.summary import summarize
+    from explorer.state.timeline_data import TimelineData
+
+    data = TimelineData()
+    data.load_session(session)
+    timeline = {s.mode: s.runtime for s, _ in data.table()}
+    pane = {mode: (graphs, share) for mode, graphs, share in timeline_cudagraphs(session)}
+    printed = summarize(session).get("timeline") or {}
+    modes_table = {r.mode: r.cudagraph_graphs for r in session_mode_rows(session)}
+    markers: dict[str, int] = defaultdict(int)
+    for e in session.timeline_events:
+        if e.kind == "cudagraph_record":
+            markers[e.mode] += 1
+    compared = False
+    for mode, rt in timeline.items():
+        if rt is None or rt.cudagraph_us_per_step is None or not rt.busy_us_per_step:
+            continue
+        compared = True
+        share = rt.cudagraph_us_per_step / rt.busy_us_per_step
+        graphs = markers.get(mode) or modes_table.get(mode) or 0
+        others = {"CUDA graphs pane": pane.get(mode, (0, None))[1],
+                  "summary": (printed.get(mode) or {}).get("cudagraph_share")}
+        for where, value in others.items():
+            # a mode with no graphs is absent from the pane: no share there, and none to show
+            if (value or 0.0) != share:
+                return (f"{mode}: {share:.3f} of the GPU's time in CUDA graphs in the Timeline table, "
+                        f"{value} in {where}")
+        if graphs and share <= 0.0:
+            return f"{mode}: {graphs} CUDA graph(s) recorded, 0 % of the GPU's time shown inside them"
+        if not graphs and share > 0.0:
+            return f"{mode}: {share:.0%} of the GPU's time shown inside CUDA graphs, none recorded"
+        if graphs and mode.startswith(_CUDAGRAPH_MODES) and mode not in pane:
+            return f"{mode}: {graphs} CUDA graph(s) recorded, missing from the CUDA graphs pane"
+    return "" if compared else None
 
 
 def _cudagraphs_from_log(session: Any, raw: RawLog) -> tuple[str, str]:
@@ -583,7 +636,9 @@ def _speedups(session: Any) -> tuple[str, str]:
 def entries(args: list[str]) -> list[Entry]:
     found: list[Entry] = []
     if args:  # logs, rank directories, saved sessions; a corpus entry's .json is its metadata
-        return [Entry(Path(a).name.split(".")[0], _log_paths(Path(a)), _facts(Path(a)))
+        return [Entry(Path(a).name.split(".")[0], [_unpacked(Path(a))], _session_facts(Path(a)))
+                if a.endswith(".json.xz") else
+                Entry(Path(a).name.split(".")[0], _log_paths(Path(a)), _facts(Path(a)))
                 for a in args if not (a.endswith(".json") and _is_corpus_meta(Path(a)))]
     corpus = ROOT / "bench/corpus/logs"
     for path in sorted(corpus.glob("*")) if corpus.is_dir() else []:
@@ -603,7 +658,8 @@ def entries(args: list[str]) -> list[Entry]:
     # the app's own sessions of corpus models (capture and script run), each with the log its run
     # wrote, decompressed once into a temp folder
     for path in sorted((ROOT / "bench/corpus/sessions").glob("*/*.json.xz")):
-        found.append(Entry(f"app-{path.parent.name}:{path.name.split('.')[0]}", [_unpacked(path)], {}))
+        found.append(Entry(f"app-{path.parent.name}:{path.name.split('.')[0]}", [_unpacked(path)],
+                           _session_facts(path)))
     shared = ROOT.parent / "shared/traces/tlparse-inputs/inputs"
     for path in sorted(shared.glob("*.log")) if shared.is_dir() else []:
         found.append(Entry("tlparse:" + path.stem, [path], {}))
@@ -638,10 +694,24 @@ def _log_paths(path: Path) -> list[Path]:
     return [path]
 
 
+def _session_facts(session_xz: Path) -> dict[str, Any]:
+    """What is known of an app session apart from the app: the device of its folder
+    (`sessions/<device>/`), and its model's corpus metadata (`crashed`; `explain` only where the
+    corpus was made on that device, as the GPU sessions were: CPU sessions are of tiny models)."""
+    device = session_xz.parent.name
+    entry = session_xz.name.split(".")[0].removeprefix("script_")
+    facts = _facts(ROOT / "bench/corpus/logs" / f"{entry}.log.xz")
+    if str(facts.get("device", "")).split(":")[0] != device:
+        facts.pop("explain", None)
+    return {**facts, "device": device}
+
+
 def _facts(path: Path) -> dict[str, Any]:
     """The corpus metadata beside a log (bench/corpus/README.md), reduced to what the checks use:
     `explain` (PyTorch's own counts from a separate process), `device`, `crashed`."""
     side = path.parent / (path.name.split(".")[0] + ".json")
+    if side == path:  # a session passed by name is not its own metadata
+        return {}
     try:
         meta: dict[str, Any] = json.loads(side.read_text())
     except (OSError, json.JSONDecodeError):
