@@ -19,8 +19,8 @@ reader or builder:
 Checks (a cell is ok, FAIL with the first counter-example, or n/a when the entry has no such fact):
 `runs`, `graphs`, `explain`, `breaks`, `break_frames`, `sources`, `kernel_claims`, `fold`
 (networkx's Weisfeiler-Lehman hash of each numbered block against the app's folds), `device`,
-`crash`, `speedups`. Prints one table of entries x checks and, with --json, the figures (pass
-counts per check).
+`crash`, `speedups`, `cudagraphs` (counts and time shares across panes, the capture's records).
+Prints one table of entries x checks and, with --json, the figures (pass counts per check).
 """
 
 from __future__ import annotations
@@ -461,8 +461,11 @@ def check_facts(entry: Entry, session: Any, raw: RawLog) -> dict[str, tuple[str,
     shown = session.meta.device.lower()
     shown_class = "cuda" if any(k in shown for k in ("cuda", "nvidia", "h100", "h200", "gpu")) else (
         "cpu" if shown else "")
-    out["device"] = _cell(None if not want_device else shown_class == want_device.split(":")[0],
-                          f"shown {session.meta.device!r}, log {want_device!r}")
+    # the metadata's device and the log's own code (Triton or C++ kernels) must both agree
+    wanted = {d.split(":")[0] for d in (want_device, raw.device) if d}
+    out["device"] = _cell(None if not wanted else wanted == {shown_class},
+                          f"shown {session.meta.device!r}, metadata/folder {want_device!r}, "
+                          f"log's kernels {raw.device!r}")
     crashed = bool(entry.facts.get("crashed")) or any(
         not f.startswith(("Unsupported", "None")) for f in raw.failures)
     has_error = any(d.severity == "error" for d in session.diagnostics)

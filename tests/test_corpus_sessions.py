@@ -24,10 +24,13 @@ def test_capture_and_script_run_pass_the_oracle_and_map_alike() -> None:
     claims = {}
     for name in ("hf_gptneox_train", "script_hf_gptneox_train"):
         session = oracle._unpacked(SESSIONS / f"{name}.json.xz")
-        cells = oracle.check(oracle.Entry(name, [session], {}))
+        facts = oracle._session_facts(SESSIONS / f"{name}.json.xz")
+        assert facts["device"] == "cpu" and "explain" not in facts  # tiny CPU models: no explain
+        cells = oracle.check(oracle.Entry(name, [session], facts))
         failed = {c: why for c, (verdict, why) in cells.items() if verdict == "FAIL"}
         assert not failed, (name, failed)
-        assert cells["kernel_claims"][0] == "ok" and cells["graphs"][0] == "ok", (name, cells)
+        for check in ("kernel_claims", "graphs", "device", "crash"):
+            assert cells[check][0] == "ok", (name, check, cells)
         claims[name] = {(k.name, frozenset(k.fused_nodes)) for c in load(session).compiles
                         for o in c.inductor for k in o.kernels if k.language != "extern"}
     assert claims["hf_gptneox_train"] == claims["script_hf_gptneox_train"]
