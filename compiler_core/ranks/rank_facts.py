@@ -2,8 +2,8 @@
 
 One function so the CLI, the Overview and the tests read the same keys: `rank_divergence` (a
 list, empty when every rank agrees), `rank_groups` (the same said in one line), `stragglers`
-(a list, empty when no rank is consistently slowest) and `rank_skew` (per-step and compile-time
-skew behind that verdict).
+(a list, empty when no rank is consistently slowest or last to arrive) and `rank_skew` (per-step
+skew and arrival lag, compile-time skew: what that verdict rests on).
 """
 
 from __future__ import annotations

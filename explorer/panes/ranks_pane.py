@@ -11,7 +11,9 @@ only lays it out, so the CLI's `summary` says the same. Three views:
   rank's group in that difference (grey: with the reference ranks), so "rank 7 differs in
   everything" is a coloured row and "ranks 5-6 stop early" a coloured block;
 - the step-time skew: per rank its median lag behind the other ranks on one compiled callable
-  (a `run --nproc` session), the straggler's bar in red.
+  (a `run --nproc` session), the straggler's bar in red; where the straggler was named by when
+  it arrives (ranks coupled through their collectives, durations alike), its median arrival lag
+  behind the earliest rank instead, since that is the lag that shows it.
 
 A session of one rank shows one line saying there is nothing to compare.
 """
@@ -33,7 +35,7 @@ from PySide6.QtWidgets import (
 
 from compiler_core.ranks.rank_divergence import RankDifference, rank_divergence, session_ranks
 from compiler_core.ranks.rank_sets import groups_text, rank_groups, ranks_text
-from compiler_core.ranks.stragglers import StragglerReport, straggler_report
+from compiler_core.ranks.stragglers import ARRIVAL, StragglerReport, straggler_report
 from compiler_core.session import Ref, Session
 from explorer.panes.base import Pane
 from explorer.plain_text import clip, plain_label, tip
@@ -95,7 +97,9 @@ class RanksPane(Pane):
         self.differences: list[RankDifference] = []
         self.ranks: tuple[int, ...] = ()
         self.report = StragglerReport()
-        self.skew_bars: list[tuple[int, float]] = []  # (rank, median lag ms) drawn for the callable
+        # (rank, median lag ms) drawn for the callable: its step's, or its arrival's (skew_signal)
+        self.skew_bars: list[tuple[int, float]] = []
+        self.skew_signal = ""
 
     # -- the session ----------------------------------------------------------------------
 
@@ -176,8 +180,15 @@ class RanksPane(Pane):
         if skew is None:
             self.skew.setTitle("no step times per rank (a run --nproc session has them)")
             return
-        straggler = next((s.rank for s in self.report.stragglers if s.label == label), None)
-        self.skew_bars = [(lag.rank, lag.median_lag_ms) for lag in skew.lags]
+        named = next((s for s in self.report.stragglers if s.label == label), None)
+        straggler = named.rank if named is not None else None
+        self.skew_signal = named.signal if named is not None else ""
+        if self.skew_signal == ARRIVAL:
+            self.skew_bars = [(lag.rank, lag.median_arrival_ms or 0.0) for lag in skew.lags]
+            self.skew.setLabel("left", "median arrival lag behind the earliest rank (ms)")
+        else:
+            self.skew_bars = [(lag.rank, lag.median_lag_ms) for lag in skew.lags]
+            self.skew.setLabel("left", "median lag behind the other ranks (ms)")
         brushes = [QBrush(STRAGGLER if r == straggler else indexed_color(0)) for r, _ in self.skew_bars]
         bars = pg.BarGraphItem(x=[r for r, _ in self.skew_bars], height=[v for _, v in self.skew_bars],
                                width=0.7, brushes=brushes)  # fmt: skip

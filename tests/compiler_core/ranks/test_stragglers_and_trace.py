@@ -20,7 +20,7 @@ from compiler_core.ranks.rank_trace import (
     rank_pid,
     write_multi_rank_trace,
 )
-from compiler_core.ranks.stragglers import rank_step_times, straggler_report
+from compiler_core.ranks.stragglers import DURATION, rank_step_times, straggler_report
 from compiler_core.timeline.exporters import chrome_trace
 from tests.compiler_core.ranks.rank_data import load_run, logs_of
 from tests.compiler_core.timeline.test_exporters import assert_nested, check_trace_format
@@ -41,6 +41,8 @@ def test_the_rank_that_sleeps_in_every_step_is_the_straggler() -> None:
     assert lags[1].slowest_steps == 9 and lags[0].median_lag_ms == pytest.approx(-lags[1].median_lag_ms)
     assert report.compile_skew_s is not None and set(report.compile_s) == {0, 1}
     assert "rank 1 is the straggler on step" in s.text()
+    # the ranks start each step together (rank 0 a fraction of a ms late): durations name it
+    assert s.signal == DURATION and all(abs(lag.median_arrival_ms or 0.0) < 1.0 for lag in step.lags)
 
 
 def test_no_straggler_without_enough_steady_steps_and_compile_skew_is_measured() -> None:
