@@ -161,9 +161,10 @@ def main() -> None:
                                 "value": None if err is None else round(err, 4), "unit": "fraction",
                                 "target": TARGET,
                                 "ok": None if err is None or noisy else abs(err) <= TARGET})
-            figures.append({"name": f"{name} {mode} user loop median spread over stack offsets (one run)",
-                            "value": None if sweep_spread is None else round(sweep_spread, 4),
-                            "unit": "fraction", "target": None, "ok": None})
+            if sweep_spread is not None:  # only where the sweep ran
+                figures.append({"name": f"{name} {mode} user loop median spread over stack offsets (one run)",
+                                "value": round(sweep_spread, 4), "unit": "fraction",
+                                "target": None, "ok": None})
     print(f"device {args.device}, {args.steps} steps per mode, {args.rounds} rounds; "
           f"Python {sys.version.split()[0]}; medians ms per step, per round app/natural/fresh; "
           "sweep = per-offset medians min..max over rounds")
