@@ -136,6 +136,8 @@ def plan_calls(
     if call is None:
         return None
     reader = _Reader(kernels, extern_outputs or {})
+    reader.partitions = {int(name[len("partition_"):]): f.body for name, f in funcs.items()
+                         if name.startswith("partition_") and name[len("partition_"):].isdigit()}
     if "get_args" in funcs:
         reader.read_get_args(funcs["get_args"].body)
     reader.walk(call.body)
@@ -156,6 +158,11 @@ class _Reader:
         self.extern_seen: dict[str, int] = {}
         self.touched: set[str] = set()  # buffers some launch has written (or may have)
         self.producers: dict[str, str] = {}  # buffer -> the node whose value it holds now
+        # Under graph partitioning `call()` hands stretches of its launches to `partition_N(args)`
+        # (`(buf1, buf3) = self.partitions[0](partition0_args)`), which unpack and return the
+        # caller's own buffer names: their bodies are read where they are called.
+        self.partitions: dict[int, list[ast.stmt]] = {}
+        self._inside: set[int] = set()
 
     def add(self, launch: Launch) -> Launch:
         roots = {a.root for a in launch.args if a.root}
@@ -239,7 +246,14 @@ class _Reader:
                 self.expr_call(st.value, st.lineno)
 
     def assign(self, target: ast.expr, v: ast.expr, line: int) -> None:
+        part = _partition_call(v)
+        if part is not None and part in self.partitions and part not in self._inside:
+            self._inside.add(part)
+            self.walk(self.partitions[part])
+            return
         if isinstance(target, ast.Tuple) and isinstance(v, ast.Name) and v.id == "args":
+            if self._inside:  # a partition unpacks the caller's names again
+                return
             self.plan.inputs = [e.id for e in target.elts if isinstance(e, ast.Name)]
             for name in self.plan.inputs:
                 ex = self.example.get(name)
@@ -383,3 +397,14 @@ def _callee(v: ast.Call) -> str:
 
 def _is_extern(callee: str) -> bool:
     return callee.startswith(("extern_kernels.", "aten.", "torch.ops.")) and ".empty" not in callee
+
+
+def _partition_call(v: ast.expr) -> int | None:
+    """N for `self.partitions[N](...)`, else None."""
+    if not (isinstance(v, ast.Call) and isinstance(v.func, ast.Subscript)):
+        return None
+    target, index = v.func.value, v.func.slice
+    if (isinstance(target, ast.Attribute) and target.attr == "partitions"
+            and isinstance(index, ast.Constant) and isinstance(index.value, int)):
+        return index.value
+    return None

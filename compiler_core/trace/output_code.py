@@ -2,7 +2,8 @@
 
 Generated kernels are module-level assignments `name = async_compile.triton('name', '''...''')`
 or `name = async_compile.cpp_pybinding([...], r'''...''')`; the comment block above a definition
-(Triton, and C++ with comment_origin) and the comment above its call in `call()` carry
+(Triton, and C++ with comment_origin) and the comment above its call in `call()` (or in a
+`partition_N()` under graph partitioning) carry
 `# Topologically Sorted Source Nodes: [...]`, `Original ATen: [...]` and, when Inductor adds it,
 `# Source node to ATen node mapping:` lines `#   src => post_grad_a, post_grad_b`. Calls to
 `extern_kernels.*` and `aten.*`/`torch.ops.*` inside `call()` become extern kernels named
@@ -21,6 +22,11 @@ _SORTED = re.compile(
 _MAPPING = re.compile(r"^#\s+(\S+) => (.+)$")
 _FRAGMENT_NODE = re.compile(r"^#\s+%(\w+) : .*?= call_function\[")
 _EXTERN = re.compile(r"^\s*(?:\w+ = )?((?:extern_kernels|aten|torch\.ops\.\w+)\.[\w.]+)\(")
+# The functions that launch kernels: `call()` (a method of `Runner` under graph partitioning),
+# `_run_graph()`, and under graph partitioning (on by default since torch 2.9 when CUDA graphs are
+# on: mode="reduce-overhead") the `partition_N()` functions `call()` hands each CUDA-graphable
+# stretch to, written above `call()`; their launches are the compile's launches
+_LAUNCHER = re.compile(r"^\s*def (?:call|_run_graph|partition_\d+)\(")
 _LANG = {"triton": "triton", "cpp_pybinding": "cpp", "cpp": "cpp", "cuda": "cuda", "halide": "halide"}
 
 
@@ -114,14 +120,13 @@ def _scan_calls(lines: list[str], kernels: dict[str, ParsedKernel]) -> list[Pars
     comments: list[str] = []
     after_comment = False
     call_re = re.compile(r"^\s*(\w+)(?:\.run)?\(")
-    # Everything before `call()` is kernel source (most of a deep model's lines): find its first
-    # line with a substring test instead of stripping every line before it.
-    first = next((i for i, line in enumerate(lines) if ("def call(" in line or "def _run_graph(" in line)
-                  and line.strip().startswith(("def call(", "def _run_graph("))), len(lines))  # fmt: skip
+    # Everything before the first launcher function is kernel source (most of a deep model's
+    # lines): find it with a substring test instead of stripping every line before it.
+    first = next((i for i, line in enumerate(lines) if "def " in line and _LAUNCHER.match(line)), len(lines))
     for i in range(first, len(lines)):
         line = lines[i]
         stripped = line.strip()
-        if stripped.startswith("def call(") or stripped.startswith("def _run_graph("):
+        if _LAUNCHER.match(line):
             in_call = True
             continue
         if not in_call:
