@@ -44,6 +44,10 @@ def add_parser(subparsers: Any) -> None:
                         "reorderable_logging_functions:print|warnings.warn|logging.info..., "
                         "ignore_logging_functions:logging.Logger.info...)")
     p.add_argument("--device", default="cpu", help="with --apply: cpu or cuda[:N] (default cpu)")
+    p.add_argument("--steps", type=int, default=0, metavar="N",
+                   help="with --apply: time N steps of eager and the compiled mode in both runs (a mode "
+                        "hint times the hinted mode after), so the comparison has step times "
+                        "(default 0: none)")
     p.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
                    help="with --apply: kill a capture after this many seconds")
     p.add_argument("--json", action="store_true", help="write the whole comparison as JSON")
@@ -92,8 +96,8 @@ def _run_hint(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="cs-diff-hint-") as folder:
         print(f"capturing {args.before}, then again with {hint.in_words()}…", file=sys.stderr)
         try:
-            rerun = rerun_with_hint(model, hint, folder, base=CaptureSpec(model, "", device=args.device),
-                                    timeout_s=args.timeout)  # fmt: skip
+            base = CaptureSpec(model, "", device=args.device, steps=args.steps)
+            rerun = rerun_with_hint(model, hint, folder, base=base, timeout_s=args.timeout)
         except RerunError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 1

@@ -23,10 +23,11 @@ from pathlib import Path
 
 from compiler_core.diff.diff_result import SessionDiff
 from compiler_core.diff.hint_plan import Hint, RerunPlan, plan_for
-from compiler_core.diff.session_diff import diff_sessions
+from compiler_core.diff.session_diff import diff_sessions, mode_diff
 from compiler_core.run.spec import ScriptSpec
 from compiler_core.session.codec import load
 from compiler_core.session.model import Session
+from compiler_core.timeline.stats import EAGER, shown_stats
 from compiler_core.worker.client import WorkerClient
 from compiler_core.worker.protocol import MODES, CaptureSpec
 
@@ -57,9 +58,14 @@ def spec_of(session: Session) -> CaptureSpec:
                           max_steps=int(steps) if steps.isdigit() else None,
                           nproc=int(extra.get("nproc", "1")) if extra.get("nproc", "1").isdigit() else 1)
     inputs = extra.get("input_steps", "")
+    # a timeline is timed again, the same steps and modes, so the comparison has step times
+    timed = [m for m in session.mode_stats if m.mode != EAGER and m.samples]
+    timeline_steps = max((m.samples for m in session.mode_stats if m.samples), default=0)
     return CaptureSpec(model_path=meta.origin_path, out_path="", device="cpu" if on_cpu else "cuda",
                        mode=meta.mode if meta.mode in MODES else None, dynamic=meta.dynamic, train=meta.train,
-                       input_steps=int(inputs) if inputs.isdigit() else CaptureSpec.input_steps)
+                       input_steps=int(inputs) if inputs.isdigit() else CaptureSpec.input_steps,
+                       steps=timeline_steps if timed else 0,
+                       modes=",".join(m.mode for m in timed) or CaptureSpec.modes)
 
 
 def capture(spec: CaptureSpec, env: dict[str, str] | None = None, timeout_s: float | None = None,
@@ -105,10 +111,29 @@ def rerun_with_hint(
     if before is None:
         first = dataclasses.replace(spec, out_path=str(out / "before.json"), trace_path="")
         before = capture(first, timeout_s=timeout_s, cache_dir=cache_dir)
+    # a mode hint times the hinted mode where the first run timed its own compiled mode
+    before_mode = spec.mode or "default"
+    timed_mode = plan.mode is not None and spec.steps > 0 and before_mode in spec.modes.split(",")
     second = dataclasses.replace(
         spec, out_path=str(out / "after.json"), trace_path="",
         mode=plan.mode if plan.mode is not None else spec.mode,
         dynamic=plan.dynamic if plan.dynamic is not None else spec.dynamic,
+        modes=",".join(dict.fromkeys(plan.mode if m == before_mode and timed_mode and plan.mode else m
+                                     for m in spec.modes.split(","))),
     )
     after = capture(second, plan.env, timeout_s=timeout_s, cache_dir=cache_dir)
-    return Rerun(plan, before, after, diff_sessions(before, after))
+    diff = diff_sessions(before, after)
+    if plan.mode is not None:
+        diff = with_mode_change(diff, before, after, before_mode, plan.mode)
+    return Rerun(plan, before, after, diff)
+
+
+def with_mode_change(diff: SessionDiff, before: Session, after: Session, old: str, new: str) -> SessionDiff:
+    """The step-time comparison a mode hint is about: `old` timed before against `new` timed
+    after, as one more row (the per-mode rows only pair a mode with itself). Unchanged when
+    either run did not time its mode."""
+    a = next((m for m in shown_stats(before) if m.mode == old and m.samples), None)
+    b = next((m for m in shown_stats(after) if m.mode == new and m.samples), None)
+    if a is None or b is None or old == new:
+        return diff
+    return dataclasses.replace(diff, modes=(*diff.modes, mode_diff(f"{old} → {new}", a, b)))

@@ -128,11 +128,31 @@ def test_cli_apply_refuses_what_cannot_work(capsys: pytest.CaptureFixture[str]) 
 
 @pytest.mark.slow
 def test_cli_apply_captures_twice_and_compares(capsys: pytest.CaptureFixture[str]) -> None:
+    import torch
+
+    if tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2]) < (2, 13):
+        pytest.skip("mark_dynamic through torch.compiler.config.dynamic_sources removes the recompile "
+                    "from torch 2.13 (see test_rerun_with_the_hint_a_recompile_names_removes_it)")
     model = str(SCRIPTS / "batch_modelfile.py")
     assert main(["diff", model, "--apply", "mark_dynamic:x:0", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     recompiles = {t["name"]: t for t in data["totals"]}["recompiles"]
     assert (recompiles["before"], recompiles["after"]) == (1, 0)
+
+
+@pytest.mark.slow
+def test_cli_apply_a_mode_with_steps_compares_the_step_times_of_both_modes(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """`--steps`: both runs time their compiled mode; the mode hint's row pairs the first run's
+    mode with the hinted one (the per-mode rows pair a mode with itself only)."""
+    model = str(SCRIPTS / "item_modelfile.py")
+    assert main(["diff", model, "--apply", "mode:reduce-overhead", "--steps", "20", "--json"]) == 0
+    modes = {m["mode"]: m for m in json.loads(capsys.readouterr().out)["modes"]}
+    row = modes["default → reduce-overhead"]
+    assert row["step_ms"]["before"] > 0 and row["step_ms"]["after"] > 0
+    assert row["change"] == pytest.approx(row["step_ms"]["after"] / row["step_ms"]["before"] - 1)
+    assert modes["eager"]["step_ms"]["before"] > 0 and modes["eager"]["step_ms"]["after"] > 0
+    assert modes["default"]["step_ms"]["after"] is None  # the second run timed the hinted mode
 
 
 @pytest.mark.slow

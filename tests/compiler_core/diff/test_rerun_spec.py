@@ -25,6 +25,17 @@ def test_a_model_file_capture_keeps_its_mode_train_choice_and_input_steps() -> N
     assert (spec.device, spec.mode) == ("cuda", "reduce-overhead")
 
 
+def test_a_timed_capture_is_timed_again_with_the_same_steps_and_modes() -> None:
+    from compiler_core.session import load
+    from tests.conftest import ROOT
+
+    spec = spec_of(load(ROOT / "resources" / "sessions" / "mlp_graph_break.json"))
+    assert not isinstance(spec, ScriptSpec)
+    assert (spec.steps, spec.modes) == (40, "default")
+    untimed = spec_of(loads(gzip.decompress((DATA / "train_budget_default.json.gz").read_bytes())))
+    assert untimed.steps == 0
+
+
 def test_a_script_run_keeps_its_arguments_directory_and_limits() -> None:
     session = loads(gzip.decompress((DATA / "print_break.json.gz").read_bytes()))
     meta = dataclasses.replace(session.meta, origin="script", mode="per callable",
