@@ -24,7 +24,7 @@ the `Graph Break Reason:` line itself and has no code, explanation or hints. `lo
 frame a user would edit: the deepest traceback frame outside torch (Dynamo's own "user code" may
 be inside torch.nn when the break is in an inlined module); the frame Dynamo names is the fallback.
 Older logs only list `restart_reasons` in compilation_metrics; each becomes a break without a
-location.
+location, unless it names only the exception class Dynamo restarted with (no break).
 
 When Dynamo cannot resume after a break it logs the break a second time, wrapped:
 `Failed to handle graph break gracefully. Skipping the function and falling back to eager. Graph
@@ -210,8 +210,22 @@ def _user_stack(lines: list[str]) -> list[SourceLoc]:
     return [frames[i] for i in without_own_frames([f.file for f in frames])]
 
 
+# A restart reason that is only an exception class: Dynamo restarted the analysis for itself
+# (a scalar it tensorified, a speculation it undid) and the frame still compiled whole
+_CLASS_ONLY = re.compile(r"^<class '[\w.]+'>$")
+
+
 def restart_breaks(metrics: dict[str, Any]) -> tuple[GraphBreak, ...]:
+    """The breaks an older log names only in `restart_reasons`. A restart that names no break
+    (`<class '...TensorifyScalarRestartAnalysis'>`) is left out: it splits no graph, and torch
+    counts no break for it."""
     reasons = metrics.get("restart_reasons") or []
     if not isinstance(reasons, list):
         return ()
-    return tuple(GraphBreak(reason=str(r).strip().strip("'\"")) for r in reasons if str(r).strip())
+    return tuple(GraphBreak(reason=str(r).strip().strip("'\"")) for r in reasons
+                 if str(r).strip() and not is_restart_only(str(r)))
+
+
+def is_restart_only(reason: str) -> bool:
+    """A restart reason that names no break, only the exception class Dynamo restarted with."""
+    return bool(_CLASS_ONLY.match(reason.strip()))
