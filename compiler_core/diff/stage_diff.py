@@ -19,6 +19,7 @@ from compiler_core.diff.compile_match import frame_key
 from compiler_core.diff.diff_result import BreakFact, Change, CompileDiff, GraphDiff, KernelDiff, SavedDiff
 from compiler_core.diff.graph_diff import graph_diff, op_name
 from compiler_core.diff.kernel_swaps import kernel_swaps
+from compiler_core.overview.stage_facts import compile_total
 from compiler_core.session.model import AotInfo, Compile, CudaGraphInfo, GraphBreak, InductorOutput, Kernel
 from compiler_core.session.refs import Ref
 from compiler_core.summary import aot_saved_bytes
@@ -260,10 +261,16 @@ def _launches(kernels: Iterable[Kernel]) -> int | None:
     return sum(k.launches for k in mine)
 
 
+def timed_total(c: Compile) -> float | None:
+    """Compile seconds as the Overview counts them (the frame's compile plus its backward's,
+    compiled at its first call); None where neither was timed."""
+    return compile_total(c) if c.metrics.total_s is not None or "backward" in c.metrics.stage_s else None
+
+
 def compile_times(a: Compile, b: Compile) -> tuple[Change, ...]:
     """Total seconds, then each stage either side timed, in pipeline order."""
     ma, mb = a.metrics, b.metrics
     stages = [s for s in STAGES if s in ma.stage_s or s in mb.stage_s]
     stages += sorted((set(ma.stage_s) | set(mb.stage_s)) - set(stages))
-    return (Change("total", ma.total_s, mb.total_s),
+    return (Change("total", timed_total(a), timed_total(b)),
             *(Change(s, ma.stage_s.get(s), mb.stage_s.get(s)) for s in stages))  # fmt: skip
