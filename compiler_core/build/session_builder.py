@@ -15,8 +15,9 @@ import os
 import time
 from collections.abc import Iterable
 
+from compiler_core.build.absorbed_crash import settle_crashes
 from compiler_core.build.compile_builder import build_compile
-from compiler_core.build.compile_records import PAYLOAD_KINDS, RankRecords, route
+from compiler_core.build.compile_records import PAYLOAD_KINDS, CompileRecords, RankRecords, route
 from compiler_core.build.decompositions import with_decompositions
 from compiler_core.build.graph_breaks import fold_wrappers_across
 from compiler_core.build.link_memo import LinkMemo
@@ -111,15 +112,17 @@ def build_session(streams: Iterable[tuple[str, int | None, Iterable[Record]]], *
                                           line=line, stage="trace"))  # fmt: skip
         for kind, count in sorted(rr.unknown_kinds.items()):
             diagnostics.append(Diagnostic("info", f"{count} '{kind}' records kept unread", path=rr.path))
+        built: list[tuple[CompileRecords, Compile]] = []
         for key in rr.order:
             acc = rr.compiles[key]
             try:
-                compiles.append(build_compile(acc, memo))
+                built.append((acc, build_compile(acc, memo)))
             except _GUARDED as exc:  # last resort, like `_fold`: one compile, named, as an error
                 diagnostics.append(Diagnostic(
                     "error", f"{INTERNAL_SKIP} (compile {key}: {type(exc).__name__}: {str(exc)[:200]}); "
                     "compile skipped", path=rr.path, stage="trace"))  # fmt: skip
-                continue
+        for acc, built_compile in settle_crashes(built):
+            compiles.append(built_compile)
             if acc.crash is not None:
                 diagnostics.append(crash_diagnostic(compiles[-1], acc.crash))
             elif (failed := compiler_failure_diagnostic(compiles[-1])) is not None:
