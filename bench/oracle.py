@@ -166,8 +166,10 @@ class RawLog:
         if isinstance(metrics, dict) and not run.breaks:
             # older torch logs no break artifact: a compile's restarts name each of its breaks
             compile_key = str(metrics.get("compile_id") or metrics.get("frame_key") or len(run.restarts))
+            # a restart naming only an exception class (TensorifyScalarRestartAnalysis) is no break
             run.restarts.setdefault(compile_key, set()).update(
-                str(r)[:300] for r in metrics.get("restart_reasons") or ())
+                str(r)[:300] for r in metrics.get("restart_reasons") or ()
+                if not _CLASS_ONLY.match(str(r).strip()))
         if isinstance(metrics, dict) and metrics.get("fail_type"):
             self.failures.append(f"{metrics.get('fail_type')}: {str(metrics.get('fail_reason'))[:200]}")
         for pattern in (_QUOTE, _TRACE_LINE, _GUARD_QUOTE):
@@ -446,7 +448,9 @@ def check_facts(entry: Entry, session: Any, raw: RawLog) -> dict[str, tuple[str,
                   for b in _distinct_wrappers(r.breaks or [x for c in r.restarts.values() for x in sorted(c)])
                   if not (crashed_log and "Observed exception" in b)]  # the crash, not a break
     app_breaks = [b for c in session.compiles for b in c.graph_breaks]
-    out["breaks"] = _cell(len(app_breaks) <= len(raw_breaks) and (bool(app_breaks) == bool(raw_breaks)),
+    # exact: each break the log records is one row (a wrapper re-log folded into its break), and
+    # nothing else is one (a restart that names no break, the user's crash)
+    out["breaks"] = _cell(len(app_breaks) == len(raw_breaks),
                           f"app {len(app_breaks)}, log {len(raw_breaks)} (wrappers left out)")
     every_break = [b for r in raw.runs for b in r.breaks]
     frames = {(f, int(n)) for b in every_break for f, n in _FRAME.findall(b)}
@@ -477,6 +481,7 @@ def check_facts(entry: Entry, session: Any, raw: RawLog) -> dict[str, tuple[str,
 
 
 _AT = re.compile(r"Graph break in user code at (\S+)")
+_CLASS_ONLY = re.compile(r"^<class '[\w.]+'>$")
 _GB = re.compile(r"gb/(gb\d+)\.html")
 
 
