@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from compiler_core.session.model import Session
+from compiler_core.session.model import Compile, Session
 
 _PREFIX = re.compile(r"^\s*\d+/\d+:\s*")
 # newer Dynamo quotes the line that made the guard after it: `n == 4   # y = x * n  # m.py:9 in f`
@@ -113,6 +113,18 @@ def value_fix(source: str, value: str) -> str:
     return "pass it as a tensor, or keep it the same between calls"
 
 
+_LIMIT = re.compile(r"recompile limit exceeded|cache_size_limit reached|recompile_limit reached|"
+                    r"CacheLimitExceeded|RecompileLimitExceeded", re.I)  # fmt: skip
+
+
+def hit_limit(c: Compile) -> bool:
+    """Dynamo refused to compile the frame again (past `recompile_limit`, `cache_size_limit`
+    before torch 2.6) and runs it eagerly from then on: the attempt carries the recompile reason
+    but no recompile happened."""
+    said = f"{c.failure}\n{c.metrics.fail_reason}"
+    return c.status == "failed" and _LIMIT.search(said) is not None
+
+
 def distinct_recompiles(
     session: Session, rank: int | None = None, all_ranks: bool = False, run: int | None = None
 ) -> list[RecompileCause]:
@@ -121,7 +133,7 @@ def distinct_recompiles(
     for c in session.compiles:
         if (not all_ranks and c.rank != rank) or (run is not None and c.run != run):
             continue
-        if not c.recompile_reasons:
+        if not c.recompile_reasons or hit_limit(c):  # an attempt Dynamo refused: no recompile
             continue
         first = c.recompile_reasons[0]
         guard, change, fix = explain(first)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from compiler_core.overview.break_facts import first_line, where
 from compiler_core.overview.model import Fact, Level, Section, plural
-from compiler_core.recompile_explain import RecompileCause, distinct_recompiles, explain
+from compiler_core.recompile_explain import RecompileCause, distinct_recompiles, explain, hit_limit
 from compiler_core.session.model import Compile, Guard, Session, SourceLoc
 from compiler_core.session.refs import Ref
 
@@ -34,8 +34,6 @@ _QUOTED_AT = re.compile(r"#\s+(?P<code>\S.*?)\s+#\s+(?P<path>\S+\.py):(?P<line>\
 _FRAME = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<fn>[^\n]+)\n\s*(?P<code>[^\n]*)')
 _SHAPE = re.compile(r"(?:size|stride)=\[[^\]]*\]")
 _TORCH_TRY = re.compile(r"to avoid specialization try ([^)]+\))")
-_LIMIT = re.compile(r"recompile limit exceeded|cache_size_limit reached|recompile_limit reached|"
-                    r"CacheLimitExceeded|RecompileLimitExceeded", re.I)  # fmt: skip
 _LIMIT_VALUE = re.compile(r"exceeding the (\w+) cache size limit \(currently set to (\d+)\)")
 
 
@@ -182,11 +180,6 @@ def limit_words(limited: list[Compile]) -> str:
 def recompile_count(session: Session) -> int:
     """Recompiles that happened: compiles with a recompile reason, less those Dynamo refused."""
     return sum(1 for c in session.compiles if c.recompile_reasons and not hit_limit(c))
-
-
-def hit_limit(c: Compile) -> bool:
-    said = f"{c.failure}\n{c.metrics.fail_reason}"
-    return c.status == "failed" and _LIMIT.search(said) is not None
 
 
 def recompile_section(session: Session) -> tuple[Section, list[RecompileCause], list[Compile]]:
