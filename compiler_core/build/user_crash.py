@@ -126,9 +126,18 @@ def _user_frame(metrics: dict[str, Any]) -> SourceLoc | None:
     return None
 
 
+# torch 2.11 prints the exception's arguments as Dynamo's variables:
+# `AttributeError([ConstantVariable(str: "'Block' object has no attribute 'x'")])`
+_VARIABLE_ARGS = re.compile(r"^\[ConstantVariable\((?:\w+: )?(.*)\)\]$", re.S)
+
+
 def _unquote(args: str) -> str:
-    """`"'M' object has no attribute 'x'"` (one repr'd string argument) -> its text."""
+    """`"'M' object has no attribute 'x'"` (one repr'd string argument, or Dynamo's variable
+    holding it) -> its text."""
     text = args.strip()
+    wrapped = _VARIABLE_ARGS.match(text)
+    if wrapped:
+        text = wrapped.group(1).strip()
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
         return text[1:-1]
     return text

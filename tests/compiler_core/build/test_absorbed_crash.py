@@ -57,3 +57,13 @@ def test_the_crash_is_counted_once_where_it_escaped() -> None:
     overview = build_overview(session)
     text = json.dumps(overview, default=lambda o: getattr(o, "__dict__", str(o)))
     assert "1 compile failed" in text and "2 compiles failed" not in text
+
+
+def test_the_crash_says_the_users_message_as_python_would() -> None:
+    """torch 2.11 logs the exception's argument as Dynamo's variable (`[ConstantVariable(str:
+    "...")]`); the crash quotes the message itself."""
+    with lzma.open(LOG, "rt", encoding="utf-8", errors="replace") as f:
+        assert "[ConstantVariable(str:" in f.read()  # the wrapping this test is about
+    (crash,) = [d for d in import_trace(LOG).diagnostics if d.stage == CRASH_STAGE]
+    assert "AttributeError: 'Block' object has no attribute 'layer_scale'" in crash.message
+    assert "ConstantVariable" not in crash.message
