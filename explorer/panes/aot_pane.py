@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 from compiler_core.session import AotInfo, Compile, Ref, RefKind, SavedTensor, Session
 from compiler_core.session.model import BudgetPoint
 from compiler_core.session.vocab import Partition
+from compiler_core.stages.aot_splits import aot_pieces_note
 from explorer.actions.budget_sweep import BudgetSweepRun
 from explorer.canvas import EdgeStyle, GraphCanvas
 from explorer.panes.aot_facts import (
@@ -174,6 +175,8 @@ class AotPane(Pane):
             total, dedup = saved_totals(tensors)
             note = (" · partners by source line: this log has no seq_nr, so they are approximate"
                     if log_cannot_tell(aot) else "")  # fmt: skip
+            pieces = aot_pieces_note(current)
+            note += f" · {pieces}" if pieces else ""
             self.totals.setText(
                 f"{len(tensors)} saved tensors · {human_bytes(total)} "
                 f"({human_bytes(dedup)} de-duplicated by storage) · {recompute_summary(aot)} · "
