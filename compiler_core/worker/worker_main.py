@@ -155,6 +155,12 @@ def _forward_warnings(channel: EventChannel, clock: Any) -> None:
     warnings.showwarning = show
 
 
+def _cap_refused_loading(exc: BaseException) -> bool:
+    """A shared library refused by the address-space cap: the loader cannot map its segments
+    (`failed to map segment from shared object`), which no model code is involved in."""
+    return isinstance(exc, ImportError | OSError) and "failed to map segment" in str(exc)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     key, first_seq = b"", 0
@@ -202,10 +208,17 @@ def main(argv: list[str] | None = None) -> int:
 
         from compiler_core.capture.user_errors import safe_str
 
-        channel.send(Event("error", stage="internal",
-                           message=f"internal error: {type(exc).__name__}: {safe_str(exc)[:2000]}",
-                           traceback=traceback.format_exc()[-20_000:]))
-        code = protocol.EXIT_INTERNAL
+        if memory_note.split(" ")[0].isdigit() and _cap_refused_loading(exc):
+            channel.send(Event("error", stage="memory", message=(
+                f"torch could not be loaded under the memory cap ({memory_note.split(' per ')[0]}): "
+                f"{type(exc).__name__}: {safe_str(exc)[:300]}. Its libraries need more address space "
+                "(a CUDA build maps several GiB); raise --max-memory-mb, or 0 for no cap")))
+            code = protocol.EXIT_USAGE
+        else:
+            channel.send(Event("error", stage="internal",
+                               message=f"internal error: {type(exc).__name__}: {safe_str(exc)[:2000]}",
+                               traceback=traceback.format_exc()[-20_000:]))
+            code = protocol.EXIT_INTERNAL
     channel.send(Event("done", t=round(time.monotonic() - t0, 4), exit_code=code))
     sys.stdout.flush()
     sys.stderr.flush()

@@ -140,6 +140,7 @@ def test_children_do_not_outlive_the_capture(model_file: ModelFile, capture_cach
     assert client.succeeded, client.problems()  # leaving a child behind is not the model's failure
 
 
+@pytest.mark.usefixtures("torch_fits_the_cap")
 def test_shared_mappings_count_against_the_cap(model_file: ModelFile, capture_cache: Path,
                                                capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
     """RLIMIT_DATA alone let a 6 GiB MAP_SHARED mapping through a 2 GiB cap."""
@@ -150,6 +151,7 @@ def test_shared_mappings_count_against_the_cap(model_file: ModelFile, capture_ca
     assert "OSError" in err or "MemoryError" in err
 
 
+@pytest.mark.usefixtures("torch_fits_the_cap")
 def test_forked_children_count_against_the_cap_together(model_file: ModelFile, capture_cache: Path,
                                                         tmp_path: Path) -> None:  # fmt: skip
     """Each child stays under its own rlimit (400 MiB); five of them and the worker do not."""

@@ -222,6 +222,7 @@ def test_worker_is_started_in_its_own_process_group(model_file: ModelFile, captu
     assert client.run().ok
 
 
+@pytest.mark.usefixtures("torch_fits_the_cap")
 def test_allocating_past_the_memory_cap_is_a_clear_out_of_memory_error(
     model_file: ModelFile, capture_cache: Path, capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
@@ -276,3 +277,18 @@ def train_step(model, inputs):
 
     session = load(out)
     assert any(c.dynamo_graph is not None for c in session.compiles), "the compile before the OOM is kept"
+
+
+def test_a_cap_too_small_for_torch_says_so(model_file: ModelFile, capture_cache: Path,
+                                           capsys: pytest.CaptureFixture[str],
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under 300 MiB of address space the loader cannot map torch's libraries: a usage error
+    that names the cap and the way out, not "internal error"."""
+    monkeypatch.setenv("COMPILESCOPE_CACHE_DIR", str(capture_cache))
+    path = model_file("tiny_cap", TINY)
+    out = str(path.with_suffix(".json"))
+    code = cli_main(["capture", str(path), "-o", out, "--max-memory-mb", "300", "-q"])
+    err = capsys.readouterr().err
+    assert code == protocol.EXIT_USAGE, err
+    assert "could not be loaded under the memory cap (300 MiB)" in err and "--max-memory-mb" in err
+    assert "internal error" not in err
