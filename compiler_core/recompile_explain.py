@@ -125,6 +125,12 @@ def hit_limit(c: Compile) -> bool:
     return c.status == "failed" and _LIMIT.search(said) is not None
 
 
+def recompiled(c: Compile) -> bool:
+    """The compile is a recompile that happened: it has a recompile reason and Dynamo did not
+    refuse it at the limit."""
+    return bool(c.recompile_reasons) and not hit_limit(c)
+
+
 def distinct_recompiles(
     session: Session, rank: int | None = None, all_ranks: bool = False, run: int | None = None
 ) -> list[RecompileCause]:
@@ -133,7 +139,7 @@ def distinct_recompiles(
     for c in session.compiles:
         if (not all_ranks and c.rank != rank) or (run is not None and c.run != run):
             continue
-        if not c.recompile_reasons or hit_limit(c):  # an attempt Dynamo refused: no recompile
+        if not recompiled(c):
             continue
         first = c.recompile_reasons[0]
         guard, change, fix = explain(first)

@@ -22,7 +22,7 @@ from typing import Any
 
 from compiler_core.break_ranking import distinct_breaks
 from compiler_core.ranks.rank_facts import ranks_summary
-from compiler_core.recompile_explain import distinct_recompiles, hit_limit
+from compiler_core.recompile_explain import distinct_recompiles, recompiled
 from compiler_core.session.model import (
     CRASH_STAGE,
     AotInfo,
@@ -83,7 +83,7 @@ def summarize(session: Session) -> dict[str, Any]:
         "graph_breaks": sum(len(c.graph_breaks) for c in compiles),
         "break_reasons": [gb.reason for c in compiles for gb in c.graph_breaks],
         "distinct_breaks": [row.as_dict() for row in distinct_breaks(session, all_ranks=True)],
-        "recompiles": sum(1 for c in compiles if c.recompile_reasons and not hit_limit(c)),
+        "recompiles": sum(1 for c in compiles if recompiled(c)),
         "distinct_recompiles": [row.as_dict() for row in distinct_recompiles(session, all_ranks=True)],
         "graph_op_counts": [_op_count(c) for c in compiles if c.dynamo_graph is not None],
         "aot_forward_graphs": sum(1 for c in compiles if c.aot and c.aot.forward is not None),
@@ -149,7 +149,7 @@ def _runs(session: Session) -> list[dict[str, Any]]:
             "graphs": sum(1 for c in mine if c.dynamo_graph is not None),
             "graph_breaks": sum(len(c.graph_breaks) for c in mine),
             "distinct_breaks": len(distinct_breaks(session, all_ranks=True, run=run)),
-            "recompiles": sum(1 for c in mine if c.recompile_reasons and not hit_limit(c)),
+            "recompiles": sum(1 for c in mine if recompiled(c)),
             "failures": sum(1 for c in mine if c.status == "failed"),
             "kernels": kernel_counts(o for c in mine for o in c.inductor).kernels,
         })  # fmt: skip

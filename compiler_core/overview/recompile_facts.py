@@ -22,7 +22,13 @@ from dataclasses import dataclass
 
 from compiler_core.overview.break_facts import first_line, where
 from compiler_core.overview.model import Fact, Level, Section, plural
-from compiler_core.recompile_explain import RecompileCause, distinct_recompiles, explain, hit_limit
+from compiler_core.recompile_explain import (
+    RecompileCause,
+    distinct_recompiles,
+    explain,
+    hit_limit,
+    recompiled,
+)
 from compiler_core.session.model import Compile, Guard, Session, SourceLoc
 from compiler_core.session.refs import Ref
 
@@ -179,15 +185,13 @@ def limit_words(limited: list[Compile]) -> str:
 
 def recompile_count(session: Session) -> int:
     """Recompiles that happened: compiles with a recompile reason, less those Dynamo refused."""
-    return sum(1 for c in session.compiles if c.recompile_reasons and not hit_limit(c))
+    return sum(1 for c in session.compiles if recompiled(c))
 
 
 def recompile_section(session: Session) -> tuple[Section, list[RecompileCause], list[Compile]]:
     """The section, its causes and the compiles that hit the limit (the verdict counts both)."""
     limited = [c for c in session.compiles if hit_limit(c)]
-    refused = {c.compile_id for c in limited}  # attempts Dynamo refused: no recompile happened
-    causes = [cause for cause in distinct_recompiles(session, all_ranks=True)
-              if not refused.issuperset(cause.compile_ids)]  # fmt: skip
+    causes = distinct_recompiles(session, all_ranks=True)  # attempts refused at the limit are none
     recompiled = _by_id(c for c in session.compiles if not hit_limit(c))
     frames: dict[tuple[int | None, int | None, int], list[Compile]] = {}
     for c in session.compiles if limited else ():
