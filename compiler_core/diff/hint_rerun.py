@@ -113,13 +113,14 @@ def rerun_with_hint(
         before = capture(first, timeout_s=timeout_s, cache_dir=cache_dir)
     # a mode hint times the hinted mode where the first run timed its own compiled mode
     before_mode = spec.mode or "default"
-    timed_mode = plan.mode is not None and spec.steps > 0 and before_mode in spec.modes.split(",")
+    modes = spec.modes
+    if plan.mode is not None and spec.steps > 0:
+        modes = ",".join(dict.fromkeys(plan.mode if m == before_mode else m for m in modes.split(",")))
     second = dataclasses.replace(
         spec, out_path=str(out / "after.json"), trace_path="",
         mode=plan.mode if plan.mode is not None else spec.mode,
         dynamic=plan.dynamic if plan.dynamic is not None else spec.dynamic,
-        modes=",".join(dict.fromkeys(plan.mode if m == before_mode and timed_mode and plan.mode else m
-                                     for m in spec.modes.split(","))),
+        modes=modes,
     )
     after = capture(second, plan.env, timeout_s=timeout_s, cache_dir=cache_dir)
     diff = diff_sessions(before, after)

@@ -28,7 +28,7 @@ from compiler_core.ranks.collectives import compile_collectives
 from compiler_core.ranks.graph_hash import first_difference, structural_hash
 from compiler_core.ranks.rank_sets import ranks_text
 from compiler_core.session.model import Compile, Session
-from compiler_core.session.vocab import Partition
+from compiler_core.stages.aot_splits import ddp_pieces
 
 # in the order a user reads them: what was compiled, then how, then what it runs
 ASPECTS = ("compiles", "status", "graph", "breaks", "recompiles", "guards", "cache", "splits", "collectives")
@@ -195,7 +195,7 @@ def _cache(c: Compile) -> tuple[tuple[str, str], ...]:
 def _splits(c: Compile) -> tuple[int, int]:
     """(forward or inference graphs, backward graphs) Inductor compiled for this one compile id:
     more than one is DDPOptimizer splitting the graph at bucket boundaries."""
-    fw = sum(1 for o in c.inductor if o.graph != Partition.BACKWARD)
+    fw = ddp_pieces(c)
     return (fw, len(c.inductor) - fw)
 
 

@@ -208,9 +208,10 @@ def main(argv: list[str] | None = None) -> int:
 
         from compiler_core.capture.user_errors import safe_str
 
-        if memory_note.split(" ")[0].isdigit() and _cap_refused_loading(exc):
+        cap = memory_note.split(" per ")[0] if memory_note[:1].isdigit() else ""  # "2048 MiB"
+        if cap and _cap_refused_loading(exc):
             channel.send(Event("error", stage="memory", message=(
-                f"torch could not be loaded under the memory cap ({memory_note.split(' per ')[0]}): "
+                f"torch could not be loaded under the memory cap ({cap}): "
                 f"{type(exc).__name__}: {safe_str(exc)[:300]}. Its libraries need more address space "
                 "(a CUDA build maps several GiB); raise --max-memory-mb, or 0 for no cap")))
             code = protocol.EXIT_USAGE
