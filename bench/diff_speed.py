@@ -33,7 +33,7 @@ from bench_figures import decompressed, figure, report
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from compiler_core.build import import_trace  # noqa: E402
+from compiler_core.analysis import import_trace  # noqa: E402
 from compiler_core.diff import diff_sessions  # noqa: E402
 from compiler_core.session import Compile, Graph, Session, save  # noqa: E402
 

@@ -47,8 +47,8 @@ def main() -> int:
 
     from hypothesis import HealthCheck, given, settings
 
-    from compiler_core.build import import_trace
-    from compiler_core.build.session_builder import INTERNAL_SKIP
+    from compiler_core.analysis import import_trace
+    from compiler_core.analysis.session_builder import INTERNAL_SKIP
     from compiler_core.session import dumps, loads
     from compiler_core.summary import summarize
     from tests import fuzz_records as fr

@@ -56,3 +56,25 @@ phase_sp4() {  # the app against the user's loop at its own place and at a fresh
     CS_LAYERS=8 timeout 1500 python3 bench/stack_placement.py --device cuda --placements natural,fresh --steps 100 --rounds 2 \
         --models hf_bart_train,tv_convnext_t_infer,hf_qwen2_infer,hf_gptneox_train --out "$R/sp4" --json
 }
+phase_sessions_rest() {  # the corpus's other entries (the four of sessions_small are in the repo already)
+    pip install -q --no-deps .whl/timm-*.whl 2>&1 | tail -1
+    local only
+    only=$(ls bench/corpus/models | sed 's/\.py$//' | grep -v '^_\|^dist_\|trouble_cancel\|^hf_gptneox_train$\|^hf_qwen2_infer_bf16$\|^tv_vit_b16_train$' | paste -sd,)
+    timeout 1150 python3 bench/corpus/app_sessions.py --device cuda --out "$R/sessions" --jobs 5 --only "$only"
+    mkdir -p "$R/pack"
+    tar -C "$R" -cf - sessions | xz -6 -T8 >"$R/pack/sessions.tar.xz"; ls -la "$R/pack"
+}
+phase_pair_mode() {  # default -> reduce-overhead on Qwen2 once more, after the partitioned-code fix
+    mkdir -p "$R/pack"
+    timeout 600 python3 -m compiler_core diff --apply mode:reduce-overhead \
+        bench/corpus/models/hf_qwen2_infer_bf16.py --device cuda --json -o "$R/pack/pair_qwen2_mode.json"
+    echo "exit $?"
+}
+phase_spread() {  # do a user's own loops agree run to run, free and pinned next to the GPU?
+    CS_LAYERS=8 timeout 900 python3 bench/loop_spread.py --device cuda --models hf_qwen2_infer --runs 4 \
+        --cores 4 --out "$R/pack" --json
+}
+phase_spread2() {  # is the run-to-run spread the process's own choices (hash seed, address layout)?
+    CS_LAYERS=8 timeout 560 python3 bench/loop_spread.py --device cuda --models hf_qwen2_infer --runs 3 \
+        --cores 4 --placements free,seeded,fixed --out "$R/pack" --json
+}

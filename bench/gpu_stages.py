@@ -38,7 +38,7 @@ def capture(model_file: Path, mode: str, trace: Path, device: str, calls: int = 
     """One capture, like the worker's, with the stage recorders; returns the built Session."""
     import torch
 
-    from compiler_core.build import import_trace
+    from compiler_core.analysis import import_trace
     from compiler_core.capture.hooks.inspect_config import inspect_config
     from compiler_core.capture.hooks.recording_backend import RecordingBackend
     from compiler_core.capture.hooks.stage_hooks import stage_recorders

@@ -2,7 +2,7 @@
 
 Run: `.venv/bin/python bench/graph_canvas.py [--json] [--screenshot DIR]`. Synthetic FX-shaped
 transformer graphs (explorer/layout/synthetic_graphs.py) at 1k/10k/50k nodes, plus the largest
-graph found in the shared trace logs (read with compiler_core.build.import_trace). Each figure
+graph found in the shared trace logs (read with compiler_core.analysis.import_trace). Each figure
 prints with its target; with --json the last line is `{"figures": [...]}`.
 """
 
@@ -66,7 +66,7 @@ def repaint_ms(canvas: GraphCanvas, steps: int = 40) -> float:
 
 
 def largest_real_graph() -> Graph | None:
-    from compiler_core.build.session_builder import import_trace
+    from compiler_core.analysis.session_builder import import_trace
 
     best: Graph | None = None
     for path in sorted(TRACES.rglob("*")):

@@ -1,7 +1,7 @@
 """Share of kernel-line marks that agree with Inductor's own record of each kernel, per real log.
 
 Each log of bench/data is imported as the app imports it; every mark on a generated kernel's
-line is checked by the test oracle (`tests/compiler_core/build/kernel_line_oracle.py`) against
+line is checked by the test oracle (`tests/compiler_core/analysis/kernel_line_oracle.py`) against
 the kernel's `# Graph fragment:` comment (the nodes Inductor lowered into it, what it reads and
 what it returns) and against what the line spells (a `tl.sum` goes to a reduction node, ` * ` to
 a `mul`, a store to a returned value). Prints, per log, the share of checked marks that pass and
@@ -28,8 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench_figures import decompressed, figure, report
 
-from compiler_core.build import import_trace
-from tests.compiler_core.build.kernel_line_oracle import LineCheck, check_kernels
+from compiler_core.analysis import import_trace
+from tests.compiler_core.analysis.kernel_line_oracle import LineCheck, check_kernels
 
 LOGS = ("hf_llama_train", "hf_bert_train", "hf_gpt2_train", "tv_resnet_breaks")
 

@@ -397,7 +397,7 @@ def _cudagraphs_from_log(session: Any, raw: RawLog) -> tuple[str, str]:
 
 
 def check(entry: Entry) -> dict[str, tuple[str, str]]:
-    from compiler_core.build import import_trace
+    from compiler_core.analysis import import_trace
 
     if entry.paths[0].suffix == ".json":
         log = trace_beside(entry.paths[0])

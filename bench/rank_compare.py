@@ -24,7 +24,7 @@ the import before it shows the session (explorer/actions/loading.py `prepare`: t
 over every rank's refs and the Source panes' line facts of the first eight ranks).
 
 Targets: compare ≤ 1 s; open and compare ≤ 5 s of CPU ("a few seconds"). The
-open is the importer's (compiler_core/build), 64 x 14 MB of log.
+open is the importer's (compiler_core/analysis), 64 x 14 MB of log.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from bench_figures import decompressed, figure, report
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from compiler_core.build import import_trace  # noqa: E402
+from compiler_core.analysis import import_trace  # noqa: E402
 from compiler_core.ranks.rank_facts import ranks_summary  # noqa: E402
 from compiler_core.ranks.rank_trace import compile_phases, multi_rank_trace  # noqa: E402
 from compiler_core.session.codec import loads  # noqa: E402

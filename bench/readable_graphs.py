@@ -22,8 +22,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from compiler_core.build import import_trace  # noqa: E402
-from compiler_core.build.module_paths import call_node_coverage, with_module_paths  # noqa: E402
+from compiler_core.analysis import import_trace  # noqa: E402
+from compiler_core.analysis.module_paths import call_node_coverage, with_module_paths  # noqa: E402
 from compiler_core.session import Compile, Graph  # noqa: E402
 from explorer.layout import CompoundLayout, build_groups, from_sections  # noqa: E402
 

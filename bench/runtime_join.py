@@ -8,7 +8,7 @@ With `--capture` the app's own CLI captures the model first (a worker process, a
 it), so the figures are the ones the Timeline and kernel list show. Per mode it reports the
 time inside compiled-graph calls per step (every device kernel the profiler saw there, extern
 GEMMs and attention included; eager ops outside compiled graphs are left out, they have no
-kernel to join to) and the share of it that `build/kernel_times.py` joined to a session kernel.
+kernel to join to) and the share of it that `analysis/kernel_times.py` joined to a session kernel.
 Under reduce-overhead the GEMMs and cuDNN attention replayed inside a CUDA graph keep no ATen
 scope; they join through their place in the graph call's launch order.
 """

@@ -36,7 +36,7 @@ def _best(fn: Any, *args: Any, repeat: int = 3) -> float:
 
 
 def _build(tmp: Path) -> Path:
-    from compiler_core.build import import_trace
+    from compiler_core.analysis import import_trace
     from compiler_core.session import save
 
     log = tmp / "llama.log"

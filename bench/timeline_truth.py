@@ -65,12 +65,29 @@ Env = dict[str, str] | None
 PIN_VAR = "CS_TRUTH_CORES"  # how a run's core share travels to its subprocess launch
 
 
+NO_ASLR_VAR = "CS_TRUTH_NO_ASLR"  # "1": the run's processes get a fixed address-space layout
+ADDR_NO_RANDOMIZE = 0x0040000  # personality(2) flag, as `setarch -R` sets it
+
+
 def _pin(env: Env) -> Any:
+    """The preexec step of a run: its core share and, when asked, no address-space randomisation
+    (both inherited by the run's own children, the app's worker and compile pool included)."""
     cores = (env or {}).get(PIN_VAR)
-    if not cores:
+    fixed_layout = (env or {}).get(NO_ASLR_VAR) == "1"
+    if not cores and not fixed_layout:
         return None
-    share = {int(c) for c in cores.split(",")}
-    return lambda: os.sched_setaffinity(0, share)
+    share = {int(c) for c in cores.split(",")} if cores else None
+
+    def preexec() -> None:
+        if share:
+            os.sched_setaffinity(0, share)
+        if fixed_layout:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.personality(libc.personality(0xFFFFFFFF) | ADDR_NO_RANDOMIZE)
+
+    return preexec
 
 
 def cores_near(gpus: list[str]) -> dict[str, set[int]]:
@@ -99,6 +116,17 @@ def cores_near(gpus: list[str]) -> dict[str, set[int]]:
         for i, g in enumerate(members):
             shares[g] = set(node[i * k:(i + 1) * k]) or set(node)
     return shares
+
+
+def pinned_cores(count: int, device: str) -> str:
+    """The first `count` cores next to GPU 0 (all allowed cores off CUDA), as PIN_VAR's value;
+    "" for no pinning. Both sides of a comparison get the same cores, so a scheduler moving the
+    timed thread between cores or NUMA nodes cannot favour one of them."""
+    if count <= 0:
+        return ""
+    near = cores_near(["0"]).get("0") if device.startswith("cuda") else None
+    cores = sorted(near or os.sched_getaffinity(0))[:count]
+    return ",".join(map(str, cores))
 
 
 def app_run(model: Path, device: str, steps: int, modes: str, env: Env = None) -> dict[str, Any]:
@@ -186,6 +214,8 @@ def one_model(name: str, args: argparse.Namespace, gpus: queue.Queue[str | None]
     env = None if gpu is None else {**os.environ, "CUDA_VISIBLE_DEVICES": gpu}
     if env is not None and gpu in args.shares:
         env[PIN_VAR] = ",".join(map(str, sorted(args.shares[gpu])))
+    if env is None and args.pinned:
+        env = {**os.environ, PIN_VAR: args.pinned}
     app: list[dict[str, Any]] = []
     plain: list[dict[str, Any]] = []
     try:
@@ -210,6 +240,8 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=2)
     p.add_argument("--gpus", default="",
                    help="comma-separated GPU indices: models run concurrently, one per GPU")
+    p.add_argument("--cores", type=int, default=0,
+                   help="one GPU: pin the app and the loop alike to this many cores next to GPU 0")
     p.add_argument("--out", type=Path, help="folder for each model's raw runs")
     p.add_argument("--json", action="store_true")
     args = p.parse_args()
@@ -219,6 +251,9 @@ def main() -> None:
     for g in listed or [None]:
         gpus.put(g)
     args.shares = cores_near(listed) if listed and args.device.startswith("cuda") else {}
+    args.pinned = pinned_cores(args.cores, args.device) if not listed else ""
+    if args.pinned:
+        print(f"# one GPU, app and loop pinned to cores {args.pinned}", flush=True)
     for g, share in args.shares.items():
         print(f"# GPU {g}: cores {min(share)}-{max(share)} ({len(share)})", flush=True)
     with concurrent.futures.ThreadPoolExecutor(max(1, gpus.qsize())) as pool:

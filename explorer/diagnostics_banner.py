@@ -21,7 +21,7 @@ from explorer.panes.diagnostics_pane import count_text, serious
 from explorer.plain_text import plain_label, tip
 
 QUOTE = 90  # characters of the first problem quoted in the banner; the tooltip has all of it
-CRASH_PREFIX = "crash in user code: "  # how build/user_crash.py starts a crash's message
+CRASH_PREFIX = "crash in user code: "  # how analysis/user_crash.py starts a crash's message
 CRASH_QUOTE = 140  # a crash's line names the exception and the user's line: it gets more room
 _STYLE = ("QToolBar#DiagnosticsBanner {{ background: {fill}; border-bottom: 1px solid {line}; }}")
 DAMAGE_COLOURS = {"fill": "#fff4ce", "line": "#e0c060"}
@@ -32,7 +32,7 @@ DAMAGE_STAGES = ("trace", "build")
 
 
 def crashes_of(session: Session) -> list[Diagnostic]:
-    """The compiles the user's code raised in while Dynamo traced them (build/user_crash.py)."""
+    """The compiles the user's code raised in while Dynamo traced them (analysis/user_crash.py)."""
     return [d for d in session.diagnostics if d.stage == CRASH_STAGE and d.severity == "error"]
 
 

@@ -9,7 +9,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from compiler_core.build import import_trace
+from compiler_core.analysis import import_trace
 from compiler_core.session import Session
 
 DATA = Path(__file__).resolve().parent.parent / "bench" / "data"

@@ -4,7 +4,7 @@ Sources: README.md, docs/*.md and the module docstrings under compiler_core/ and
 A path counts when it starts at a top-level folder of the repository (`bench/oracle.py`,
 `compiler_core/timeline/step_clock.py`, `docs/img/x.png`) and names a .py, .md, .json, .png or
 .sh file. Relative links and images in docs/*.md are resolved from docs/, in README.md from the
-root. Package-relative names in docstrings (`build/decompositions.py`) are not checked: they are
+root. Package-relative names in docstrings (`analysis/decompositions.py`) are not checked: they are
 not repository paths. All missing paths are reported at once, each with the files naming it.
 """
 

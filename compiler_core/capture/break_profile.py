@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from compiler_core.build.eager_gaps import eager_gaps
+from compiler_core.analysis.eager_gaps import eager_gaps
 from compiler_core.session.model import EagerGap
 
 

@@ -1,6 +1,6 @@
 """Trace log → Session, for the worker after a capture and for the client after a crash.
 
-There is one builder for capture and import (`compiler_core.build.import_trace`); a capture
+There is one builder for capture and import (`compiler_core.analysis.import_trace`); a capture
 only adds what the log cannot know: the session meta (mode, device, how it was captured), the
 user's source files, and a diagnostic for a failure. Torch-free, because the client uses it to
 recover a partial session when the worker died (segfault, timeout, cancel).
@@ -30,7 +30,7 @@ def build_session(
         note = Diagnostic("warning", "nothing was traced before the run ended", str(path), stage="build")
         return Session(meta=meta, sources=sources, diagnostics=(*extra, note))
     try:
-        from compiler_core.build import import_trace
+        from compiler_core.analysis import import_trace
     except ImportError as exc:  # the builder has not landed in this checkout
         note = Diagnostic("error", f"session builder unavailable: {exc}", str(path), stage="build")
         return Session(meta=meta, sources=sources, diagnostics=(*extra, note))

@@ -1,6 +1,6 @@
 """How `import` and `summary` read their input: the log argument (a file, a rank folder or `-`),
 the trace-reading bounds (compiler_core/trace/read_limits.py) and the source lookup
-(compiler_core/build/source_lookup.py)."""
+(compiler_core/analysis/source_lookup.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from compiler_core.build.source_lookup import SourceLookup
+from compiler_core.analysis.source_lookup import SourceLookup
 from compiler_core.cli.file_args import STREAM, named_stdin, readable
 from compiler_core.trace.read_limits import DEFAULT_MAX_LINE_MB, ReadLimits
 
@@ -20,7 +20,7 @@ def read_log(args: argparse.Namespace, *, sessions: bool = False) -> Session:
     """The session of `args.path`: a trace log, a folder of logs, `-` for standard input, or
     with `sessions` a saved session `.json` too. Raises OSError when there is nothing to read
     (no such path, a folder without a log in it)."""
-    from compiler_core.build import import_trace
+    from compiler_core.analysis import import_trace
     from compiler_core.cli.progress_line import progress_line
     from compiler_core.session import load
 
@@ -63,7 +63,7 @@ def add_limit_options(p: Any) -> None:
 
 
 def add_source_options(p: Any, *, saving: bool) -> None:
-    """Source lookup on this machine: off for a log unless asked (build/source_lookup.py)."""
+    """Source lookup on this machine: off for a log unless asked (analysis/source_lookup.py)."""
     p.add_argument("--local-sources", action="store_true",
                    help="read the source files the log names from this machine, where they hold the "
                         "lines the log quotes: only .py files under the log's folder, this environment's "

@@ -17,7 +17,7 @@ import heapq
 from collections import defaultdict
 from pathlib import Path
 
-from compiler_core.build.value_bounds import seconds
+from compiler_core.analysis.value_bounds import seconds
 from compiler_core.overview.model import Fact, Level, Section, human_bytes, plural
 from compiler_core.session.model import Compile, Session, SourceLoc
 from compiler_core.session.refs import Ref

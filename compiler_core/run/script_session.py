@@ -63,7 +63,7 @@ def build_script_session(spec: ScriptSpec, meta: SessionMeta, sources: dict[str,
         sources = read_sources([spec.model_path])
     if not trace.is_dir():
         return build_session(trace, meta, sources, diagnostics)
-    from compiler_core.build import import_trace
+    from compiler_core.analysis import import_trace
 
     session = import_trace(trace, meta=meta)
     merged = {**sources, **session.sources}

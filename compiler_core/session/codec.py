@@ -159,8 +159,8 @@ def _derived(session: Session) -> Session:
     """What today's builder stores and older files lack, derived once here by the builder's own
     code (decomposition tables; where each source text came from): views only look
     things up. Free for a current file."""
-    from compiler_core.build.decompositions import with_missing_decompositions
-    from compiler_core.build.user_sources import with_source_origins
+    from compiler_core.analysis.decompositions import with_missing_decompositions
+    from compiler_core.analysis.user_sources import with_source_origins
 
     return with_source_origins(with_missing_decompositions(session))
 
@@ -198,7 +198,7 @@ def save(session: Session, path: str | os.PathLike[str], *, include_sources: boo
     out unless `include_sources`: the file keeps the lines the log quotes instead, so sharing a
     session never shares a local file the user did not choose to share."""
     if not include_sources:
-        from compiler_core.build.user_sources import without_local_sources
+        from compiler_core.analysis.user_sources import without_local_sources
 
         session = without_local_sources(session, "read from the machine that imported the log; not saved")
     atomic_write_bytes(Path(path), reopenable_bytes(session))

@@ -82,7 +82,7 @@ class Graph:
 
 @dataclass(frozen=True)
 class GraphBreak:
-    """One graph break as Dynamo logged it (see build/graph_breaks.py for the text it reads).
+    """One graph break as Dynamo logged it (see analysis/graph_breaks.py for the text it reads).
 
     `reason` is the specific cause ("Unsupported Tensor.item() call ..."), not Dynamo's generic
     `header` ("Encountered graph break when attempting to trace CALL ..."). `location` is the
@@ -152,7 +152,7 @@ class AotInfo:
     recomputed: tuple[str, ...] = ()  # forward-node names recomputed in backward instead of saved
     backward_of: dict[str, tuple[str, ...]] = field(default_factory=dict)  # fw node -> bw nodes
     # how each forward node's partners were found: seq_nr | original_aten | via_user | source_line
-    # (build/backward_links.py says what each means and how exact it is)
+    # (analysis/backward_links.py says what each means and how exact it is)
     backward_via: dict[str, str] = field(default_factory=dict)
     recomputed_bytes: int = 0  # bytes of recomputed values the backward reads: what saving would cost
 
@@ -180,7 +180,7 @@ class Kernel:
     launches: int = 0
     # the part of `fused_nodes` no record of Inductor names for this kernel (no provenance entry,
     # Graph fragment, node-mapping or launch comment): later launches' counterparts of the
-    # fragment's nodes, followed by data flow (build/kernel_nodes.py). Shown as inferred.
+    # fragment's nodes, followed by data flow (analysis/kernel_nodes.py). Shown as inferred.
     inferred_nodes: tuple[str, ...] = ()
     # the part of `fused_nodes` (not inferred) that other generated kernels of the partition also
     # compute: Inductor inlines a cheap pointwise node into every kernel that reads it, so the
@@ -236,7 +236,7 @@ class Decomposition:
     """What one Dynamo op became after PrimTorch/AOT decomposition and where that ended up:
     `softmax` → `amax, sub, exp, sum, div` forward, their backward ops, the kernels they landed in.
 
-    Computed once when the session is built (build/decompositions.py says how ownership is
+    Computed once when the session is built (analysis/decompositions.py says how ownership is
     found); the Decompositions pane only looks rows up. Ops are short names (`amax`,
     `prims.convert_element_type`), nodes are names in the decomposed graph, kernels are names in
     `DecompositionInfo.forward_graph` (`kernels`) and the backward partition (`backward_kernels`).
@@ -349,7 +349,7 @@ class KernelTime:
     For a graph kernel, `gap` is how many Inductor kernels its graph call launched before it and
     `occurrence` its place among the graph kernels after that one: a CUDA-graph replay keeps no
     ATen scope, but it keeps the launch order of the graph's `call()`, which is how
-    `build/kernel_times.py` finds the extern call (mm, sdpa) that launched it."""
+    `analysis/kernel_times.py` finds the extern call (mm, sdpa) that launched it."""
 
     name: str
     kind: str = "kernel"
@@ -413,7 +413,7 @@ class ModeStats:
     baseline_spread: float | None = None
 
 
-# Diagnostic.stage of a compile the user's code raised in while Dynamo traced it (build/user_crash.py):
+# Diagnostic.stage of a compile the user's code raised in while Dynamo traced it (analysis/user_crash.py):
 # what tells a crash from damage (the banner, `summary`'s `crashes`)
 CRASH_STAGE = "crash"
 
@@ -432,7 +432,7 @@ class Diagnostic:
 @dataclass(frozen=True)
 class EagerGap:
     """What ran eagerly after a compile's graph, before the next compiled region, in one profiled
-    step: the measured cost of the graph break that ended that graph (build/eager_gaps.py)."""
+    step: the measured cost of the graph break that ended that graph (analysis/eager_gaps.py)."""
 
     ms: float = 0.0
     ops: int = 0  # top-level aten ops

@@ -1,7 +1,7 @@
 """The Decompositions pane's rows: lookups into `Compile.decomposition`, joined for display.
 
 The table itself (what each Dynamo op decomposed into, which kernels it landed in, what a pattern
-pass rewrote) is computed once when the session is built, by build/decompositions.py, and
+pass rewrote) is computed once when the session is built, by analysis/decompositions.py, and
 stored in the session; here it is only joined with the Dynamo node's target, source line and
 module path, and turned into refs a selection can match. Torch- and Qt-free.
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from compiler_core.build.decompositions import ARTIFACT, op_name
+from compiler_core.analysis.decompositions import ARTIFACT, op_name
 from compiler_core.session.model import Session, SourceLoc
 from compiler_core.session.refs import Ref, RefKind
 from compiler_core.session.vocab import Partition

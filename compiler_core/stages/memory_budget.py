@@ -82,8 +82,8 @@ def measure_budget(spec: Any, budget: float, device: str, steps: int) -> BudgetP
     """Compile and run `spec` (a ModelSpec with a train_step) at one budget."""
     import torch
 
-    from compiler_core.build.backward_links import recomputed_nodes
-    from compiler_core.build.saved_tensors import saved_tensors
+    from compiler_core.analysis.backward_links import recomputed_nodes
+    from compiler_core.analysis.saved_tensors import saved_tensors
     from compiler_core.capture.graph_records import graph_record
     from compiler_core.capture.hooks.compiler_reset import reset_compiler
     from compiler_core.capture.hooks.inductor_entry import compile_fx_functions

@@ -21,7 +21,7 @@ import os
 from collections import defaultdict
 from collections.abc import Callable
 
-from compiler_core.build.decompositions import ARTIFACT as DECOMPOSITIONS
+from compiler_core.analysis.decompositions import ARTIFACT as DECOMPOSITIONS
 from compiler_core.session.model import AutotuneResult, Compile, CudaGraphInfo, InductorOutput, Session
 from compiler_core.stages.autotune_records import ARTIFACT as AUTOTUNE
 from compiler_core.stages.autotune_records import autotune_from_artifact, autotune_graph
@@ -76,7 +76,7 @@ def _read_file(out: StagePayloads, path: str, file_rank: int | None) -> None:
 
 def with_stage_artifacts(session: Session, trace_path: str | os.PathLike[str]) -> Session:
     """Also re-derives the decomposition tables: a decompositions artifact added here changes them."""
-    from compiler_core.build.decompositions import with_decompositions
+    from compiler_core.analysis.decompositions import with_decompositions
 
     filled = apply_stage_payloads(session, read_stage_payloads(trace_path))
     changed = any(a.artifacts != b.artifacts for a, b in zip(session.compiles, filled.compiles, strict=True))

@@ -15,7 +15,7 @@ call), and ops outside compiled graphs (eager) on their ATen name. On CUDA a tim
 time of the kernels a scope launched; kernels replayed from a CUDA graph are attributed to the
 scope that launched the graph, by their own names; a replayed kernel that is no Inductor kernel
 (a cuBLAS GEMM, cuDNN attention) keeps its place in the graph call's launch order instead of an
-ATen scope. `build/kernel_times.py` joins the result to a session's kernels, post-grad nodes and
+ATen scope. `analysis/kernel_times.py` joins the result to a session's kernels, post-grad nodes and
 source lines.
 """
 

@@ -57,7 +57,7 @@ def with_timeline(
     """The session with a run phase's results in place of any earlier timeline; each mode's
     profiled kernel times joined to the session's kernels, nodes and lines (`time_by_ref`), and
     compiled modes given the saved-activation bytes of the session's graphs (`saved_bytes`)."""
-    from compiler_core.build.kernel_times import join_runtime
+    from compiler_core.analysis.kernel_times import join_runtime
 
     saved = saved_activation_bytes(session)
     joined = [dataclasses.replace(

@@ -22,7 +22,7 @@ Everything here is keyed on content with the rank field cut out, never on where 
   (the parse memo keys graphs on their text) finds one object.
 
 A rank whose header or payload differs by a byte simply misses and is read as before. One memo
-serves one import (build/session_builder.py makes it for a folder of several logs) and holds
+serves one import (analysis/session_builder.py makes it for a folder of several logs) and holds
 what it has read until the import ends.
 """
 

@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 from PySide6.QtCore import QSettings  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from compiler_core.build import import_trace  # noqa: E402
+from compiler_core.analysis import import_trace  # noqa: E402
 from compiler_core.session import Session  # noqa: E402
 from explorer.main_window import MainWindow  # noqa: E402
 

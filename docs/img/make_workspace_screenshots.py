@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT))
 
 from PySide6.QtCore import QSettings  # noqa: E402
 
-from compiler_core.build import import_trace  # noqa: E402
+from compiler_core.analysis import import_trace  # noqa: E402
 from compiler_core.session import Session, load  # noqa: E402
 from explorer.app import SESSIONS_DIR, application, settle  # noqa: E402
 from explorer.main_window import MainWindow  # noqa: E402

@@ -45,7 +45,7 @@ def load_any(path: str | Path) -> Session:
     if kind_of(path) == SESSION:
         os.close(open_regular(str(path)))  # a FIFO named *.json: refused, not read forever
         return load(path)
-    from compiler_core.build import import_trace  # deferred: only trace users pay for the importer
+    from compiler_core.analysis import import_trace  # deferred: only trace users pay for the importer
 
     session: Session = import_trace(str(path))
     return session

@@ -1,7 +1,7 @@
 """Look up a log's sources on this machine, when the user asks (the Source pane's checkbox).
 
 A log or session made elsewhere shows the lines it quotes and reads no file here
-(compiler_core/build/source_lookup.py says why). Ticking "Look up sources on this machine" asks
+(compiler_core/analysis/source_lookup.py says why). Ticking "Look up sources on this machine" asks
 the model for a lookup; this controller reads the files off the GUI thread, under the roots the
 core allows (the log's folder, this environment's packages and stdlib, folders the user added),
 and hands the model the same session with the files that hold the log's quoted lines. Unticking
@@ -14,8 +14,8 @@ from __future__ import annotations
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QMessageBox, QWidget
 
-from compiler_core.build.source_lookup import SourceLookup
-from compiler_core.build.user_sources import with_local_sources, without_local_sources
+from compiler_core.analysis.source_lookup import SourceLookup
+from compiler_core.analysis.user_sources import with_local_sources, without_local_sources
 from compiler_core.session import Session, SourceOrigin
 from explorer.plain_text import clip
 from explorer.state import SessionState

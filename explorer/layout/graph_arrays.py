@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from compiler_core.build.module_paths import param_short_name
+from compiler_core.analysis.module_paths import param_short_name
 from compiler_core.session import Graph, Node
 
 NODE_W_MIN, NODE_W_MAX, NODE_H = 64.0, 240.0, 30.0

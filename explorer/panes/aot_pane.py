@@ -2,7 +2,7 @@
 
 Saved tensors are the edges between the bands; the table lists them with bytes, totals
 de-duplicated by storage (q/k/v views of one projection count once). Clicking a forward op
-lights what the core linked to it (build/backward_links.py): its backward partners and the
+lights what the core linked to it (analysis/backward_links.py): its backward partners and the
 saved tensors it produces or its backward reads; a detail line says how the partners were found
 and whether its value is saved or recomputed (♻). A second tab lists the activation-memory-budget
 sweep (`python -m compiler_core budget`) when the session holds one.

@@ -14,7 +14,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QSplitter, QTreeWidget, QTreeWidgetItem, QVBoxLayout
 
-from compiler_core.build.value_bounds import seconds
+from compiler_core.analysis.value_bounds import seconds
 from compiler_core.session import Compile, Ref, Session
 from explorer.panes.base import Pane
 from explorer.plain_text import tip
@@ -25,7 +25,7 @@ from explorer.state.palette import indexed_color
 STAGES = ("dynamo", "aot", "inductor", "codegen", "backend", "backward")
 # PyTorch's timers nest within the frame's compile: backend ⊃ aot ⊃ inductor ⊃ codegen (Dynamo
 # tracing is separate); a training graph's backward is compiled later, at its first call, and
-# stacks on top (compiler_core/build/compile_builder.py keeps its time apart).
+# stacks on top (compiler_core/analysis/compile_builder.py keeps its time apart).
 _NESTED_IN = {"codegen": "inductor", "inductor": "aot", "aot": "backend"}
 
 
@@ -40,7 +40,7 @@ MAX_ROWS = 2000
 def exclusive_times(stage_s: dict[str, float]) -> dict[str, float]:
     """Seconds spent in each stage itself, so stacked bars add up to the real total. A time no
     compile takes (1e308 s, NaN: a saved session from someone else) counts as unmeasured: the
-    builder drops such values with a warning (build/value_bounds.py), a saved file may hold them."""
+    builder drops such values with a warning (analysis/value_bounds.py), a saved file may hold them."""
     out = {}
     for stage in STAGES:
         inner = _INNER.get(stage)

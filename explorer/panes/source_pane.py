@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from compiler_core.build.user_sources import node_counts, quote_lines
+from compiler_core.analysis.user_sources import node_counts, quote_lines
 from compiler_core.session import Compile, Ref, RefKind, Session, SourceOrigin
 from compiler_core.session.model import SourceLoc
 from compiler_core.session.refs import source_line

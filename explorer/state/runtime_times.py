@@ -1,7 +1,7 @@
 """Which mode's profiled times the stage panes show, and how they print. Qt- and torch-free.
 
 The core joins each mode's profiled kernel times to kernels, post-grad nodes and source lines
-once (`ModeStats.time_by_ref`, build/kernel_times.py); panes only look them up here. They show
+once (`ModeStats.time_by_ref`, analysis/kernel_times.py); panes only look them up here. They show
 the capture's own mode when it was profiled (its kernels are the ones on screen), else the
 first compiled mode that was.
 """

@@ -25,7 +25,7 @@ def test_hub_and_one_sided_links_survive_a_round_trip() -> None:
 def test_a_built_link_map_encodes_as_the_checked_path_does() -> None:
     from pathlib import Path
 
-    from compiler_core.build import import_trace
+    from compiler_core.analysis import import_trace
     from compiler_core.session import packed
 
     log = Path(__file__).resolve().parents[1] / "fixtures" / "traces" / "tlparse_simple.log.gz"

@@ -6,7 +6,7 @@ import shutil
 from dataclasses import fields
 from pathlib import Path
 
-from compiler_core.build import import_trace
+from compiler_core.analysis import import_trace
 from compiler_core.session import dumps_bytes, loads
 from compiler_core.session.model import Compile, Session
 from compiler_core.session.packed import pack

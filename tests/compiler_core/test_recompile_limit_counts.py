@@ -9,7 +9,7 @@ import json
 import lzma
 from pathlib import Path
 
-from compiler_core.build import import_trace
+from compiler_core.analysis import import_trace
 from compiler_core.overview.recompile_facts import recompile_count
 from compiler_core.recompile_explain import distinct_recompiles
 from compiler_core.summary import summarize

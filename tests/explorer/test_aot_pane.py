@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from compiler_core.build.backward_links import backward_info, link_backward
+from compiler_core.analysis.backward_links import backward_info, link_backward
 from compiler_core.session import LinkBuilder, Ref, RefKind, Session, load
 from compiler_core.session.model import BudgetPoint
 from explorer.panes.aot_pane import AotPane

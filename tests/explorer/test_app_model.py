@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler_core.build import import_trace
+from compiler_core.analysis import import_trace
 from compiler_core.session import Compile, LinkIndex, Ref, RefKind, Session, load
 from explorer.state.app_model import AppModel
 from tests.conftest import FIXTURES, ROOT

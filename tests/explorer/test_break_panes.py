@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler_core.build import import_trace
+from compiler_core.analysis import import_trace
 from compiler_core.session import Session
 from compiler_core.session.refs import source_line
 from explorer.panes.break_summary_pane import BreakSummaryPane

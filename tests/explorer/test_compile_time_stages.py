@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from pytestqt.qtbot import QtBot
 
-from compiler_core.build import import_trace
+from compiler_core.analysis import import_trace
 from explorer.panes.compile_time_pane import STAGES, CompileTimePane, exclusive_times
 from explorer.state import SelectionModel, SessionState
 from tests.bench_logs import bench_session

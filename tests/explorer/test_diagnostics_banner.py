@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler_core.build import import_trace
+from compiler_core.analysis import import_trace
 from explorer.diagnostics_banner import banner_text
 from tests.conftest import FIXTURES
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler_core.build import import_trace
+from compiler_core.analysis import import_trace
 from compiler_core.session import Session, SourceOrigin, load, save
 from explorer.actions.source_lookup import SourceLookups
 from explorer.panes.source_pane import SourcePane

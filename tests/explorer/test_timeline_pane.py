@@ -15,7 +15,7 @@ import pytest
 from PySide6.QtCore import Qt, QTimer
 from pytestqt.qtbot import QtBot
 
-from compiler_core.build import import_trace
+from compiler_core.analysis import import_trace
 from compiler_core.session import Session, load
 from compiler_core.timeline.records import to_record
 from compiler_core.timeline.stats import all_mode_stats, speedups, untrustworthy

@@ -15,7 +15,7 @@ from pathlib import Path
 from PySide6.QtWidgets import QTreeWidget
 from pytestqt.qtbot import QtBot
 
-from compiler_core.build import import_trace
+from compiler_core.analysis import import_trace
 from explorer.main_window import MainWindow
 from tests.conftest import FIXTURES
 

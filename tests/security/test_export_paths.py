@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from pytestqt.qtbot import QtBot
 
-from compiler_core.build import import_trace
+from compiler_core.analysis import import_trace
 from compiler_core.safe_paths import MAX_NAME, SafeFolder, UnsafePathError, ensure_inside, safe_name
 from compiler_core.session import Session
 from explorer.actions.kernel_export import export_kernels

@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
-from compiler_core.build import import_trace
-from compiler_core.build.source_lookup import SourceLookup
+from compiler_core.analysis import import_trace
+from compiler_core.analysis.source_lookup import SourceLookup
 from compiler_core.session import Session, SourceOrigin, dumps
 from tests.conftest import FIXTURES
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler_core.build import import_trace
+from compiler_core.analysis import import_trace
 from compiler_core.session import Session
 from compiler_core.session.model import StepSample, TimelineEvent
 from compiler_core.timeline.exporters import samples_csv

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler_core.build import import_trace
+from compiler_core.analysis import import_trace
 from compiler_core.trace.read_limits import NotRegularFileError
 from tests.conftest import FIXTURES
 

@@ -168,7 +168,7 @@ def test_inspect_config_turns_caches_off_where_replay_is_unverified() -> None:
 def test_sequential_module_paths_drop_torch_wrapper_frame() -> None:
     """Compiling an `nn.Sequential` traces torch's wrapper frame, whose local `fn` is the model:
     its children must read `0`, `2`, not `L/fn/0`, in recorded paths and in lifted parameter names."""
-    from compiler_core.build.module_paths import param_module
+    from compiler_core.analysis.module_paths import param_module
 
     model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU(), torch.nn.Linear(8, 8))
     graphs: list[torch.fx.GraphModule] = []

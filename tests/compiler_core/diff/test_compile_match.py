@@ -7,7 +7,7 @@ import dataclasses as dc
 import lzma
 from pathlib import Path
 
-from compiler_core.build import import_trace
+from compiler_core.analysis import import_trace
 from compiler_core.diff import diff_sessions, match_compiles
 from compiler_core.session import Session, load
 from tests.conftest import FIXTURES, ROOT

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses as dc
 
-from compiler_core.build import import_trace
+from compiler_core.analysis import import_trace
 from compiler_core.diff import diff_sessions, session_text
 from compiler_core.session import CudaGraphInfo
 from tests.conftest import FIXTURES

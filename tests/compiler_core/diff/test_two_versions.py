@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler_core.build import import_trace
+from compiler_core.analysis import import_trace
 from compiler_core.diff import SessionDiff, diff_sessions, session_text
 from tests.conftest import ROOT
 

@@ -16,7 +16,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from compiler_core.build import import_trace
+from compiler_core.analysis import import_trace
 from compiler_core.session import Session
 
 ROOT = Path(__file__).resolve().parents[3]

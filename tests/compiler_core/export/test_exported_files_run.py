@@ -58,7 +58,7 @@ class _Exports:
     @staticmethod
     def _export(name: str, folder: Path) -> tuple[Session, list[Path]]:
         if name == "cpu_log":  # a fresh CPU capture's log, through the CLI
-            from compiler_core.build import import_trace
+            from compiler_core.analysis import import_trace
 
             log = cpu_log("tiny_model.py")
             assert cli_main(["export", str(log.path), "-o", str(folder)]) == 0

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from compiler_core.build import import_trace
+from compiler_core.analysis import import_trace
 from compiler_core.export import REFUSED_EXIT, export_compiles
 from compiler_core.export.machine_stamp import omp_threads, session_stamp, torch_minor, vector_bits
 from compiler_core.session import Session, load

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler_core.build import import_trace
+from compiler_core.analysis import import_trace
 from compiler_core.cli import main as cli_main
 from tests.compiler_core.export.exported_runs import run_all
 from tests.cpu_logs import cpu_log

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from compiler_core.build import import_trace
+from compiler_core.analysis import import_trace
 from compiler_core.session import Session
 from tests.conftest import ROOT
 

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from compiler_core.build import import_trace
+from compiler_core.analysis import import_trace
 from compiler_core.overview import Level, build_overview
 from compiler_core.session.refs import RefKind
 from tests.compiler_core.overview.overview_logs import (

@@ -8,8 +8,8 @@ from __future__ import annotations
 import lzma
 from pathlib import Path
 
+from compiler_core.analysis import import_trace
 from compiler_core.break_ranking import distinct_breaks
-from compiler_core.build import import_trace
 from compiler_core.overview.break_facts import break_fact
 
 LOG = Path(__file__).resolve().parents[3] / "bench" / "corpus" / "logs" / "hf_t5_train.log.xz"

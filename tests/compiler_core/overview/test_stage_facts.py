@@ -11,7 +11,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from compiler_core.build import import_trace
+from compiler_core.analysis import import_trace
 from compiler_core.overview import Level, build_overview
 from compiler_core.session import load
 from compiler_core.session.refs import RefKind

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler_core.build import import_trace
+from compiler_core.analysis import import_trace
 from compiler_core.cli import main as cli_main
 from compiler_core.ranks.collectives import collective_op, compile_collectives
 from compiler_core.ranks.graph_hash import first_difference, structural_hash

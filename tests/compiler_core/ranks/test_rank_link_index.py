@@ -6,7 +6,7 @@ The logs are a real two-rank gloo job whose ranks diverge (tests/data/ranks/dive
 
 from __future__ import annotations
 
-from compiler_core.build import import_trace
+from compiler_core.analysis import import_trace
 from compiler_core.session.links import LinkIndex, decode_or_none
 from tests.compiler_core.ranks.rank_data import logs_of
 

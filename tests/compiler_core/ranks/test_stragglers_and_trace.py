@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from compiler_core.build import import_trace
+from compiler_core.analysis import import_trace
 from compiler_core.ranks.rank_trace import (
     COMPILE_TID,
     compile_phases,

@@ -9,7 +9,7 @@ import lzma
 import re
 from pathlib import Path
 
-from compiler_core.build import import_trace
+from compiler_core.analysis import import_trace
 from compiler_core.session import load
 from compiler_core.stages.aot_splits import aot_pieces_note, ddp_pieces
 from tests.conftest import FIXTURES

@@ -17,7 +17,7 @@ from compiler_core.stages.autotune_records import winner_speedup
 def test_cpu_max_autotune_records_every_candidate(tmp_path: Path) -> None:
     import torch
 
-    from compiler_core.build import import_trace
+    from compiler_core.analysis import import_trace
     from compiler_core.capture.hooks.stage_hooks import stage_recorders
     from compiler_core.capture.hooks.trace_sink import TraceLogSink
     from compiler_core.stages import with_stage_artifacts

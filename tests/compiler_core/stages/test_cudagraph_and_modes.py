@@ -76,7 +76,7 @@ def test_a_skip_reason_in_compilation_metrics_marks_the_compiled_graphs_skipped(
     skip: torch writes `cudagraph_skip_reason` into the compile's metrics record."""
     import gzip
 
-    from compiler_core.build import import_trace
+    from compiler_core.analysis import import_trace
     from tests.conftest import FIXTURES
 
     text = gzip.decompress((FIXTURES / "traces" / "tlparse_simple.log.gz").read_bytes()).decode()
@@ -99,7 +99,7 @@ def test_a_skip_torch_211_decides_at_run_time_lands_on_its_compile() -> None:
     """Real trace: resources/examples/cudagraph_skip.py captured on an H100 with torch 2.11
     (reduce-overhead). 2.11 decides the mutated-input skip at the first run, outside any compile,
     so the event has no compile id; the user line it names finds the compile."""
-    from compiler_core.build import import_trace
+    from compiler_core.analysis import import_trace
     from tests.conftest import FIXTURES
 
     session = import_trace(str(FIXTURES / "traces" / "cudagraph_skip_h100_torch211.log.gz"))

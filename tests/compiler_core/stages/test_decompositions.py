@@ -22,7 +22,7 @@ pytestmark = pytest.mark.slow
 def capture(model_file: Path, trace: Path) -> Session:
     import torch
 
-    from compiler_core.build import import_trace
+    from compiler_core.analysis import import_trace
     from compiler_core.capture.hooks.inspect_config import inspect_config
     from compiler_core.capture.hooks.recording_backend import RecordingBackend
     from compiler_core.capture.hooks.stage_hooks import stage_recorders

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler_core.build import import_trace
+from compiler_core.analysis import import_trace
 from compiler_core.session import AutotuneResult, load, save
 from compiler_core.session.codec import UnreopenableSessionError
 from tests.conftest import FIXTURES

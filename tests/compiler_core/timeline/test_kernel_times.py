@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler_core.build.kernel_times import extern_op, join_runtime
+from compiler_core.analysis.kernel_times import extern_op, join_runtime
 from compiler_core.session import Ref, RefKind, Session
 from compiler_core.session.model import KernelTime
 from compiler_core.worker.client import WorkerClient

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from compiler_core.build import import_trace
+from compiler_core.analysis import import_trace
 from compiler_core.trace import RecordReader
 from tests.bench_logs import DATA
 from tests.conftest import FIXTURES

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compiler_core.build import import_trace
+from compiler_core.analysis import import_trace
 from compiler_core.summary import summarize
 from compiler_core.trace import RecordReader
 from tests.conftest import FIXTURES

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler_core.build import import_trace
+from compiler_core.analysis import import_trace
 from compiler_core.trace import fx_text
 
 ROOT = Path(__file__).resolve().parents[3]

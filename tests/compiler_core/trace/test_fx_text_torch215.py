@@ -1,6 +1,6 @@
 """torch 2.15 prints a backward node's location as `# Backward of forward node: File: ...`
 (torch/fx/graph.py); older torch printed `# File: ...`. Both give the node its source line, which
-pairs backward ops with their forward ops in logs without seq_nr (build/backward_links.py)."""
+pairs backward ops with their forward ops in logs without seq_nr (analysis/backward_links.py)."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ import gzip
 import shutil
 from pathlib import Path
 
-from compiler_core.build import import_trace
+from compiler_core.analysis import import_trace
 from compiler_core.session import LinkIndex, Ref, dumps, loads
 from compiler_core.summary import summarize
 from compiler_core.trace.compile_ids import trace_files

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from compiler_core.build import import_trace, session_builder
-from compiler_core.build.compile_records import PAYLOAD_KINDS
+from compiler_core.analysis import import_trace, session_builder
+from compiler_core.analysis.compile_records import PAYLOAD_KINDS
 from compiler_core.trace.payload_memo import PayloadMemo
 from compiler_core.trace.records import RecordReader
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from compiler_core.build import import_trace
+from compiler_core.analysis import import_trace
 from compiler_core.trace import RecordReader
 from compiler_core.trace.read_limits import NotRegularFileError, ReadLimits
 from tests import fuzz_records as fr

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from compiler_core.build import import_trace
+from compiler_core.analysis import import_trace
 from compiler_core.session import Compile
 from explorer.main_window import MainWindow
 from explorer.panes.compile_time_pane import CompileTimePane

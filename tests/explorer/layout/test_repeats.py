@@ -70,7 +70,7 @@ def test_layers_named_with_a_prefix_fold_and_numbered_names_do_not() -> None:
     twelve blocks fold whole now that each block's closing residual add stays in the block."""
     from pathlib import Path
 
-    from compiler_core.build import import_trace
+    from compiler_core.analysis import import_trace
 
     logs = Path(__file__).resolve().parents[3] / "bench" / "corpus" / "logs"
     vit = next(c for c in import_trace(logs / "tv_vit_b16_train.log.xz").compiles if c.dynamo_graph)

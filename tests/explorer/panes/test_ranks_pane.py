@@ -12,7 +12,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
-from compiler_core.build import import_trace
+from compiler_core.analysis import import_trace
 from compiler_core.ranks.rank_divergence import rank_divergence
 from compiler_core.session import Ref, Session, load
 from explorer.panes.ranks_pane import COLUMNS, REFERENCE, STRAGGLER, RanksPane
