@@ -20,7 +20,8 @@ Checks (a cell is ok, FAIL with the first counter-example, or n/a when the entry
 `runs`, `graphs`, `explain`, `breaks`, `break_frames`, `sources`, `kernel_claims`, `fold`
 (networkx's Weisfeiler-Lehman hash of each numbered block against the app's folds), `device`,
 `crash`, `speedups`, `cudagraphs` (counts and time shares across panes, the capture's records).
-Prints one table of entries x checks and, with --json, the figures (pass counts per check).
+Prints one table of entries x checks and, with --json, the figures (pass counts per check) and
+the same table as `"table": {"columns", "rows"}`, which docs/benchmarks.md shows.
 """
 
 from __future__ import annotations
@@ -763,8 +764,10 @@ def main() -> None:
         passed = applicable.count("ok")
         figures.append({"name": f"oracle {c}", "value": passed, "unit": f"of {len(applicable)} entries",
                         "target": "all", "ok": passed == len(applicable)})
-    if args.json:
-        print(json.dumps({"figures": figures}))
+    if args.json:  # the table too, so bench/benchmarks_page.py shows it from the stored result
+        table = {"columns": list(CHECKS),
+                 "rows": [[name] + [cells[c][0] for c in CHECKS] for name, cells in rows]}
+        print(json.dumps({"figures": figures, "table": table}))
 
 
 if __name__ == "__main__":
