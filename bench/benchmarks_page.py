@@ -3,16 +3,16 @@
     python bench/benchmarks_page.py              # rewrite docs/benchmarks.md
     python bench/benchmarks_page.py -o PATH      # write the page elsewhere (the test compares)
 
-Inputs, all under bench/results/:
+Inputs:
 
-- `NAME.json`, one per bench: its `--json` line (`{"figures": [{"name", "value", "unit", "target",
-  "ok"}]}`) with the `machine`, `date` and `command` it ran with, as `bench/record.py` stores it.
-  Optional keys: `recorded` (how figures were kept when they were typed in from an earlier page
-  rather than stored from the bench's output), a figure's own `machine` or `date` (where one file
-  holds figures of two runs), and `table` (`{"columns", "rows"}`, e.g. the oracle's entries x
-  checks), shown in full below the findings.
-- `notes/NAME.md`: the bench's "How checked" note; its first line is the section title.
-- `notes/findings.md`: the experiments whose conclusions the product relies on.
+- `bench/results/NAME.json`, one per bench: its `--json` line (`{"figures": [{"name", "value",
+  "unit", "target", "ok"}]}`) with the `machine`, `date` and `command` it ran with, as
+  `bench/record.py` stores it. Optional keys: `recorded` (how figures were kept when they were
+  typed in from an earlier page rather than stored from the bench's output), a figure's own
+  `machine` or `date` (where one file holds figures of two runs), and `table` (`{"columns",
+  "rows"}`, e.g. the oracle's entries x checks), shown in full below the findings.
+- `bench/results/notes/NAME.md`: the bench's "How checked" note; its first line is the section title.
+- `bench/results/notes/findings.md`: the experiments whose conclusions the product relies on.
 """
 
 from __future__ import annotations

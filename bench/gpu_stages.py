@@ -13,7 +13,7 @@ plus `stage_recorders()`:
 3. the timeline run phase on the transformer over eager and the four modes (mode comparison).
 
 Writes `$OUT/gpu_stages.json` (session 1 with the mode stats of 3; becomes
-tests/fixtures/gpu_stages.json), `$OUT/gpu_stages_skip.json` (session 2), the trace logs, and
+tests/fixtures/gpu_stages_h100.json), `$OUT/gpu_stages_skip.json` (session 2), the trace logs, and
 prints a short table. On a CPU-only machine it runs the same steps (no CUDA graphs, and GEMM
 autotuning only where Inductor's CPU templates apply) so the script itself can be tested.
 """

@@ -89,5 +89,5 @@ class PreJointPass(CustomGraphPass):
     def uuid(self) -> Any:
         """CustomGraphPass protocol: part of the cache key. None would bypass Inductor's and
         AOTAutograd's caches for every capture; on a hit the capture's AOT replay re-logs this
-        pass's artifact (compiler_core/capture/aot_replay.py)."""
+        pass's artifact (compiler_core/capture/hooks/aot_replay.py)."""
         return ("compilescope-decompositions", 1, getattr(self.previous, "uuid", lambda: None)())
