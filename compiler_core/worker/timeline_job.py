@@ -3,7 +3,7 @@
 The capture process compiles the model under the trace sink, the stage recorders and the
 inspect config, profiles one step, builds and saves the session. Timing the step after that in
 the same process read 1.3-2.3x slow on an H100 against the user's own loop in a fresh process
-(docs/benchmarks.md, "Timeline truth"), while the same timing code in a process that had never
+(docs/benchmarks.md, Findings), while the same timing code in a process that had never
 captured agreed with that loop. So the worker replaces its own image once the session is saved
 (`os.execv` of a fresh interpreter, `exec_timeline`): same pid, same events channel, same
 rlimits and the same place in the client's process tree, but no torch state, no thread, no
