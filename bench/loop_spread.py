@@ -15,7 +15,9 @@ placements interleaved run by run so drift hits each alike:
 - fixed: pinned, seeded and without address-space randomisation (`setarch -R`'s personality
   flag), so two runs differ in nothing the process itself chooses.
 
-`--placements` picks which (default: all four).
+`--placements` picks which (default: all four). `--from-raw F...` prints the figures of saved
+runs (`--out`'s loop_spread.json) instead of running; a placement named again in a later file
+(another machine session) keeps its own rows, marked "(session N)".
 
 Per model, placement and figure it prints the runs and their spread ((max - min) / mean). A
 placement whose spreads stay within the target can host a timeline-truth run that judges.
@@ -52,8 +54,12 @@ def main() -> None:
     p.add_argument("--cores", type=int, default=4)
     p.add_argument("--placements", default="free,pinned,seeded,fixed")
     p.add_argument("--out", type=Path)
+    p.add_argument("--from-raw", type=Path, nargs="*", default=[])
     p.add_argument("--json", action="store_true")
     args = p.parse_args()
+    if args.from_raw:
+        report(merged(args.from_raw), args.json)
+        return
     cores = pinned_cores(args.cores, args.device)
     every = {"free": None, "pinned": {**os.environ, PIN_VAR: cores},
              "seeded": {**os.environ, "PYTHONHASHSEED": "0"},
@@ -71,6 +77,20 @@ def main() -> None:
         if args.out:
             args.out.mkdir(parents=True, exist_ok=True)
             (args.out / "loop_spread.json").write_text(json.dumps(raw, indent=1))
+    report(raw, args.json)
+
+
+def merged(files: list[Path]) -> dict[str, dict[str, list[dict[str, Any]]]]:
+    raw: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for k, path in enumerate(files, start=1):
+        for name, by_placement in json.loads(path.read_text()).items():
+            into = raw.setdefault(name, {})
+            for label, runs in by_placement.items():
+                into[label if label not in into else f"{label} (session {k})"] = runs
+    return raw
+
+
+def report(raw: dict[str, dict[str, list[dict[str, Any]]]], as_json: bool) -> None:
     figures: list[dict[str, Any]] = []
     for name, by_placement in raw.items():
         modes = MODELS.get(name, "default")
@@ -86,7 +106,7 @@ def main() -> None:
                       f"[{' '.join(f'{v:.3f}' for v in values)}]")
                 figures.append({"name": f"{name} {label} {figure} spread", "value": round(s * 100, 2),
                                 "unit": "%", "target": f"<= {TARGET * 100:.0f} %", "ok": s <= TARGET})
-    if args.json:
+    if as_json:
         print(json.dumps({"figures": figures}))
 
 
