@@ -29,10 +29,11 @@ def main() -> None:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     app = QApplication.instance() or QApplication([])
-    from compiler_core.session import Compile, Session, load
+    from compiler_core.analysis.saved_sessions import open_session
+    from compiler_core.session import Compile, Session
     from explorer.main_window import MainWindow
 
-    base = load(ROOT / "tests" / "fixtures" / "transformer_block.json").compiles[0]
+    base = open_session(ROOT / "tests" / "fixtures" / "transformer_block.json").compiles[0]
     n = args.compiles
     rest = tuple(Compile(compile_id=f"{i}/0", frame_id=i, frame_compile_id=0) for i in range(1, n))
     session = Session(compiles=(base, *rest))

@@ -33,34 +33,16 @@ from collections import Counter
 from collections.abc import Iterable
 
 from compiler_core.analysis.source_lookup import SourceLookup, read_source
-from compiler_core.session.model import Compile, Session, SourceLoc
+from compiler_core.session.model import Compile, Session
+from compiler_core.session.source_quotes import DEF, quote_text, quoted_lines, source_locations
 from compiler_core.session.vocab import SourceOrigin
 
 MAX_TOTAL_BYTES = 24 << 20  # all files of a session (a 32-layer HF model needs ~1.5 MB)
 MIN_AGREEMENT = 0.9  # share of quoted lines a local file must reproduce to be trusted
 MIN_MATCHES = 3  # quoted code lines a file from disk must hold, for a log from elsewhere
-DEF = "\0def "  # marks a quoted line known only to start a function (see quoted_lines)
 _DEF_LINE = re.compile(r"\s*(?:async\s+)?def\s+(\w+)\s*\(")
 _OWN_CODE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _PACKAGES = re.compile(r"[/\\](?:site|dist)-packages[/\\](.+)$")
-_CAPTURES = ("capture", "script")  # session origins whose sources their own run read
-
-
-def _locs(c: Compile) -> Iterable[tuple[SourceLoc, bool]]:
-    """Every location of a compile, with whether it is a graph node's own line."""
-    if c.code is not None:
-        yield c.code, False
-    if c.dynamo_graph is not None:
-        for n in c.dynamo_graph.nodes:
-            if n.source is not None:
-                yield n.source, True
-            for s in n.stack:
-                yield s, False
-    for gb in c.graph_breaks:
-        if gb.location is not None:
-            yield gb.location, False
-        for s in gb.user_stack:
-            yield s, False
 
 
 def node_counts(compiles: Iterable[Compile]) -> Counter[str]:
@@ -78,51 +60,12 @@ def mentioned_files(compiles: list[Compile]) -> list[str]:
     """Files the compiles name, most Dynamo nodes first, then in order of first mention."""
     order: dict[str, None] = {}
     for c in compiles:
-        for loc, _ in _locs(c):
+        for loc, _ in source_locations(c):
             if loc.file and not loc.file.startswith("<"):
                 order.setdefault(loc.file, None)
     counts = node_counts(compiles)
     first = {f: i for i, f in enumerate(order)}
     return sorted(order, key=lambda f: (-counts.get(f, 0), first[f]))
-
-
-def quoted_lines(compiles: Iterable[Compile]) -> dict[str, dict[int, str]]:
-    """file -> line -> the code the log quotes for it (stripped of indentation).
-
-    A compiled frame quotes no code, but its first line is known to start the function (its
-    `def`, or the first decorator above it): that is recorded as `DEF + name`, so a file that
-    only frames name (transformers' `generic.py` wrapper) can still be checked."""
-    compiles = list(compiles)
-    out: dict[str, dict[int, str]] = {}
-    for c in compiles:
-        for loc, _ in _locs(c):
-            if loc.code and loc.line > 0 and loc.code.strip():
-                out.setdefault(loc.file, {}).setdefault(loc.line, loc.code.strip())
-        code = c.code
-        if code is not None and code.line > 0 and code.function.isidentifier() \
-                and not code.function.startswith("torch_dynamo_resume"):
-            out.setdefault(code.file, {}).setdefault(code.line, DEF + code.function)
-    _quote_guards(compiles, out)
-    return out
-
-
-def _quote_guards(compiles: list[Compile], out: dict[str, dict[int, str]]) -> None:
-    """Guards quote the line that installed them (`# x = self.layer1(x)  # torchvision/models/
-    resnet.py:273`) under a path relative to its package: matched to a known file by suffix,
-    through an index of every known file's path suffixes (no scan of the files per guard)."""
-    suffixes: dict[str, set[str]] = {}
-    for f in out:
-        parts = f.split("/")
-        for i in range(len(parts)):
-            suffixes.setdefault("/".join(parts[i:]), set()).add(f)
-    for c in compiles:
-        for g in c.guards:
-            src = g.source
-            if src is None or not src.code or src.line <= 0 or src.file.startswith("<"):
-                continue
-            hits = suffixes.get(src.file, set())
-            if len(hits) == 1:
-                out[next(iter(hits))].setdefault(src.line, src.code.strip())
 
 
 def _function_starts(lines: list[str]) -> dict[str, list[int]]:
@@ -168,15 +111,6 @@ def agreement(text: str, quoted: dict[int, str]) -> Agreement:
         else:
             code += 0 < n <= len(lines) and lines[n - 1].strip() == quote
     return Agreement(len(quoted), code + defs, code)
-
-
-def quote_text(quoted: dict[int, str]) -> str:
-    """The quoted code lines at their numbers, every other line blank (a gap). A function start
-    the log knows of but does not quote stays a gap too: its signature is not in the log."""
-    code = {n: q for n, q in quoted.items() if not q.startswith(DEF)}
-    if not code:
-        return ""
-    return "\n".join(code.get(i, "") for i in range(1, max(code) + 1)) + "\n"
 
 
 def quote_lines(text: str) -> set[int]:
@@ -304,46 +238,4 @@ def with_local_sources(session: Session, lookup: SourceLookup, total_cap: int = 
         used += len(text) - len(sources[path])
         sources[path], origins[path] = text, SourceOrigin.LOOKUP
         notes[path] = note or "read from this machine: it holds the lines the log quotes"
-    return dataclasses.replace(session, sources=sources, source_notes=notes, source_origins=origins)
-
-
-def without_local_sources(session: Session, why: str = "source lookup on this machine is off") -> Session:
-    """`session` with every `local lookup` text back to the lines the log quotes (saving without
-    sources; the lookup turned off). Returns `session` itself when it holds none."""
-    looked_up = [p for p, o in session.source_origins.items() if o == SourceOrigin.LOOKUP]
-    if not looked_up:
-        return session
-    quotes = quoted_lines(session.compiles)
-    sources, notes = dict(session.sources), dict(session.source_notes)
-    origins = dict(session.source_origins)
-    for path in looked_up:
-        quoted = quotes.get(path, {})
-        sources[path], origins[path] = quote_text(quoted), SourceOrigin.QUOTE
-        notes[path] = why
-    return dataclasses.replace(session, sources=sources, source_notes=notes, source_origins=origins)
-
-
-def with_source_origins(session: Session) -> Session:
-    """A session saved before `source_origins` existed, with them derived: texts an old build
-    rebuilt or aligned from another version (its notes say "rebuilt") become the log's quotes
-    alone; a capture's texts are its own; a log's other texts were read from the importing machine."""
-    if session.source_origins or not session.sources:
-        return session
-    quotes: dict[str, dict[int, str]] | None = None
-    sources, origins = dict(session.sources), {}
-    notes = dict(session.source_notes)
-    owns = {"trace": SourceOrigin.LOOKUP, **dict.fromkeys(_CAPTURES, SourceOrigin.CAPTURE)}
-    own = owns.get(session.meta.origin)
-    for path in session.sources:
-        note = notes.get(path, "")
-        if "rebuilt" in note or note.startswith("left out"):
-            if quotes is None:
-                quotes = quoted_lines(session.compiles)
-            sources[path] = quote_text(quotes.get(path, {}))
-            origins[path] = SourceOrigin.QUOTE
-            notes[path] = f"{note} (saved by an older CompileScope; now the log's quoted lines alone)"
-        elif own is not None:  # (a session made by hand, of no known origin, stays unmarked)
-            origins[path] = own
-    if not origins:
-        return session
     return dataclasses.replace(session, sources=sources, source_notes=notes, source_origins=origins)

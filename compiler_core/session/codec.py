@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 from compiler_core.session.gc_pause import gc_paused
 from compiler_core.session.model import SCHEMA_VERSION, Compile, Session
 from compiler_core.session.packed import PACKED_VERSIONS, PackedFormatError, pack, unpack
+from compiler_core.session.source_quotes import with_source_origins, without_local_sources
 
 orjson: Any
 try:
@@ -156,13 +157,11 @@ def _run_of_id(c: Compile) -> Compile:
 
 
 def _derived(session: Session) -> Session:
-    """What today's builder stores and older files lack, derived once here by the builder's own
-    code (decomposition tables; where each source text came from): views only look
-    things up. Free for a current file."""
-    from compiler_core.analysis.decompositions import with_missing_decompositions
-    from compiler_core.analysis.user_sources import with_source_origins
-
-    return with_source_origins(with_missing_decompositions(session))
+    """What today's builder stores and an older file lacks, where the session alone tells it
+    (where each source text came from); free for a current file. Decomposition tables need the
+    builder's own code, so a file opened for the user gets them one layer up
+    (analysis/saved_sessions.py); the session layer imports nothing above it."""
+    return with_source_origins(session)
 
 
 def dumps_bytes(session: Session, indent: int | None = None) -> bytes:
@@ -179,6 +178,8 @@ def dumps(session: Session, indent: int | None = None) -> str:
 
 
 def loads(text: str | bytes) -> Session:
+    """The session as stored. A file saved before decomposition tables were stored decodes
+    without them: open a user's file with analysis/saved_sessions.py, which adds them."""
     with gc_paused():
         try:
             data = orjson.loads(text) if orjson is not None else json.loads(text)
@@ -188,6 +189,7 @@ def loads(text: str | bytes) -> Session:
 
 
 def load(path: str | os.PathLike[str]) -> Session:
+    """`loads` of the file at `path`: the session as stored (see `loads`)."""
     return loads(Path(path).read_bytes())
 
 
@@ -198,8 +200,6 @@ def save(session: Session, path: str | os.PathLike[str], *, include_sources: boo
     out unless `include_sources`: the file keeps the lines the log quotes instead, so sharing a
     session never shares a local file the user did not choose to share."""
     if not include_sources:
-        from compiler_core.analysis.user_sources import without_local_sources
-
         session = without_local_sources(session, "read from the machine that imported the log; not saved")
     atomic_write_bytes(Path(path), reopenable_bytes(session))
 

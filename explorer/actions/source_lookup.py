@@ -15,8 +15,9 @@ from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QMessageBox, QWidget
 
 from compiler_core.analysis.source_lookup import SourceLookup
-from compiler_core.analysis.user_sources import with_local_sources, without_local_sources
+from compiler_core.analysis.user_sources import with_local_sources
 from compiler_core.session import Session, SourceOrigin
+from compiler_core.session.source_quotes import without_local_sources
 from explorer.plain_text import clip
 from explorer.state import SessionState
 from explorer.state.app_model import SourceLookupRequest

@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 from PySide6.QtCore import QSettings
 
-from compiler_core.session import Ref, Session, load
+from compiler_core.analysis.saved_sessions import open_session
+from compiler_core.session import Ref, Session
 from compiler_core.stages import decomposition_table, rows_for_refs
 from explorer.main_window import MainWindow
 from explorer.panes import code_view, decomposition_pane, dynamo_pane, inductor_pane
@@ -35,7 +36,7 @@ def _recording(calls: list[str], fn: Callable[..., Any]) -> Callable[..., Any]:
 
 @pytest.fixture
 def stages() -> Session:
-    return load(FIXTURES / "stages_cpu.json")
+    return open_session(FIXTURES / "stages_cpu.json")
 
 
 def test_heavy_pane_work_runs_on_workers_in_the_window(

@@ -12,7 +12,8 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetrics
 
-from compiler_core.session import AutotuneChoice, AutotuneResult, CudaGraphInfo, Ref, Session, load
+from compiler_core.analysis.saved_sessions import open_session
+from compiler_core.session import AutotuneChoice, AutotuneResult, CudaGraphInfo, Ref, Session
 from explorer.panes.autotune_pane import AutotunePane
 from explorer.panes.cudagraph_pane import CudaGraphPane
 from explorer.panes.decomposition_pane import DecompositionPane
@@ -37,7 +38,7 @@ GEMM = AutotuneResult(
 
 @pytest.fixture
 def session() -> Session:
-    s = load(FIXTURES / "stages_cpu.json")
+    s = open_session(FIXTURES / "stages_cpu.json")
     c = s.compiles[0]
     outs = list(c.inductor)
     outs[0] = dataclasses.replace(outs[0], autotune=(GEMM,), cudagraph=CudaGraphInfo(True))
@@ -158,7 +159,7 @@ def test_cudagraph_pane_tells_the_timelines_graphs_when_the_capture_recorded_non
     """An H100 session captured with max-autotune-no-cudagraphs, timed in reduce-overhead and
     max-autotune too: the pane said "No CUDA-graph information" while the Modes table showed
     graphs; it now says what the timeline recorded and why the per-partition reasons are missing."""
-    session = load(FIXTURES / "gpu_stages_h100.json")
+    session = open_session(FIXTURES / "gpu_stages_h100.json")
     state, selection = _state(session)
     pane = CudaGraphPane(state, selection)
     qtbot.addWidget(pane)

@@ -158,7 +158,8 @@ def test_source_cap_keeps_quoted_lines_and_says_so(gpt2: Session, tmp_path: Path
     """Local files that would pass the cap are left out (the log's quotes kept). The test copies
     the log's quoted lines into files under a lookup root, so the lookup accepts them."""
     from compiler_core.analysis.source_lookup import SourceLookup
-    from compiler_core.analysis.user_sources import collect_sources, quoted_lines
+    from compiler_core.analysis.user_sources import collect_sources
+    from compiler_core.session.source_quotes import quoted_lines
 
     quotes = quoted_lines(gpt2.compiles)
     big = max((p for p in gpt2.sources if len(quotes.get(p, {})) >= 3), key=lambda p: len(quotes[p]))

@@ -21,16 +21,14 @@ import pytest
 
 from compiler_core.analysis import import_trace
 from compiler_core.analysis.source_lookup import SourceLookup
-from compiler_core.analysis.user_sources import (
-    MIN_MATCHES,
-    agreement,
+from compiler_core.analysis.user_sources import MIN_MATCHES, agreement, with_local_sources
+from compiler_core.session import Session, SourceOrigin, dumps, load, loads, save
+from compiler_core.session.source_quotes import (
     quote_text,
     quoted_lines,
-    with_local_sources,
     with_source_origins,
     without_local_sources,
 )
-from compiler_core.session import Session, SourceOrigin, dumps, load, loads, save
 from tests.conftest import ROOT
 
 MODEL = '''import torch

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QSettings
 
-from compiler_core.session import Session, load
+from compiler_core.analysis.saved_sessions import open_session
+from compiler_core.session import Session
 from explorer.main_window import MainWindow
 from tests.conftest import FIXTURES
 
@@ -28,7 +29,7 @@ def window(qtbot: object, settings: QSettings) -> Iterator[MainWindow]:
 
 
 def fixture_session(name: str) -> Session:
-    return load(FIXTURES / f"{name}.json")
+    return open_session(FIXTURES / f"{name}.json")
 
 
 @pytest.fixture(scope="session")
