@@ -96,7 +96,7 @@ def test_capture_and_script_run_map_alike_on_the_gpu() -> None:
 def test_reduce_overhead_graphs_read_alike_in_every_pane(qtbot, name: str) -> None:  # type: ignore[no-untyped-def]
     """The CUDA graphs pane names the graphs the reduce-overhead run recorded and the share of
     the GPU's time inside them, as the Timeline table and the Modes table do."""
-    from compiler_core.stages.mode_compare import session_mode_rows
+    from compiler_core.queries.mode_compare import session_mode_rows
     from explorer.panes.cudagraph_pane import CudaGraphPane
     from explorer.state import SessionState
     from explorer.state.timeline_data import TimelineData
@@ -135,3 +135,30 @@ def test_the_oracle_fails_a_share_that_contradicts_the_recorded_graphs() -> None
     broken = dataclasses.replace(session, mode_stats=stats)
     verdict, why = oracle._cudagraphs_across_panes(broken)
     assert verdict == "FAIL" and "0 % of the GPU's time" in why, why
+
+
+ARCHITECTURES = 15  # distinct real architectures the GPU corpus must hold
+
+
+def test_the_gpu_sessions_span_fifteen_real_architectures() -> None:
+    """Made by bench/corpus/app_sessions.py on one H100: the app's own capture of each corpus
+    model, beside the log its run wrote (the oracle's independent record)."""
+    models = {p.name.split(".")[0] for p in SESSIONS.glob("*.json.xz")}
+    assert all((SESSIONS / f"{m}.trace.log.xz").exists() for m in models)
+    kinds = {m for m in models if not m.startswith(("trouble_", "script_"))}
+    assert len(kinds) >= ARCHITECTURES, sorted(kinds)
+
+
+@pytest.mark.parametrize("name", ["trouble_crash_attr", "hf_qwen2moe_infer", "hf_distilbert_infer"])
+def test_small_gpu_sessions_pass_the_oracle(name: str) -> None:
+    """A crash in user code, a mixture of experts breaking in every layer, an encoder: each fact
+    the oracle can check holds on the GPU session (the larger entries are checked by the bench)."""
+    oracle = _oracle()
+    facts = oracle._session_facts(SESSIONS / f"{name}.json.xz")
+    cells = oracle.check(oracle.Entry(name, [_unpacked(name)], facts))
+    failed = {c: why for c, (verdict, why) in cells.items() if verdict == "FAIL"}
+    assert not failed, (name, failed)
+    for check in ("runs", "graphs", "breaks", "kernel_claims", "device", "crash"):
+        assert cells[check][0] == "ok", (name, check, cells[check])
+    if name == "trouble_crash_attr":
+        assert facts["crashed"] and any(d.severity == "error" for d in _session(name).diagnostics)
