@@ -49,8 +49,8 @@ def main() -> int:
 
     from compiler_core.analysis import import_trace
     from compiler_core.analysis.session_builder import INTERNAL_SKIP
+    from compiler_core.queries.summary import summarize
     from compiler_core.session import dumps, loads
-    from compiler_core.summary import summarize
     from tests import fuzz_records as fr
 
     tried = 0

@@ -39,6 +39,7 @@ def capture(model_file: Path, mode: str, trace: Path, device: str, calls: int = 
     import torch
 
     from compiler_core.analysis import import_trace
+    from compiler_core.analysis.stage_artifacts import with_stage_artifacts
     from compiler_core.capture.hooks.inspect_config import inspect_config
     from compiler_core.capture.hooks.recording_backend import RecordingBackend
     from compiler_core.capture.hooks.stage_hooks import stage_recorders
@@ -46,7 +47,6 @@ def capture(model_file: Path, mode: str, trace: Path, device: str, calls: int = 
     from compiler_core.capture.model_run import call_once, compile_options, to_device
     from compiler_core.modelfile import load_model_file
     from compiler_core.session.model import SessionMeta
-    from compiler_core.stages import with_stage_artifacts
 
     spec = load_model_file(model_file, device=device)
     model = spec.model.to(device) if isinstance(spec.model, torch.nn.Module) else spec.model
@@ -100,7 +100,9 @@ def slim(session: Any) -> Any:
 
 
 def report(session: Any, skip: Any) -> None:
-    from compiler_core.stages import mode_rows, ranked, skip_summary, text_table
+    from compiler_core.analysis.autotune_records import ranked
+    from compiler_core.analysis.cudagraph_records import skip_summary
+    from compiler_core.queries.mode_compare import mode_rows, text_table
 
     print("\n== autotuning (transformer, max-autotune) ==")
     for c in session.compiles:

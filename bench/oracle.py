@@ -265,8 +265,8 @@ def check_session(path: Path) -> dict[str, tuple[str, str]]:
     recomputed here from the step times with nothing but `statistics` (block means, medians)."""
     import statistics
 
+    from compiler_core.queries.summary import summarize
     from compiler_core.session import load
-    from compiler_core.summary import summarize
 
     session = load(path)
     out = {c: _cell(None) for c in CHECKS}
@@ -293,8 +293,8 @@ def _cudagraphs_across_panes(session: Any) -> tuple[str, str]:
     """The CUDA graphs a mode recorded, as the Modes table (`mode_rows`), the CUDA graphs pane
     (`timeline_cudagraphs`) and `summary` show them, against the run's own recording markers
     counted here; and every partition the CUDA graphs pane lists as skipped says why."""
-    from compiler_core.stages.cudagraph_records import timeline_cudagraphs
-    from compiler_core.stages.mode_compare import mode_rows
+    from compiler_core.analysis.cudagraph_records import timeline_cudagraphs
+    from compiler_core.queries.mode_compare import mode_rows
 
     markers: dict[str, int] = defaultdict(int)
     for e in session.timeline_events:
@@ -337,9 +337,9 @@ def _cudagraph_shares(session: Any) -> str | None:
     and a CUDA run of reduce-overhead or max-autotune with graphs recorded must reach the CUDA
     graphs pane (else it reads "No CUDA-graph information"). None when no mode was profiled on a
     GPU (nothing to compare), "" when all agree, else the first disagreement."""
-    from compiler_core.stages.cudagraph_records import timeline_cudagraphs
-    from compiler_core.stages.mode_compare import session_mode_rows
-    from compiler_core.summary import summarize
+    from compiler_core.analysis.cudagraph_records import timeline_cudagraphs
+    from compiler_core.queries.mode_compare import session_mode_rows
+    from compiler_core.queries.summary import summarize
     from explorer.state.timeline_data import TimelineData
 
     data = TimelineData()
@@ -626,7 +626,7 @@ def _fold(session: Any) -> tuple[str, str]:
 def _speedups(session: Any) -> tuple[str, str]:
     """The speedup `summary` prints equals the paired eager median over the mode's median, both
     printed beside it (eager's own median where a mode has no paired blocks)."""
-    from compiler_core.summary import summarize
+    from compiler_core.queries.summary import summarize
 
     timeline = summarize(session).get("timeline") or {}
     if not timeline:

@@ -93,8 +93,8 @@ class PlainLoop:
 
 
 def measure_mode(spec: Any, mode: str, args: argparse.Namespace) -> dict[str, Any]:
+    from compiler_core.queries.step_stats import mode_speedup
     from compiler_core.timeline.run_phase import ModeRun, step_function
-    from compiler_core.timeline.stats import mode_speedup
     from compiler_core.timeline.step_clock import BLOCK
 
     steps = BLOCK * args.rounds

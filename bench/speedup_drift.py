@@ -80,7 +80,8 @@ def main(argv: list[str] | None = None) -> int:
     args.device, args.dtype, args.overhead_steps, args.warmup = "cpu", "float32", 10, 5
     import torch
 
-    from compiler_core.timeline import run_phase, speedups
+    from compiler_core.queries.step_stats import speedups
+    from compiler_core.timeline import run_phase
 
     torch.set_num_threads(1)
     spec = build_spec(args)

@@ -172,7 +172,8 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     import torch
 
-    from compiler_core.timeline import run_phase, speedups
+    from compiler_core.queries.step_stats import speedups
+    from compiler_core.timeline import run_phase
 
     modes = [m for m in args.modes.split(",") if m]
     spec = build_spec(args)

@@ -10,8 +10,8 @@ from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QShowEvent
 from PySide6.QtWidgets import QDockWidget, QTabBar, QWidget
 
+from compiler_core.queries.summary import KernelCounts, kernel_counts
 from compiler_core.session import LinkIndex, Session
-from compiler_core.summary import KernelCounts, kernel_counts
 from explorer.actions.compare_actions import CompareActions
 from explorer.actions.export_actions import ExportActions
 from explorer.actions.file_actions import FileActions

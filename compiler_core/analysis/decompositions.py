@@ -3,7 +3,7 @@
 `with_decompositions(session)` fills `Compile.decomposition` with one `Decomposition` per Dynamo
 op: e.g. `probs = torch.softmax(...)` → `amax, sub, exp, sum, div` in the forward and its backward
 ops, plus the kernels those ops landed in. The Decompositions pane only looks the rows up
-(stages/decompositions.py), so the CLI and the tests see exactly what it shows, and nothing is
+(queries/decompositions.py), so the CLI and the tests see exactly what it shows, and nothing is
 derived again through the link index on every open.
 
 Where the decomposed ops come from, best first:

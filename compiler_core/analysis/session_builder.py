@@ -210,8 +210,12 @@ def _with_stage_artifacts(session: Session, ranks: list[RankRecords]) -> Session
     """Autotune / CUDA-graph / decomposition artifacts through the stage readers' own functions
     (compiler_core/stages), fed from this single pass instead of a second read of the log.
     Runs even without artifacts: the CUDA-graph skip torch writes into compile metrics applies too."""
-    from compiler_core.stages.autotune_records import autotune_from_artifact, autotune_graph, autotune_problem
-    from compiler_core.stages.stage_artifacts import StagePayloads, apply_stage_payloads
+    from compiler_core.analysis.autotune_records import (
+        autotune_from_artifact,
+        autotune_graph,
+        autotune_problem,
+    )
+    from compiler_core.analysis.stage_artifacts import StagePayloads, apply_stage_payloads
 
     payloads = StagePayloads()
     skipped: list[Diagnostic] = []

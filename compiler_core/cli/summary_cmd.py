@@ -26,7 +26,7 @@ def add_parser(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from compiler_core.summary import summarize
+    from compiler_core.queries.summary import summarize
 
     session = read_session(args, "summary")
     if session is None:

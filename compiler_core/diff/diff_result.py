@@ -190,7 +190,7 @@ class GroupMatch:
 @dataclass(frozen=True)
 class ModeDiff:
     """A compile mode's steady step time before and after. `noise` combines both runs' spreads
-    (half the interquartile range of block means over the median, timeline/stats.py);
+    (half the interquartile range of block means over the median, queries/step_stats.py);
     `beyond_noise` is None where a side has no spread to judge by."""
 
     mode: str

@@ -14,11 +14,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from compiler_core.break_ranking import distinct_breaks
 from compiler_core.diff.hint_plan import Hint, hint_for_break, hint_for_recompile, plan_for
-from compiler_core.recompile_explain import distinct_recompiles
+from compiler_core.queries.break_ranking import distinct_breaks
+from compiler_core.queries.recompile_explain import distinct_recompiles
+from compiler_core.queries.summary import aot_saved_bytes
 from compiler_core.session.model import Session
-from compiler_core.summary import aot_saved_bytes
 
 BUDGET_KEY = "functorch.activation_memory_budget"  # how a capture's meta records a re-run's budget
 

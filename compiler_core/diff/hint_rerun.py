@@ -24,10 +24,10 @@ from pathlib import Path
 from compiler_core.diff.diff_result import SessionDiff
 from compiler_core.diff.hint_plan import Hint, RerunPlan, plan_for
 from compiler_core.diff.session_diff import diff_sessions, mode_diff
+from compiler_core.queries.step_stats import EAGER, shown_stats
 from compiler_core.run.spec import ScriptSpec
 from compiler_core.session.codec import load
 from compiler_core.session.model import Session
-from compiler_core.timeline.stats import EAGER, shown_stats
 from compiler_core.worker.client import WorkerClient
 from compiler_core.worker.protocol import MODES, CaptureSpec
 

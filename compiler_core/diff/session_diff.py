@@ -14,7 +14,6 @@ import math
 import os
 from collections.abc import Callable, Iterable
 
-from compiler_core.break_ranking import distinct_breaks
 from compiler_core.diff.compile_match import frame_key, group_of, match_compiles
 from compiler_core.diff.diff_result import (
     BreakFact,
@@ -29,10 +28,11 @@ from compiler_core.diff.diff_result import (
 )
 from compiler_core.diff.fix_list import fix_rows
 from compiler_core.diff.stage_diff import STAGES, break_fact, break_identity, compile_diff, timed_total
-from compiler_core.recompile_explain import distinct_recompiles
+from compiler_core.queries.break_ranking import distinct_breaks
+from compiler_core.queries.recompile_explain import distinct_recompiles
+from compiler_core.queries.step_stats import shown_stats
+from compiler_core.queries.summary import kernel_counts, saved_bytes
 from compiler_core.session.model import Compile, ModeStats, Session
-from compiler_core.summary import kernel_counts, saved_bytes
-from compiler_core.timeline.stats import shown_stats
 
 
 def diff_sessions(before: Session, after: Session) -> SessionDiff:

@@ -14,15 +14,15 @@ import os
 import re
 from collections.abc import Iterable, Sequence
 
-from compiler_core.break_ranking import break_key
 from compiler_core.diff.compile_match import frame_key
 from compiler_core.diff.diff_result import BreakFact, Change, CompileDiff, GraphDiff, KernelDiff, SavedDiff
 from compiler_core.diff.graph_diff import graph_diff, op_name
 from compiler_core.diff.kernel_swaps import kernel_swaps
 from compiler_core.overview.stage_facts import compile_total
+from compiler_core.queries.break_ranking import break_key
+from compiler_core.queries.summary import aot_saved_bytes
 from compiler_core.session.model import AotInfo, Compile, CudaGraphInfo, GraphBreak, InductorOutput, Kernel
 from compiler_core.session.refs import Ref
-from compiler_core.summary import aot_saved_bytes
 
 STAGES = ("dynamo", "aot", "inductor", "codegen", "backend", "backward")
 _RENUMBERED = re.compile(r"___\d+\b")

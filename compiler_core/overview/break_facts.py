@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from compiler_core.break_ranking import DistinctBreak, distinct_breaks
 from compiler_core.overview.model import Fact, Level, Section, plural
+from compiler_core.queries.break_ranking import DistinctBreak, distinct_breaks
 from compiler_core.session.model import Session, SourceLoc
 from compiler_core.session.refs import Ref
 

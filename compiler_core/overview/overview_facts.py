@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from compiler_core.break_ranking import distinct_breaks
 from compiler_core.overview.break_facts import break_section
 from compiler_core.overview.model import Fact, Level, Overview, Section, plural
 from compiler_core.overview.recompile_facts import recompile_count, recompile_section
@@ -29,6 +28,7 @@ from compiler_core.overview.stage_facts import (
 )
 from compiler_core.overview.step_facts import kernel_time_section, mode_figures, step_section
 from compiler_core.overview.verdict import Measures, verdict
+from compiler_core.queries.break_ranking import distinct_breaks
 from compiler_core.ranks.stragglers import straggler_report
 from compiler_core.session.model import Compile, Session
 from compiler_core.session.refs import Ref

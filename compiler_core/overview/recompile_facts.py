@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from compiler_core.overview.break_facts import first_line, where
 from compiler_core.overview.model import Fact, Level, Section, plural
-from compiler_core.recompile_explain import (
+from compiler_core.queries.recompile_explain import (
     RecompileCause,
     distinct_recompiles,
     explain,

@@ -19,14 +19,14 @@ from html import escape
 from pathlib import Path
 
 from compiler_core import __version__
-from compiler_core.break_ranking import distinct_breaks
 from compiler_core.overview.break_facts import first_line, where
 from compiler_core.overview.model import Level, Overview
+from compiler_core.queries.break_ranking import distinct_breaks
+from compiler_core.queries.mode_compare import COLUMNS as MODE_COLUMNS
+from compiler_core.queries.mode_compare import session_mode_rows
 from compiler_core.session.codec import atomic_write_text
 from compiler_core.session.model import Session
 from compiler_core.session.refs import Ref
-from compiler_core.stages.mode_compare import COLUMNS as MODE_COLUMNS
-from compiler_core.stages.mode_compare import session_mode_rows
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'"
 MAX_KERNEL_ROWS = 3000  # a 32-layer model has ~1,500 kernels and extern calls per partition set

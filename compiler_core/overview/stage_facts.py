@@ -17,12 +17,12 @@ import heapq
 from collections import defaultdict
 from pathlib import Path
 
+from compiler_core.analysis.cudagraph_records import skip_summary, timeline_cudagraphs
 from compiler_core.analysis.value_bounds import seconds
 from compiler_core.overview.model import Fact, Level, Section, human_bytes, plural
+from compiler_core.queries.summary import saved_bytes
 from compiler_core.session.model import Compile, Session, SourceLoc
 from compiler_core.session.refs import Ref
-from compiler_core.stages.cudagraph_records import skip_summary, timeline_cudagraphs
-from compiler_core.summary import saved_bytes
 from compiler_core.trace.output_code import split_extern_name
 
 MAX_FACTS = 8  # lines per section; the report's tables hold the rest

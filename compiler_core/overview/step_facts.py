@@ -1,7 +1,7 @@
 """The Overview's timed sections: step time per mode with its speedup and spread, and where a
 profiled step's time went (kernels, library calls, eager ops outside every compiled graph).
 
-Figures are the timeline's (`timeline/stats.py`): the medians the app shows (`shown_stats`),
+Figures are the timeline's (`queries/step_stats.py`): the medians the app shows (`shown_stats`),
 speedups against the paired eager steps where the run measured them, and the speedup's noise
 (`speedup_noise`: the block spreads combined). A speedup whose noise is at least its effect is
 flagged with `untrustworthy`'s own words, never rounded into a claim.
@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from compiler_core.overview.model import Fact, Level, Section, human_bytes, plural
+from compiler_core.queries.step_stats import EAGER, shown_stats, speedup_noise, speedups, untrustworthy
 from compiler_core.session.model import ModeStats, Session
 from compiler_core.session.refs import Ref, RefKind
-from compiler_core.timeline.stats import EAGER, shown_stats, speedup_noise, speedups, untrustworthy
 
 MAX_KERNELS = 8
 EAGER_WHY = ("Outside the compiled graphs: code not under torch.compile (a loss, an optimizer step), a "

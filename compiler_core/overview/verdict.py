@@ -13,14 +13,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from compiler_core.break_ranking import DistinctBreak
 from compiler_core.overview.break_facts import first_line
 from compiler_core.overview.model import plural
 from compiler_core.overview.recompile_facts import limit_words
 from compiler_core.overview.step_facts import ModeFigure, doubt_words, speedup_text
-from compiler_core.recompile_explain import RecompileCause
+from compiler_core.queries.break_ranking import DistinctBreak
+from compiler_core.queries.recompile_explain import RecompileCause
+from compiler_core.queries.step_stats import EAGER
 from compiler_core.session.model import Compile
-from compiler_core.timeline.stats import EAGER
 
 
 @dataclass(frozen=True)

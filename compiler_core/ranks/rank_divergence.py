@@ -24,11 +24,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from compiler_core.analysis.aot_splits import ddp_pieces
 from compiler_core.ranks.collectives import compile_collectives
 from compiler_core.ranks.graph_hash import first_difference, structural_hash
 from compiler_core.ranks.rank_sets import ranks_text
 from compiler_core.session.model import Compile, Session
-from compiler_core.stages.aot_splits import ddp_pieces
 
 # in the order a user reads them: what was compiled, then how, then what it runs
 ASPECTS = ("compiles", "status", "graph", "breaks", "recompiles", "guards", "cache", "splits", "collectives")

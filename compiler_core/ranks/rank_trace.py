@@ -24,10 +24,10 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from compiler_core.export.timeline_files import TRACE_PID, chrome_trace
 from compiler_core.ranks.stragglers import RANK_MODE
 from compiler_core.safe_paths import atomic_write_text
 from compiler_core.session.model import Session, StepSample, TimelineEvent
-from compiler_core.timeline.exporters import TRACE_PID, chrome_trace
 from compiler_core.trace.records import RecordReader
 from compiler_core.trace.trace_folders import trace_files
 

@@ -75,8 +75,8 @@ class ScriptJob:
         from compiler_core.capture.hooks.inspect_config import inspect_config
         from compiler_core.capture.hooks.stage_hooks import stage_recorders
         from compiler_core.capture.hooks.trace_sink import TraceLogSink
-        from compiler_core.capture.stage_tracker import StageTracker
         from compiler_core.run.step_timer import StepTimer
+        from compiler_core.worker.stage_tracker import StageTracker
 
         # A torch outside a private hook's tested range: a note in the session, run anyway.
         self.version_warnings = check_torch_version()

@@ -30,10 +30,10 @@ from collections.abc import Callable
 from typing import Any
 
 from compiler_core.capture.hooks.compile_watch import WARMUP_KINDS, CompileWatch
+from compiler_core.queries.step_stats import mode_stats
 from compiler_core.session.model import ModeStats, StepSample, TimelineEvent
 from compiler_core.timeline.call_clock import StepClock, clock_for
 from compiler_core.timeline.records import MODE_START, to_record
-from compiler_core.timeline.stats import mode_stats
 
 DAY_MS = 86_400_000.0
 EMIT_EVERY = 8  # calls between batches of resolved samples when nothing else happened

@@ -206,7 +206,7 @@ class AutotuneResult:
     tuning_s: float | None = None
     kernel: str = ""  # kernel name the winner became, when known
     # post-grad nodes this tuning decided (one result serves every node of the same op and
-    # input shapes: Inductor tunes a shape once); filled by stages/autotune_targets.py
+    # input shapes: Inductor tunes a shape once); filled by analysis/autotune_targets.py
     nodes: tuple[str, ...] = ()
 
 
@@ -408,7 +408,7 @@ class ModeStats:
     saved_bytes: int | None = None  # saved-activation bytes of the session's graphs (train only)
     # half the interquartile range of the steady block means over their median: how far one
     # block of 10 steps typically strays from the median (0.03 = ±3 %); for the paired eager
-    # blocks too. What the speedup's trust is judged by (timeline/stats.py, speedup_noise).
+    # blocks too. What the speedup's trust is judged by (queries/step_stats.py, speedup_noise).
     spread: float | None = None
     baseline_spread: float | None = None
 
@@ -463,7 +463,7 @@ class Session:
     mode_stats: tuple[ModeStats, ...] = ()
     diagnostics: tuple[Diagnostic, ...] = ()
     schema_version: int = SCHEMA_VERSION
-    memory_budget: tuple[BudgetPoint, ...] = ()  # activation-memory-budget sweep (stages/memory_budget)
+    memory_budget: tuple[BudgetPoint, ...] = ()  # activation-memory-budget sweep (worker/budget_job.py)
     # path -> how its text in `sources` was obtained when not read as-is ("read from the local
     # install: ..."), or why the file itself is not shown ("left out: ...", "another version")
     source_notes: dict[str, str] = field(default_factory=dict)

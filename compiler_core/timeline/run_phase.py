@@ -50,11 +50,11 @@ from compiler_core.capture.hooks.compile_watch import WARMUP_KINDS, CompileWatch
 from compiler_core.capture.hooks.compiler_reset import reset_compiler
 from compiler_core.capture.hooks.inductor_entry import list_mode_options
 from compiler_core.modelfile import ModelSpec
+from compiler_core.queries.step_stats import EAGER, mode_stats
 from compiler_core.session.model import ModeStats, RuntimeProfile, StepSample, TimelineEvent
 from compiler_core.timeline.kernel_profile import CPU_KERNEL_PROFILE, profile_steps
 from compiler_core.timeline.probes import MemoryProbe
 from compiler_core.timeline.records import MODE_START, to_record
-from compiler_core.timeline.stats import EAGER, mode_stats
 from compiler_core.timeline.step_clock import BLOCK, BlockTimer
 from compiler_core.timeline.step_inputs import StepInputs
 

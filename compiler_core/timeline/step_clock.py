@@ -38,9 +38,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from compiler_core.queries.step_stats import BLOCK
 from compiler_core.timeline.stack_chunk import on_fresh_chunk
-
-BLOCK = 10
 
 
 @dataclass

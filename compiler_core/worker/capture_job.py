@@ -57,7 +57,7 @@ class CaptureJob:
         from compiler_core.capture.hooks.hint_config import hinted_config
         from compiler_core.capture.hooks.stage_hooks import stage_recorders
         from compiler_core.capture.hooks.trace_sink import TraceLogSink
-        from compiler_core.capture.stage_tracker import StageTracker
+        from compiler_core.worker.stage_tracker import StageTracker
 
         # A torch outside a private hook's tested range: a note in the session, capture anyway.
         self.facts.setdefault("notes", []).extend(check_torch_version())

@@ -28,10 +28,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from compiler_core.analysis.aot_splits import aot_pieces_note
 from compiler_core.session import AotInfo, Compile, Ref, RefKind, SavedTensor, Session
 from compiler_core.session.model import BudgetPoint
 from compiler_core.session.vocab import Partition
-from compiler_core.stages.aot_splits import aot_pieces_note
 from explorer.actions.budget_sweep import BudgetSweepRun
 from explorer.canvas import EdgeStyle, GraphCanvas
 from explorer.panes.aot_facts import (

@@ -6,7 +6,7 @@ block sizes, warps and stages, the winner, the tuning time, and the candidates t
 the reason Inductor logged ("out of resource: shared memory"). Every bar carries its label
 (template + block sizes + stages/warps) and its time; the table below names each candidate in
 full. Clicking an operation or a candidate selects the post-grad nodes that tuning decided and
-the kernel its winner became (resolved in the core, stages/autotune_targets.py), so the graph
+the kernel its winner became (resolved in the core, analysis/autotune_targets.py), so the graph
 and kernel panes light them.
 """
 
@@ -25,10 +25,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from compiler_core.analysis.autotune_records import ranked
 from compiler_core.session import AutotuneResult, Compile, Ref, Session
 from compiler_core.session.model import AutotuneChoice
 from compiler_core.session.vocab import partition_of
-from compiler_core.stages import ranked
 from explorer.panes.base import Pane
 from explorer.plain_text import clip, plain_label, rich, rich_label, tip
 from explorer.state import SelectionModel, SessionState

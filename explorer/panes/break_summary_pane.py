@@ -17,8 +17,8 @@ from PySide6.QtCore import Qt, QUrl
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QSplitter, QTextBrowser, QTreeWidget, QTreeWidgetItem, QVBoxLayout
 
-from compiler_core.break_ranking import DistinctBreak, distinct_breaks
-from compiler_core.recompile_explain import RecompileCause, distinct_recompiles
+from compiler_core.queries.break_ranking import DistinctBreak, distinct_breaks
+from compiler_core.queries.recompile_explain import RecompileCause, distinct_recompiles
 from compiler_core.session import Compile, Ref, Session
 from compiler_core.session.model import SourceLoc
 from compiler_core.session.refs import source_line

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QVBoxLayout
 
+from compiler_core.analysis.cudagraph_records import skip_summary, timeline_cudagraphs
 from compiler_core.session import Compile, Ref, Session
-from compiler_core.stages import skip_summary
-from compiler_core.stages.cudagraph_records import timeline_cudagraphs
 from explorer.panes.base import Pane
 from explorer.panes.stage_table import StageTable
 from explorer.plain_text import plain_label

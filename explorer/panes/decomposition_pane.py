@@ -13,8 +13,8 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QVBoxLayout
 
+from compiler_core.queries.decompositions import DecompRow, decomposition_summary, decomposition_table
 from compiler_core.session import Compile, Ref, RefKind, Session
-from compiler_core.stages import DecompRow, decomposition_summary, decomposition_table
 from explorer.panes.base import Pane
 from explorer.panes.stage_table import StageTable
 from explorer.plain_text import plain_label

@@ -14,8 +14,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QSplitter, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
+from compiler_core.queries.summary import kernel_counts
 from compiler_core.session import Compile, InductorOutput, Kernel, Ref
-from compiler_core.summary import kernel_counts
 from explorer.canvas import GraphCanvas
 from explorer.panes.base import Pane
 from explorer.panes.graph_view import GraphSection, RefIndex, make_graph_view, sections_index

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QVBoxLayout
 
+from compiler_core.queries.mode_compare import COLUMNS, ModeRow, session_mode_rows
 from compiler_core.session import Session
-from compiler_core.stages import ModeRow
-from compiler_core.stages.mode_compare import COLUMNS, session_mode_rows
 from explorer.panes.base import Pane
 from explorer.panes.stage_table import StageTable
 from explorer.plain_text import plain_label

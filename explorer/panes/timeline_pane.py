@@ -30,12 +30,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from compiler_core.export.timeline_files import write_chrome_trace, write_csv
+from compiler_core.queries.step_stats import BLOCK, untrustworthy
 from compiler_core.ranks.rank_trace import logs_for, write_multi_rank_trace
 from compiler_core.session.model import ModeStats, Session, StepSample, TimelineEvent
-from compiler_core.timeline.exporters import write_chrome_trace, write_csv
 from compiler_core.timeline.records import from_record
-from compiler_core.timeline.stats import untrustworthy
-from compiler_core.timeline.step_clock import BLOCK
 from explorer.panes.base import Pane
 from explorer.panes.number_text import human_bytes
 from explorer.panes.timeline_controls import TimelineControls

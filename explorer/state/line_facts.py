@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from compiler_core.break_ranking import distinct_breaks
-from compiler_core.recompile_explain import distinct_recompiles
+from compiler_core.queries.break_ranking import distinct_breaks
+from compiler_core.queries.recompile_explain import distinct_recompiles
 from compiler_core.session import LinkIndex, Ref, RefKind, Session
 from compiler_core.session.links import decode_or_none
 from compiler_core.session.vocab import Partition

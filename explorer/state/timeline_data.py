@@ -3,7 +3,7 @@
 Samples arrive one at a time from the worker (thousands per run); appending must be O(1) and
 repainting must not re-walk Python objects, so each mode keeps growing lists of step, ms and
 warm-up flags that the plot turns into arrays only when it repaints. Statistics come from
-`compiler_core.timeline.stats` so the table shows exactly the figures the CLI summary prints.
+`compiler_core.queries.step_stats` so the table shows exactly the figures the CLI summary prints.
 Qt-free, so it is tested without a window.
 """
 
@@ -13,9 +13,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from compiler_core.queries.step_stats import EAGER, mode_speedup, summarize, with_measured
 from compiler_core.session.model import ModeStats, Session, StepSample, TimelineEvent
 from compiler_core.timeline.records import EVENT, MODE_START, SAMPLE, STATS, from_record
-from compiler_core.timeline.stats import EAGER, mode_speedup, summarize, with_measured
 
 MODE_ORDER = ("eager", "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 

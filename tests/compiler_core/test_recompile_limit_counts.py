@@ -11,8 +11,8 @@ from pathlib import Path
 
 from compiler_core.analysis import import_trace
 from compiler_core.overview.recompile_facts import recompile_count
-from compiler_core.recompile_explain import distinct_recompiles
-from compiler_core.summary import summarize
+from compiler_core.queries.recompile_explain import distinct_recompiles
+from compiler_core.queries.summary import summarize
 
 JOB = Path(__file__).resolve().parents[2] / "bench" / "corpus" / "logs" / "dist_fsdp_train"
 

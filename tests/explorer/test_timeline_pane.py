@@ -16,9 +16,9 @@ from PySide6.QtCore import Qt, QTimer
 from pytestqt.qtbot import QtBot
 
 from compiler_core.analysis import import_trace
+from compiler_core.queries.step_stats import all_mode_stats, speedups, untrustworthy
 from compiler_core.session import Session, load
 from compiler_core.timeline.records import to_record
-from compiler_core.timeline.stats import all_mode_stats, speedups, untrustworthy
 from explorer.panes.timeline_pane import COLUMNS, PLOT_INTERVAL_MS, TimelinePane
 from tests.conftest import FIXTURES, SHARED_TRACES
 
@@ -221,7 +221,7 @@ def test_the_modes_table_and_summary_show_the_same_medians_for_a_session_saved_b
         qtbot: QtBot) -> None:
     """The bundled transformer session stored an eager median of 2.628 ms taken over steps; the
     table showed 2.520 (over blocks, from the samples) and `summary` printed the stored one."""
-    from compiler_core.summary import summarize
+    from compiler_core.queries.summary import summarize
     from tests.conftest import ROOT
 
     session = load(ROOT / "resources" / "sessions" / "transformer_block.json")
@@ -279,7 +279,7 @@ def test_the_modes_pane_shows_the_timelines_figures_for_a_session_saved_by_an_ol
         qtbot: QtBot) -> None:
     """The Modes table read the stored figures (eager 2.628 ms, speedup 1.52x) beside a Timeline
     table of 2.520 ms and 1.38x for the same steps: one screen, two speedups."""
-    from compiler_core.summary import summarize
+    from compiler_core.queries.summary import summarize
     from explorer.panes.mode_compare_pane import ModeComparePane
     from explorer.state import SessionState
     from tests.conftest import ROOT

@@ -120,8 +120,8 @@ def test_a_trace_log_stage_name_never_reaches_a_path(tmp_path: Path) -> None:
 
 
 def test_timeline_csv_cells_from_data_cannot_be_formulas(tmp_path: Path) -> None:
+    from compiler_core.export.timeline_files import write_csv
     from compiler_core.session.model import StepSample, TimelineEvent
-    from compiler_core.timeline.exporters import write_csv
 
     evil = '=HYPERLINK("http://x","y")'
     write_csv(tmp_path / "t.csv", [StepSample(mode=evil, step=0, ms=1.0)],

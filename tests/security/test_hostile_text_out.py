@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 
 from compiler_core.analysis import import_trace
+from compiler_core.export.timeline_files import samples_csv
 from compiler_core.session import Session
 from compiler_core.session.model import StepSample, TimelineEvent
-from compiler_core.timeline.exporters import samples_csv
 from explorer.main_window import MainWindow
 from tests.conftest import FIXTURES, ROOT
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from compiler_core.analysis import import_trace
 from compiler_core.overview.overview_facts import build_overview
+from compiler_core.queries.summary import summarize
 from compiler_core.session.model import CRASH_STAGE
-from compiler_core.summary import summarize
 
 CORPUS = Path(__file__).resolve().parents[3] / "bench" / "corpus" / "logs"
 LOG = CORPUS / "trouble_crash_attr.log.xz"

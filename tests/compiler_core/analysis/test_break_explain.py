@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from compiler_core.analysis import import_trace
-from compiler_core.break_ranking import distinct_breaks
-from compiler_core.recompile_explain import distinct_recompiles, explain
+from compiler_core.queries.break_ranking import distinct_breaks
+from compiler_core.queries.recompile_explain import distinct_recompiles, explain
+from compiler_core.queries.summary import summarize
 from compiler_core.session import Session, SourceOrigin
-from compiler_core.summary import summarize
 from tests.conftest import ROOT
 
 DATA = ROOT / "bench" / "data"

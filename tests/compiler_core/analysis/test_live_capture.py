@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from compiler_core.analysis import import_trace
+from compiler_core.queries.summary import summarize
 from compiler_core.session import LinkIndex, Ref, RefKind
-from compiler_core.summary import summarize
 
 ROOT = Path(__file__).resolve().parents[3]
 DRIVER = Path(__file__).with_name("live_trace_driver.py")

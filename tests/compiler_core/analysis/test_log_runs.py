@@ -13,8 +13,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from compiler_core.analysis import import_trace
+from compiler_core.queries.summary import summarize
 from compiler_core.session import dumps, load, loads, save
-from compiler_core.summary import summarize
 from tests.cpu_logs import cpu_log
 
 

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from compiler_core.analysis import import_trace
+from compiler_core.queries.summary import summarize
 from compiler_core.session import Session, codec
-from compiler_core.summary import summarize
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -14,7 +14,7 @@ import lzma
 from pathlib import Path
 
 from compiler_core.analysis import import_trace
-from compiler_core.summary import summarize
+from compiler_core.queries.summary import summarize
 
 CORPUS = Path(__file__).resolve().parents[3] / "bench" / "corpus" / "logs"
 

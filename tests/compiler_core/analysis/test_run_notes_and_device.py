@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from compiler_core.analysis import import_trace
-from compiler_core.summary import summarize
+from compiler_core.queries.summary import summarize
 
 CORPUS = Path(__file__).resolve().parents[3] / "bench" / "corpus" / "logs"
 AOT_EAGER = """

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from compiler_core.analysis import import_trace
+from compiler_core.queries.summary import summarize
 from compiler_core.session import LinkIndex, Ref, RefKind, dumps, loads
-from compiler_core.summary import summarize
 
 # path: (graphs, graph_breaks, recompiles, kernels)
 EXPECTED = {

@@ -1,6 +1,6 @@
 """Decomposition tables are built once with the session and stored in it.
 
-The view (stages/decompositions.py) only looks them up; a file saved before they were stored
+The view (queries/decompositions.py) only looks them up; a file saved before they were stored
 gets them when it is opened (analysis/saved_sessions.py) from the same build function; the
 session layer's own decode leaves them out.
 """
@@ -15,9 +15,9 @@ from pathlib import Path
 from compiler_core.analysis import import_trace
 from compiler_core.analysis.decompositions import with_decompositions
 from compiler_core.analysis.saved_sessions import open_session
+from compiler_core.queries.decompositions import decomposition_summary, decomposition_table
 from compiler_core.session import load, loads
 from compiler_core.session.codec import dumps
-from compiler_core.stages import decomposition_summary, decomposition_table
 from tests.conftest import FIXTURES
 
 ROOT = Path(__file__).resolve().parents[3]

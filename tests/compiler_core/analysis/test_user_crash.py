@@ -13,8 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from compiler_core.analysis import import_trace
-from compiler_core.break_ranking import distinct_breaks
-from compiler_core.summary import summarize
+from compiler_core.queries.break_ranking import distinct_breaks
+from compiler_core.queries.summary import summarize
 from tests.cpu_logs import cpu_log
 
 

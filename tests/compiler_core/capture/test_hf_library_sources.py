@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler_core.break_ranking import distinct_breaks
+from compiler_core.queries.break_ranking import distinct_breaks
 from compiler_core.worker.client import WorkerClient
 from compiler_core.worker.protocol import CaptureSpec
 

@@ -9,8 +9,8 @@ import lzma
 from pathlib import Path
 
 from compiler_core.analysis import import_trace
-from compiler_core.break_ranking import distinct_breaks
 from compiler_core.overview.break_facts import break_fact
+from compiler_core.queries.break_ranking import distinct_breaks
 
 LOG = Path(__file__).resolve().parents[3] / "bench" / "corpus" / "logs" / "hf_t5_train.log.xz"
 

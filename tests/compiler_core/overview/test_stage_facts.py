@@ -13,9 +13,9 @@ from pathlib import Path
 
 from compiler_core.analysis import import_trace
 from compiler_core.overview import Level, build_overview
+from compiler_core.queries.summary import summarize
 from compiler_core.session import load
 from compiler_core.session.refs import RefKind
-from compiler_core.summary import summarize
 from tests.compiler_core.overview.overview_logs import corpus_log, corpus_meta, corpus_session, raw_records
 from tests.conftest import FIXTURES, ROOT, SHARED_TRACES
 

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from compiler_core.overview import Level, build_overview
+from compiler_core.queries.summary import summarize
 from compiler_core.ranks.stragglers import ARRIVAL, straggler_report
 from compiler_core.session.codec import loads
 from compiler_core.session.model import Session
-from compiler_core.summary import summarize
 
 GPU = Path(__file__).resolve().parents[2] / "data" / "ranks" / "gpu"
 DELAY_MS = 40.0  # what the slow rank waits in every forward (ddp_ranks.py, fsdp_ranks.py)

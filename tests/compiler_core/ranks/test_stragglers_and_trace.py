@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from compiler_core.analysis import import_trace
+from compiler_core.export.timeline_files import chrome_trace
 from compiler_core.ranks.rank_trace import (
     COMPILE_TID,
     compile_phases,
@@ -21,7 +22,6 @@ from compiler_core.ranks.rank_trace import (
     write_multi_rank_trace,
 )
 from compiler_core.ranks.stragglers import DURATION, rank_step_times, straggler_report
-from compiler_core.timeline.exporters import chrome_trace
 from tests.compiler_core.ranks.rank_data import load_run, logs_of
 from tests.compiler_core.timeline.test_exporters import assert_nested, check_trace_format
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from compiler_core.cli import main as cli_main
+from compiler_core.queries.summary import summarize
 from compiler_core.run.client import ScriptClient
 from compiler_core.run.spec import ScriptSpec
 from compiler_core.session.codec import load
-from compiler_core.summary import summarize
 from compiler_core.worker import protocol
 from tests.conftest import FIXTURES
 

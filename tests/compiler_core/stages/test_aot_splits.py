@@ -10,8 +10,8 @@ import re
 from pathlib import Path
 
 from compiler_core.analysis import import_trace
+from compiler_core.analysis.aot_splits import aot_pieces_note, ddp_pieces
 from compiler_core.session import load
-from compiler_core.stages.aot_splits import aot_pieces_note, ddp_pieces
 from tests.conftest import FIXTURES
 
 JOB = Path(__file__).resolve().parents[3] / "bench" / "corpus" / "logs" / "dist_ddp_train"

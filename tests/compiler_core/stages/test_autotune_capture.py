@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from compiler_core.analysis.autotune_records import autotune_from_artifact, ranked, winner_speedup
 from compiler_core.capture.hooks.autotune_capture import failure_reason
 from compiler_core.session.model import AutotuneChoice, AutotuneResult
-from compiler_core.stages import autotune_from_artifact, ranked
-from compiler_core.stages.autotune_records import winner_speedup
 
 
 @pytest.mark.slow
@@ -18,9 +17,9 @@ def test_cpu_max_autotune_records_every_candidate(tmp_path: Path) -> None:
     import torch
 
     from compiler_core.analysis import import_trace
+    from compiler_core.analysis.stage_artifacts import with_stage_artifacts
     from compiler_core.capture.hooks.stage_hooks import stage_recorders
     from compiler_core.capture.hooks.trace_sink import TraceLogSink
-    from compiler_core.stages import with_stage_artifacts
 
     torch._dynamo.reset()
     model = torch.nn.Linear(64, 64).eval()

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import json
 
+from compiler_core.analysis.cudagraph_records import cudagraph_from_artifact, skip_summary
 from compiler_core.capture.hooks.cudagraph_capture import CudaGraphRecorder, tree_event
+from compiler_core.queries.mode_compare import mode_rows, text_table
 from compiler_core.session.model import ModeStats
-from compiler_core.stages import cudagraph_from_artifact, mode_rows, skip_summary, text_table
 
 
 def test_recorder_catches_inductors_skip_message() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from compiler_core.stages.decompositions import decomposition_table
+from compiler_core.queries.decompositions import decomposition_table
 from tests.bench_logs import bench_session
 
 

@@ -10,10 +10,15 @@ from pathlib import Path
 
 import pytest
 
+from compiler_core.queries.decompositions import (
+    DecompRow,
+    decomposition_summary,
+    decomposition_table,
+    op_name,
+    rows_for_refs,
+)
 from compiler_core.session import Session
 from compiler_core.session.refs import Ref
-from compiler_core.stages import decomposition_summary, decomposition_table, rows_for_refs
-from compiler_core.stages.decompositions import DecompRow, op_name
 from tests.conftest import EXAMPLES
 
 pytestmark = pytest.mark.slow
@@ -23,12 +28,12 @@ def capture(model_file: Path, trace: Path) -> Session:
     import torch
 
     from compiler_core.analysis import import_trace
+    from compiler_core.analysis.stage_artifacts import with_stage_artifacts
     from compiler_core.capture.hooks.inspect_config import inspect_config
     from compiler_core.capture.hooks.recording_backend import RecordingBackend
     from compiler_core.capture.hooks.stage_hooks import stage_recorders
     from compiler_core.capture.hooks.trace_sink import TraceLogSink
     from compiler_core.modelfile import load_model_file
-    from compiler_core.stages import with_stage_artifacts
 
     spec = load_model_file(model_file)
     assert spec.train_step is not None

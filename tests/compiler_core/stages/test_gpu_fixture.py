@@ -6,8 +6,8 @@ GEMMs under max-autotune-no-cudagraphs and the mode comparison over all compile 
 
 from __future__ import annotations
 
+from compiler_core.queries.mode_compare import mode_rows
 from compiler_core.session import load
-from compiler_core.stages import mode_rows
 from tests.conftest import FIXTURES
 
 SESSION = load(FIXTURES / "gpu_stages_h100.json")

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from compiler_core.queries.summary import summarize
 from compiler_core.session import load
-from compiler_core.summary import summarize
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -20,11 +20,11 @@ from typing import Any
 
 import pytest
 
+from compiler_core.export.timeline_files import chrome_trace, samples_csv, write_chrome_trace, write_csv
 from compiler_core.modelfile import load_model_file
 from compiler_core.session.codec import dumps, load, loads
 from compiler_core.session.model import ModeStats, Session, StepSample, TimelineEvent
 from compiler_core.timeline import run_phase
-from compiler_core.timeline.exporters import chrome_trace, samples_csv, write_chrome_trace, write_csv
 from compiler_core.timeline.records import event_from_record, sample_from_record, to_record, with_timeline
 from compiler_core.timeline.run_phase import PAIR_BLOCK
 from tests.compiler_core.timeline.test_run_phase import TINY_TRAIN

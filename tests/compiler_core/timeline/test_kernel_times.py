@@ -87,7 +87,7 @@ def test_saved_activation_bytes_sit_beside_peak_memory(session: Session) -> None
     assert saved > 0 and stats["default"].saved_bytes == saved
     assert stats["default"].peak_mem_bytes and stats["eager"].saved_bytes is None
     # the CLI summary carries both, and the kernels that took the most time
-    from compiler_core.summary import summarize
+    from compiler_core.queries.summary import summarize
 
     default = summarize(session)["timeline"]["default"]
     assert default["saved_bytes"] == saved and default["peak_mem_bytes"]

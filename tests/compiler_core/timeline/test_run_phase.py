@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 from compiler_core.modelfile import load_model_file
+from compiler_core.queries.step_stats import block_median, median, mode_stats, speedups
 from compiler_core.session.model import ModeStats, StepSample, TimelineEvent
-from compiler_core.timeline import run_phase, speedups
+from compiler_core.timeline import run_phase
 from compiler_core.timeline.records import sample_from_record
 from compiler_core.timeline.run_phase import PAIR_BLOCK
-from compiler_core.timeline.stats import block_median, median, mode_stats
 from tests.conftest import EXAMPLES
 
 STEPS = 30

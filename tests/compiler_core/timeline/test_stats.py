@@ -6,8 +6,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from compiler_core.session.model import StepSample, TimelineEvent
-from compiler_core.timeline.stats import (
+from compiler_core.queries.step_stats import (
     all_mode_stats,
     median,
     mode_stats,
@@ -16,6 +15,7 @@ from compiler_core.timeline.stats import (
     speedups,
     steady_ms,
 )
+from compiler_core.session.model import StepSample, TimelineEvent
 
 times = st.lists(st.floats(min_value=0.001, max_value=1e4, allow_nan=False), min_size=1, max_size=300)
 

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compiler_core.analysis import import_trace
-from compiler_core.summary import summarize
+from compiler_core.queries.summary import summarize
 from compiler_core.trace import RecordReader
 from tests.conftest import FIXTURES
 

@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, given, settings
 
 from compiler_core.analysis import import_trace
 from compiler_core.analysis.session_builder import INTERNAL_SKIP
+from compiler_core.queries.summary import summarize
 from compiler_core.session import Session, dumps, loads
-from compiler_core.summary import summarize
 from compiler_core.trace.json_payload import MAX_DEPTH, JsonPayloadError, parse_json
 from tests import fuzz_records as fr
 from tests.conftest import FIXTURES

@@ -11,8 +11,8 @@ import shutil
 from pathlib import Path
 
 from compiler_core.analysis import import_trace
+from compiler_core.queries.summary import summarize
 from compiler_core.session import LinkIndex, Ref, dumps, loads
-from compiler_core.summary import summarize
 from compiler_core.trace.compile_ids import trace_files
 
 TP = Path(__file__).resolve().parents[2] / "fixtures" / "traces" / "tp_2rank"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from compiler_core.summary import summarize
+from compiler_core.queries.summary import summarize
 from explorer.main_window import MainWindow
 from tests.bench_logs import bench_session
 

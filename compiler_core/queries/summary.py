@@ -20,9 +20,10 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from compiler_core.break_ranking import distinct_breaks
+from compiler_core.queries.break_ranking import distinct_breaks
+from compiler_core.queries.recompile_explain import distinct_recompiles, recompiled
+from compiler_core.queries.step_stats import shown_stats, speedups, untrustworthy
 from compiler_core.ranks.rank_facts import ranks_summary
-from compiler_core.recompile_explain import distinct_recompiles, recompiled
 from compiler_core.session.model import (
     CRASH_STAGE,
     AotInfo,
@@ -33,7 +34,6 @@ from compiler_core.session.model import (
     Session,
 )
 from compiler_core.session.refs import Ref, RefKind
-from compiler_core.timeline.stats import shown_stats, speedups, untrustworthy
 
 FIRST_DIAGNOSTICS = 5
 

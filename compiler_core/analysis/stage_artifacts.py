@@ -21,13 +21,13 @@ import os
 from collections import defaultdict
 from collections.abc import Callable
 
+from compiler_core.analysis.autotune_records import ARTIFACT as AUTOTUNE
+from compiler_core.analysis.autotune_records import autotune_from_artifact, autotune_graph
+from compiler_core.analysis.autotune_targets import resolve
+from compiler_core.analysis.cudagraph_records import ARTIFACT as CUDAGRAPHS
+from compiler_core.analysis.cudagraph_records import FOUND_AT, cudagraph_from_artifact
 from compiler_core.analysis.decompositions import ARTIFACT as DECOMPOSITIONS
 from compiler_core.session.model import AutotuneResult, Compile, CudaGraphInfo, InductorOutput, Session
-from compiler_core.stages.autotune_records import ARTIFACT as AUTOTUNE
-from compiler_core.stages.autotune_records import autotune_from_artifact, autotune_graph
-from compiler_core.stages.autotune_targets import resolve
-from compiler_core.stages.cudagraph_records import ARTIFACT as CUDAGRAPHS
-from compiler_core.stages.cudagraph_records import FOUND_AT, cudagraph_from_artifact
 
 NAMES = frozenset({AUTOTUNE, CUDAGRAPHS, DECOMPOSITIONS})
 CompileKey = tuple[str, "int | None"]

@@ -7,7 +7,7 @@ median and p99, which describe the steady state, but counted in the total, which
 user actually waited.
 
 The median is taken over blocks: the run loop times blocks of `BLOCK` steps between two
-synchronisations (step_clock.py), and a mode's median is the median over blocks of the mean
+synchronisations (timeline/step_clock.py), and a mode's median is the median over blocks of the mean
 steady step in each block, which is what an independent "10 steps between two syncs" timing
 measures. Per-step medians differ from it where a block's first step carries the restart after
 the synchronisation: on an H200, HF Llama reduce-overhead steps had a per-step median of 1.550
@@ -25,9 +25,9 @@ import math
 from collections.abc import Iterable, Sequence
 
 from compiler_core.session.model import ModeStats, Session, StepSample, TimelineEvent
-from compiler_core.timeline.step_clock import BLOCK
 
 EAGER = "eager"
+BLOCK = 10  # steps the run loop times between two synchronisations (timeline/step_clock.py)
 COMPILE_KINDS = ("compile", "recompile")
 
 

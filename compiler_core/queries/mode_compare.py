@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from compiler_core.queries.step_stats import mode_speedup, shown_stats
 from compiler_core.session.model import ModeStats, Session
-from compiler_core.timeline.stats import mode_speedup, shown_stats
 
 MODE_ORDER = ("eager", "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 COLUMNS = ("Mode", "Compile (s)", "Step (ms)", "p99 (ms)", "Speedup", "Peak mem (MiB)", "Kernels",
