@@ -198,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.timeline_only:
             code = TimelineJob(spec_from_args(args), channel.send).run()
         elif args.budgets:
-            from compiler_core.stages.memory_budget import run_budget_job
+            from compiler_core.worker.budget_job import run_budget_job
 
             code = run_budget_job(spec_from_args(args), channel.send)
         else:
