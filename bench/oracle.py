@@ -744,7 +744,7 @@ def _facts(path: Path) -> dict[str, Any]:
     explain = (meta.get("oracle") or {}).get("explain") or {}
     facts: dict[str, Any] = {"device": meta.get("device", ""),
                              "crashed": meta.get("expected_outcome") == "crash"}
-    counters = ((meta.get("oracle") or {}).get("logged_run") or {}).get("process", {}).get("counters")
+    counters = (((meta.get("oracle") or {}).get("logged_run") or {}).get("process") or {}).get("counters")
     if isinstance(counters, dict):
         facts["graph_break_counter"] = sum((counters.get("graph_break") or {}).values())
     # explain() calls the model once: comparable only where the logged steps did not recompile
