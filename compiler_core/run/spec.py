@@ -4,7 +4,7 @@ A `ScriptSpec` is a `CaptureSpec` (so `WorkerClient`, the GUI's `WorkerProcess` 
 session recovery take it unchanged), whose `model_path` is the user's script and whose `argv`
 starts `python -m compiler_core.run` instead of the model-file worker::
 
-    python -m compiler_core.run SCRIPT.py --out SESSION.json --events-file PATH
+    python -m compiler_core.run SCRIPT.py --out SESSION.json (--events-fd N | --events-file PATH)
         [--auth-stdin] [--device cpu|cuda] [--cwd DIR] [--max-steps N] [--nproc N] [--trace PATH]
         [--max-memory-mb N] -- [SCRIPT ARGS...]
 
@@ -23,8 +23,12 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from compiler_core.worker.protocol import CaptureSpec
+
+if TYPE_CHECKING:
+    from compiler_core.session.model import Diagnostic, Session
 
 STOP_SIGNAL_NAME = "SIGUSR1"
 
@@ -46,10 +50,6 @@ class ScriptSpec(CaptureSpec):
         suffix = ".trace" if self.nproc > 1 else ".trace.log"
         return str(Path(self.out_path).with_suffix(suffix))
 
-    @property
-    def working_dir(self) -> str:
-        return self.cwd
-
     def argv(self, events_fd: int | None = None, events_file: str | None = None) -> list[str]:
         argv = [sys.executable, "-m", "compiler_core.run", self.model_path, "--out", self.out_path,
                 "--device", self.device, "--trace", self.resolved_trace_path, "--nproc", str(self.nproc)]
@@ -66,3 +66,9 @@ class ScriptSpec(CaptureSpec):
         if self.max_memory_mb is not None:
             argv += ["--max-memory-mb", str(self.max_memory_mb)]
         return [*argv, "--", *self.script_args]
+
+    def session_from_trace(self, notes: list[Diagnostic]) -> Session | None:
+        """A script run's session rebuilt from its trace (one log, or a folder of rank logs)."""
+        from compiler_core.run.script_session import build_script_session, script_meta
+
+        return build_script_session(self, script_meta(self), None, notes)

@@ -237,21 +237,9 @@ def recover_session(spec: CaptureSpec, outcome: CaptureOutcome) -> Session | Non
     if not trace.exists() or (trace.is_file() and trace.stat().st_size == 0):
         return None
     diagnostic = outcome.failure_diagnostic(spec)
-    notes = [diagnostic] if diagnostic else []
-    from compiler_core.run.spec import ScriptSpec
-
-    if isinstance(spec, ScriptSpec):
-        from compiler_core.run.script_session import build_script_session, script_meta
-
-        session = build_script_session(spec, script_meta(spec), None, notes)
-    else:
-        if not trace.is_file():
-            return None
-        from compiler_core.capture.session_build import build_session, read_sources
-        from compiler_core.worker.capture_job import capture_meta
-
-        meta = capture_meta(spec, {})
-        session = build_session(spec.resolved_trace_path, meta, read_sources([spec.model_path]), notes)
+    session = spec.session_from_trace([diagnostic] if diagnostic else [])
+    if session is None:
+        return None
     try:
         save(session, spec.out_path)
     except OSError:  # the run made the output path unwritable (a folder there): nothing to save to

@@ -10,10 +10,13 @@ Command line (run from any directory; the package must be importable)::
         [--trace PATH]          # default: SESSION.json with suffix .trace.log
 
 Events channel. Events never travel on stdout/stderr, which belong to the user's code (it may
-print megabytes, or crash half-way through a line). Every launcher (launch.py, which says why a
-file) passes ``--events-file PATH``: the worker appends one line per event and flushes each, and
-the parent tails the file. ``--events-fd N`` (an inherited descriptor) is how the worker hands
-its open channel to its own fresh image (timeline_job.exec_timeline).
+print megabytes, or crash half-way through a line). Either:
+
+- ``--events-fd N``: a pipe's write end inherited by the worker (``subprocess.Popen(...,
+  pass_fds=[N])``). `WorkerClient` does this.
+- ``--events-file PATH``: the worker appends one line per event and flushes each; PATH may be a
+  FIFO (``os.mkfifo``) or a regular file the reader tails. Use this from QProcess, which cannot
+  hand extra descriptors to its child.
 
 Each event is one line of JSON (UTF-8, ``\\n``-terminated): the fields of `Event` below, with
 empty/default fields omitted. With ``--auth-stdin`` the worker first reads a hex key line from
@@ -27,10 +30,11 @@ run, ``timeline`` when --steps > 0, ``build``, ``save``), ``warning``s anywhere,
 traced: ``partial`` true) and finally ``done``. A worker that dies (segfault, kill) just stops;
 the client then rebuilds a partial session from the trace log, which is flushed per record.
 
-Process: launch.py starts it in its own session/process group, so cancelling kills the whole
-group, children included, with `worker_env()` (``TMPDIR`` and ``TORCHINDUCTOR_CACHE_DIR`` in
-CompileScope's cache dir) and a run token. Its exit code is one of the ``EXIT_*`` values below;
-death by signal shows as a negative return code.
+Process: the worker should be started in its own session/process group
+(``start_new_session=True``) so cancelling kills the whole group, children included. Its exit
+code is one of the ``EXIT_*`` values below; death by signal shows as a negative return code.
+Start it with `worker_env()`: ``TMPDIR`` and ``TORCHINDUCTOR_CACHE_DIR`` in CompileScope's
+cache dir.
 """
 
 from __future__ import annotations
@@ -40,7 +44,10 @@ import os
 import sys
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    from compiler_core.session.model import Diagnostic, Session
 
 PROTOCOL_VERSION = 1
 
@@ -157,18 +164,26 @@ class CaptureSpec:
     def resolved_trace_path(self) -> str:
         return self.trace_path or default_trace_path(self.out_path)
 
-    @property
-    def working_dir(self) -> str:
-        """Where the worker starts: the model file's folder ("" = the caller's own)."""
-        return str(Path(self.model_path).resolve().parent) if self.model_path else ""
-
-    # Every worker signs its events (event_auth.py); a spec that did not would be believed on
-    # its word (CaptureRun keeps that path for completeness).
+    # The model-file worker signs its events (event_auth.py); a script run's worker does not yet
+    # (its rank children share one channel), so its spec sets this False.
     signed_events: ClassVar[bool] = True
 
     def argv(self, events_fd: int | None = None, events_file: str | None = None) -> list[str]:
         """The worker's command line; a script run's spec (compiler_core/run/spec.py) overrides it."""
         return worker_argv(self, events_fd=events_fd, events_file=events_file, auth_stdin=self.signed_events)
+
+    def session_from_trace(self, notes: list[Diagnostic]) -> Session | None:
+        """This run's session rebuilt from its trace log alone, with the run's meta and `notes`
+        (crash recovery: capture_outcome.recover_session); None when the log is no file. A script
+        run's spec (compiler_core/run/spec.py) rebuilds its own way, so the worker layer never
+        imports the script runner. Never imports torch."""
+        from compiler_core.capture.session_build import build_session, read_sources
+        from compiler_core.worker.capture_job import capture_meta
+
+        if not Path(self.resolved_trace_path).is_file():
+            return None
+        meta = capture_meta(self, {})
+        return build_session(self.resolved_trace_path, meta, read_sources([self.model_path]), notes)
 
 
 def default_trace_path(out_path: str) -> str:
