@@ -21,6 +21,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 def main() -> None:
     app = QApplication(sys.argv[:1])
+    from explorer import gc_policy
+
+    gc_policy.install(app)  # as explorer/app.py does at start-up
     from explorer.layout.synthetic_graphs import transformer_graph
     from explorer.main_window import MainWindow
 

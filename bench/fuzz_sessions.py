@@ -33,6 +33,9 @@ def main() -> None:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     app = QApplication.instance() or QApplication([])
+    from explorer import gc_policy
+
+    gc_policy.install(app)  # as explorer/app.py does at start-up
     from explorer.main_window import MainWindow
     from tests.security.session_fuzz import check_one, encode, mutations, show_in
 

@@ -29,6 +29,9 @@ def main() -> None:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     app = QApplication.instance() or QApplication([])
+    from explorer import gc_policy
+
+    gc_policy.install(app)  # as explorer/app.py does at start-up
     from compiler_core.analysis.saved_sessions import open_session
     from compiler_core.session import Compile, Session
     from explorer.main_window import MainWindow

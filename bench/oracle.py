@@ -19,7 +19,12 @@ reader or builder:
 Checks (a cell is ok, FAIL with the first counter-example, or n/a when the entry has no such fact):
 `runs`, `graphs`, `explain`, `breaks`, `break_frames`, `sources`, `kernel_claims`, `fold`
 (networkx's Weisfeiler-Lehman hash of each numbered block against the app's folds), `device`,
-`crash`, `speedups`, `cudagraphs` (counts and time shares across panes, the capture's records).
+`crash`, `speedups`, `cudagraphs` (counts and time shares across panes, the capture's records),
+`counter` (the breaks shown against PyTorch's own `counters["graph_break"]` in the logged
+process: that counter only counts breaks Dynamo resumed after at a call, so the breaks it cannot
+resume from ("compiling up to the previous resumable state") and the frames it skipped after a
+break ("falling back to eager"), which the log records as graph breaks but torch counts under
+`unimplemented`, are added from the log's own records).
 Prints one table of entries x checks and, with --json, the figures (pass counts per check) and
 the same table as `"table": {"columns", "rows"}`, which docs/benchmarks.md shows.
 """
@@ -44,7 +49,10 @@ from typing import Any, TextIO
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 CHECKS = ("runs", "graphs", "explain", "breaks", "break_frames", "sources", "kernel_claims", "fold",
-          "device", "crash", "speedups", "cudagraphs")
+          "device", "crash", "speedups", "cudagraphs", "counter")
+# breaks the log records that torch's graph_break counter leaves in counters["unimplemented"]
+_UNCOUNTED = ("Encountered graph break that we cannot resume from",
+              "Skipping the function and falling back to eager")
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
 _QUOTE = re.compile(r"# File: (?P<path>.+?):(?P<line>\d+) in [^,]*, code: (?P<code>.*)$", re.M)
 # guards quote the code first, then a path relative to site-packages
@@ -453,6 +461,13 @@ def check_facts(entry: Entry, session: Any, raw: RawLog) -> dict[str, tuple[str,
     # nothing else is one (a restart that names no break, the user's crash)
     out["breaks"] = _cell(len(app_breaks) == len(raw_breaks),
                           f"app {len(app_breaks)}, log {len(raw_breaks)} (wrappers left out)")
+    counted = entry.facts.get("graph_break_counter")
+    if counted is None:
+        out["counter"] = _cell(None)
+    else:
+        uncounted = sum(1 for b in raw_breaks if any(u in b[:400] for u in _UNCOUNTED))
+        out["counter"] = _cell(len(app_breaks) == counted + uncounted,
+                               f"app {len(app_breaks)}, torch counted {counted} + {uncounted} it leaves uncounted")
     every_break = [b for r in raw.runs for b in r.breaks]
     frames = {(f, int(n)) for b in every_break for f, n in _FRAME.findall(b)}
     bad = [b.location for b in app_breaks if b.location is not None and (
@@ -712,6 +727,7 @@ def _session_facts(session_xz: Path) -> dict[str, Any]:
     facts = _facts(ROOT / "bench/corpus/logs" / f"{entry}.log.xz")
     if str(facts.get("device", "")).split(":")[0] != device:
         facts.pop("explain", None)
+        facts.pop("graph_break_counter", None)
     return {**facts, "device": device}
 
 
@@ -728,6 +744,9 @@ def _facts(path: Path) -> dict[str, Any]:
     explain = (meta.get("oracle") or {}).get("explain") or {}
     facts: dict[str, Any] = {"device": meta.get("device", ""),
                              "crashed": meta.get("expected_outcome") == "crash"}
+    counters = (((meta.get("oracle") or {}).get("logged_run") or {}).get("process") or {}).get("counters")
+    if isinstance(counters, dict):
+        facts["graph_break_counter"] = sum((counters.get("graph_break") or {}).values())
     # explain() calls the model once: comparable only where the logged steps did not recompile
     repeats = any(word in str(meta.get("trouble", "")) for word in ("recompile", "dynamic"))
     if explain.get("status") == "ok" and "graph_count" in explain and meta.get("scenario") == "steps" \

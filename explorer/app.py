@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QApplication
 from compiler_core.resource_paths import examples_dir, sessions_dir
 from compiler_core.run.spec import ScriptSpec
 from compiler_core.worker.capture_outcome import CaptureOutcome
+from explorer import gc_policy
 from explorer.actions.loading import MODEL, kind_of, load_any
 from explorer.actions.run_script import script_autosave_path
 from explorer.app_interrupt import INTERRUPTED_EXIT, quit_on_interrupt
@@ -34,12 +35,15 @@ def example_paths(name: str) -> tuple[Path, Path]:
 
 
 def application() -> QApplication:
+    """The QApplication, with the GUI's one interpreter policy installed (explorer/gc_policy.py:
+    the collector on the GUI thread, short thread switches) before any window or job exists."""
     app = QApplication.instance()
-    if isinstance(app, QApplication):
-        return app
-    QCoreApplication.setOrganizationName("CompileScope")
-    QCoreApplication.setApplicationName("CompileScope")
-    return QApplication(sys.argv[:1])
+    if not isinstance(app, QApplication):
+        QCoreApplication.setOrganizationName("CompileScope")
+        QCoreApplication.setApplicationName("CompileScope")
+        app = QApplication(sys.argv[:1])
+    gc_policy.install(app)
+    return app
 
 
 def screenshot(window: MainWindow, out: str | Path) -> None:

@@ -12,19 +12,18 @@ from PySide6.QtWidgets import QDockWidget, QTabBar, QWidget
 
 from compiler_core.queries.summary import KernelCounts, kernel_counts
 from compiler_core.session import LinkIndex, Session
+from explorer.actions.budget_runs import BudgetRuns
 from explorer.actions.compare_actions import CompareActions
 from explorer.actions.export_actions import ExportActions
 from explorer.actions.file_actions import FileActions
 from explorer.actions.source_lookup import SourceLookups
 from explorer.app_window import AppWindow
-from explorer.canvas import GraphCanvas
 from explorer.diagnostics_banner import DiagnosticsBanner
-from explorer.gc_policy import collect_on_gui_thread
+from explorer.jobs import Lane
 from explorer.pane_registry import PANES, PaneSpec
 from explorer.plain_text import clip, plain_label
 from explorer.state import SessionState
 from explorer.state.compile_status import status_summary
-from explorer.state.off_thread import OffThread
 from explorer.toolbar import NavigationBar
 from explorer.warmup import warm_up
 from explorer.workspaces import BY_KEY, Workspace, arrange, workspace_of
@@ -59,12 +58,12 @@ class MainWindow(AppWindow):
 
     def __init__(self, settings: QSettings | None = None) -> None:
         super().__init__()
-        collect_on_gui_thread()  # before any worker thread can trip a collection (gc_policy.py)
         self.settings = settings if settings is not None else QSettings("CompileScope", "CompileScope")
         self.setWindowTitle("CompileScope")
         self.resize(*DEFAULT_SIZE)
         self.setDockNestingEnabled(True)
         self.state = SessionState(self)
+        self.budgets = BudgetRuns(self.state, self)  # the AOT pane's memory-budget sweep
         self.selection = self.state.selection  # the adapter of the same model's selection
         self.state.updates.spread = True  # pane rebuilds one slice per event-loop turn
         self.panes: dict[str, QWidget] = {}
@@ -125,6 +124,8 @@ class MainWindow(AppWindow):
         requests = getattr(widget, "stageRequested", None)  # a pane that links into a stage
         if requests is not None:
             requests.connect(self.show_stage)
+        if getattr(widget, "sweepRequested", None) is not None:  # a pane offering the budget sweep
+            self.budgets.attach(widget)  # type: ignore[arg-type]
 
     def _build_next_pending(self) -> None:
         if self._pending:
@@ -402,13 +403,10 @@ class MainWindow(AppWindow):
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.save_layout()
-        # Child widgets get no closeEvent of their own: a canvas whose layout was still running
-        # kept the collector paused and the thread switch interval short for the whole process.
-        canvases: list[GraphCanvas] = list(self.findChildren(GraphCanvas))
-        for canvas in canvases:
-            canvas.runner.shutdown()
         self.compares.shutdown()
-        workers: list[OffThread] = list(self.findChildren(OffThread))
-        for worker in workers:  # pane jobs end while the window still exists
+        # Child widgets get no closeEvent of their own: every lane of the window (panes,
+        # canvases' layouts, loaders) ends its jobs here, while the window still exists.
+        workers: list[Lane] = list(self.findChildren(Lane))
+        for worker in workers:
             worker.shutdown()
         super().closeEvent(event)

@@ -3,16 +3,18 @@
 Two of them would otherwise land on the GUI thread the first time a session is shown, inside one
 event-loop turn: compiling Pygments' regex tables (~100 ms) and the lazy imports the layout's
 numpy calls make (`np.unique` imports `numpy.ma`, ~30 ms). Both are module-level, so doing them
-once anywhere in the process is enough.
+once anywhere in the process is enough. It runs as a detached job of the GUI's job service
+(explorer/jobs.py).
 """
 
 from __future__ import annotations
 
-import threading
+from concurrent.futures import Future
 
 from compiler_core.session.model import Graph, Node
 from compiler_core.session.vocab import GraphKind
 from explorer.canvas.layout_job import full_layout
+from explorer.jobs import service
 from explorer.layout.graph_arrays import from_sections
 from explorer.panes.syntax import lexer_for
 
@@ -33,7 +35,5 @@ def _warm() -> None:
     full_layout(lambda: from_sections([(_TINY, "warm-up")]), 300)
 
 
-def warm_up() -> threading.Thread:
-    thread = threading.Thread(target=_warm, daemon=True, name="gui-warm-up")
-    thread.start()
-    return thread
+def warm_up() -> Future[None]:
+    return service().run_detached(_warm)

@@ -1,12 +1,12 @@
 """`python -m compiler_core budget MODEL.py --budgets 1,0.5,0.2 [--device cuda] [-o SESSION.json]`.
 
 Re-partitions the model file's training step at each `activation_memory_budget` in the capture
-worker (compiler_core/stages/memory_budget.py), launched and watched as a capture is (memory cap,
-process sweep, signed events), and prints, per budget, saved bytes, recomputed ops and (with
-`--steps`, on any device) the median step time, plus peak memory on a GPU. With `-o`, the results
-are stored in that session (`Session.memory_budget`), which is created if it does not exist; an
-existing session keeps everything else, and is written only from an authentic run. Torch is never
-imported here.
+worker (compiler_core/stages/memory_budget.py), started by the launcher every run shares
+(compiler_core/worker/launch.py: memory cap, process sweep, signed events, bounded output), and
+prints, per budget, saved bytes, recomputed ops and (with `--steps`, on any device) the median
+step time, plus peak memory on a GPU. With `-o`, the results are stored in that session
+(`Session.memory_budget`), which is created if it does not exist; an existing session keeps
+everything else, and is written only from an authentic run. Torch is never imported here.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`python -m compiler_core.run SCRIPT --out S.json --events-fd N -- ARGS`: see spec.py."""
+"""`python -m compiler_core.run SCRIPT --out S.json --events-file PATH -- ARGS`: see spec.py."""
 
 from __future__ import annotations
 

@@ -6,8 +6,9 @@
 - A partial session is rebuilt with the script's meta, from a rank directory too (the shared
   `capture_outcome.recover_session` tells a script spec from a model file's).
 
-Events are signed and success decided as for a model file (WorkerClient.succeeded): the key goes
-to the worker's stdin, which it reads before the script runs.
+Started, signed and swept as a model file's worker is (WorkerClient through launch.py, for one
+rank or N): the key goes to the worker's stdin, which it reads before the script runs, and
+success is decided as for a model file (WorkerClient.succeeded).
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import contextlib
 import os
 import signal
 import sys
-import threading
 from typing import IO
 
 from compiler_core.run.spec import ScriptSpec
@@ -61,14 +61,10 @@ class ScriptClient(WorkerClient):
         self.echo = echo
         self.worker_pid: int | None = None
 
-    def start(self) -> None:
-        read_fd = self._spawn(self.spec.argv, self.spec.cwd or None)
-        assert self.proc is not None and self.proc.stdout is not None and self.proc.stderr is not None
+    def _drains(self, stdout: IO[bytes], stderr: IO[bytes]) -> tuple[_TailBuffer, _TailBuffer]:
         out = sys.stdout.buffer if self.echo else None
         err = sys.stderr.buffer if self.echo else None
-        self._stdout = _EchoTail(self.proc.stdout, out)
-        self._stderr = _EchoTail(self.proc.stderr, err)
-        threading.Thread(target=self._read_events, args=(read_fd,), daemon=True).start()
+        return _EchoTail(stdout, out), _EchoTail(stderr, err)
 
     def stop(self) -> None:
         """End the run cleanly at the script's next compiled call (everything is kept)."""

@@ -40,6 +40,7 @@ from compiler_core.run.spec import ScriptSpec
 from compiler_core.session.model import Diagnostic, ModeStats, StepSample, TimelineEvent
 from compiler_core.timeline.records import EVENT, SAMPLE, STATS, from_record
 from compiler_core.worker import event_auth, protocol
+from compiler_core.worker.launch import EventTail
 from compiler_core.worker.protocol import Event
 
 Emit = Callable[[Event], None]
@@ -131,22 +132,17 @@ class RankLauncher:
                 continue
 
     def _tail(self, path: Path, done: threading.Event) -> None:
-        """Pass on each complete line of the ranks' events file until torchrun has exited."""
-        offset, buffer = 0, b""
-        while True:
-            finished = done.is_set()  # read once more after the process ended
-            with path.open("rb") as handle:
-                handle.seek(offset)
-                chunk = handle.read()
-            offset += len(chunk)
-            buffer += chunk
-            *lines, buffer = buffer.split(b"\n")
-            for raw in lines:
-                if raw.strip():
-                    self._on_line(raw.decode("utf-8", "replace"))
-            if finished:
-                return
-            time.sleep(TAIL_POLL_S)
+        """Pass on each complete line of the ranks' events file until torchrun has exited (the
+        launcher's own bounded tail, compiler_core/worker/launch.py)."""
+        tail = EventTail(str(path))
+        while not done.is_set():
+            lines = tail.read()
+            for line in lines:
+                self._on_line(line)
+            if not lines:
+                time.sleep(TAIL_POLL_S)
+        for line in tail.read_rest():  # read once more after the process ended
+            self._on_line(line)
 
     def _on_line(self, line: str) -> None:
         checked = self._verifier.check(line)

@@ -1,4 +1,4 @@
-"""`python -m compiler_core.run SCRIPT --out S.json --events-fd N -- ARGS`: see spec.py.
+"""`python -m compiler_core.run SCRIPT --out S.json --events-file PATH -- ARGS`: see spec.py.
 
 Same start as the model-file worker (worker_main.py): the events channel first, `hello` with
 our pid (the Stop signal's target), faulthandler on stderr, the memory cap, warnings forwarded.

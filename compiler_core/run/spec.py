@@ -4,7 +4,7 @@ A `ScriptSpec` is a `CaptureSpec` (so `WorkerClient`, the GUI's `WorkerProcess` 
 session recovery take it unchanged), whose `model_path` is the user's script and whose `argv`
 starts `python -m compiler_core.run` instead of the model-file worker::
 
-    python -m compiler_core.run SCRIPT.py --out SESSION.json (--events-fd N | --events-file PATH)
+    python -m compiler_core.run SCRIPT.py --out SESSION.json --events-file PATH
         [--auth-stdin] [--device cpu|cuda] [--cwd DIR] [--max-steps N] [--nproc N] [--trace PATH]
         [--max-memory-mb N] -- [SCRIPT ARGS...]
 
@@ -49,6 +49,10 @@ class ScriptSpec(CaptureSpec):
             return self.trace_path
         suffix = ".trace" if self.nproc > 1 else ".trace.log"
         return str(Path(self.out_path).with_suffix(suffix))
+
+    @property
+    def working_dir(self) -> str:
+        return self.cwd
 
     def argv(self, events_fd: int | None = None, events_file: str | None = None) -> list[str]:
         argv = [sys.executable, "-m", "compiler_core.run", self.model_path, "--out", self.out_path,

@@ -1,4 +1,4 @@
-"""`python -m compiler_core.worker MODEL.py --out S.json --events-fd N`: see protocol.py."""
+"""`python -m compiler_core.worker MODEL.py --out S.json --events-file PATH`: see protocol.py."""
 
 from __future__ import annotations
 

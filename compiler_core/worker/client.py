@@ -1,16 +1,17 @@
 """`WorkerClient`: start a capture worker, stream its events, cancel it, recover what it traced.
 
-Qt-free and torch-free: the CLI uses it directly; the GUI starts the same command line with
-QProcess (explorer/worker_process.py). Both keep their books with the same `CaptureRun`, end
+Qt-free and torch-free: the CLI uses it directly; the GUI starts the same `LaunchSpec` with
+QProcess (explorer/worker_process.py). Both start through launch.py (argv, environment, key,
+subreaper, memory cap, sweep, the events file), keep their books with the same `CaptureRun`, end
 with the same `CaptureOutcome` and recover a crashed run's session the same way
-(capture_outcome.py); this module is only the subprocess transport.
+(capture_outcome.py); this module is only the subprocess side of it.
 
-Events arrive on a private pipe (the worker's stdout/stderr belong to the user's code and are
-drained to bounded buffers on threads, so a model printing megabytes can neither block on a
-full pipe nor flood memory). Cancel and timeout kill the worker's whole process group: SIGTERM,
-then SIGKILL after a grace period, so a hung model and any children it spawned are gone within
-about two seconds. When the worker ends, `process_sweep.sweep` kills whatever of its tree is left,
-also children that left the group with `setsid` (this process becomes a child subreaper).
+Events arrive in the run's events file (launch.py says why a file); the worker's stdout/stderr
+belong to the user's code and are drained to bounded buffers on threads, so a model printing
+megabytes can neither block on a full pipe nor flood memory. Cancel and timeout kill the
+worker's whole process group: SIGTERM, then SIGKILL after a grace period, so a hung model and
+any children it spawned are gone within about two seconds. When the worker ends, `launch.finish`
+kills whatever of its tree is left, also children that left the group with `setsid`.
 
 Events are signed with a per-run key (event_auth.py) and only verified lines count. Success is
 `succeeded`: the parent's own checks (exit 0, an authentic `done`, no forged lines, and the
@@ -19,26 +20,22 @@ session file at `spec.out_path` exists, is new and decodes), never a path an eve
 
 from __future__ import annotations
 
-import contextlib
-import os
-import queue
 import signal
 import subprocess
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
 from compiler_core.session.model import Diagnostic, Session
-from compiler_core.worker import process_sweep
+from compiler_core.worker import launch
 from compiler_core.worker.capture_outcome import CaptureOutcome, CaptureRun, recover_session
-from compiler_core.worker.memory_limit import limit_bytes
-from compiler_core.worker.protocol import CaptureSpec, Event, worker_env
+from compiler_core.worker.protocol import CaptureSpec, Event
 
-KILL_GRACE_S = 1.0
+KILL_GRACE_S = launch.KILL_GRACE_S
 OUTPUT_TAIL_BYTES = 64_000
 
 
@@ -99,23 +96,30 @@ class WorkerClient:
                  cache_dir: str | Path | None = None, env: dict[str, str] | None = None) -> None:
         self.spec = spec
         self.timeout_s = timeout_s
-        self._env = worker_env(env, cache_dir)
-        self.proc: subprocess.Popen[bytes] | None = None
         self.exit: WorkerExit | None = None
         self.run_book = CaptureRun(spec)  # what the run said: stages, error, done, its session
+        self.launch = launch.Launch(launch.LaunchSpec.build(spec, self.run_book.key, cache_dir, env))
         self.session_path = ""
-        self._queue: queue.Queue[Event | None] = queue.Queue()
         self._cancelled = threading.Event()
         self._timed_out = False
         self._stdout: _TailBuffer | None = None
         self._stderr: _TailBuffer | None = None
         self._signed = spec.signed_events  # model files and script runs (compiler_core/run) alike
-        self._key = self.run_book.key
-        self.token = process_sweep.new_run_token()
-        self.memory_exceeded = 0  # bytes the run's process tree held when it was killed for it
-        self._cap = limit_bytes(spec.device, spec.max_memory_mb)
-        self._next_memory_check = 0.0
         self.swept: list[int] = []  # pids of the run's processes killed after it ended
+
+    @property
+    def proc(self) -> subprocess.Popen[bytes] | None:
+        return self.launch.proc
+
+    @property
+    def token(self) -> str:
+        """The run token its processes carry (process_sweep.RUN_TOKEN_ENV)."""
+        return self.launch.spec.token
+
+    @property
+    def memory_exceeded(self) -> int:
+        """Bytes the run's process tree held when it was killed for it (0: it was not)."""
+        return self.launch.memory.exceeded
 
     @property
     def _started_unix(self) -> float:
@@ -144,100 +148,42 @@ class WorkerClient:
         return self.run_book.received
 
     def start(self) -> None:
-        read_fd = self._spawn(self.spec.argv, str(Path(self.spec.model_path).resolve().parent))
-        assert self.proc is not None and self.proc.stdout is not None and self.proc.stderr is not None
-        self._stdout = _TailBuffer(self.proc.stdout)
-        self._stderr = _TailBuffer(self.proc.stderr)
-        threading.Thread(target=self._read_events, args=(read_fd,), daemon=True).start()
+        proc = self.launch.start()
+        self._started_unix = self.launch.started_unix
+        assert proc.stdout is not None and proc.stderr is not None
+        self._stdout, self._stderr = self._drains(proc.stdout, proc.stderr)
 
-    def _spawn(self, argv: Callable[..., list[str]], cwd: str | None) -> int:
-        """Start the worker the one way every run is started (model file, script, budget sweep):
-        its own session, the run token in its environment, this process its subreaper and the
-        worker registered, the key on stdin. Returns the events pipe's read end."""
-        read_fd, write_fd = os.pipe()
-        env = dict(self._env)
-        root = str(Path(__file__).resolve().parents[2])  # so `-m compiler_core.*` imports
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
-        env[process_sweep.RUN_TOKEN_ENV] = self.token
-        process_sweep.become_subreaper()
-        self._started_unix = time.time()
-        try:
-            self.proc = subprocess.Popen(
-                argv(events_fd=write_fd), cwd=cwd, env=env, pass_fds=(write_fd,),
-                stdin=subprocess.PIPE if self._signed else subprocess.DEVNULL, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, start_new_session=True,
-            )
-        finally:
-            os.close(write_fd)
-        process_sweep.register_child(self.proc.pid)
-        if self._signed:
-            self._send_key()
-        return read_fd
+    def _drains(self, stdout: IO[bytes], stderr: IO[bytes]) -> tuple[_TailBuffer, _TailBuffer]:
+        """Bounded tails of the user's output (a script run echoes it too: run/client.py)."""
+        return _TailBuffer(stdout), _TailBuffer(stderr)
 
-    def _send_key(self) -> None:
-        """The run's key on the worker's stdin, which is then closed (worker_main._read_key)."""
-        assert self.proc is not None and self.proc.stdin is not None
-        with contextlib.suppress(OSError):  # a worker that died at once: reported by its exit
-            self.proc.stdin.write(self._key.hex().encode() + b"\n")
-        with contextlib.suppress(OSError):
-            self.proc.stdin.close()
-
-    def _read_events(self, fd: int) -> None:
-        """Read and verify on this thread; the events are noted (`CaptureRun.note`) as they
-        are yielded, on the caller's thread."""
-        book = self.run_book
-        with os.fdopen(fd, "r", encoding="utf-8", errors="replace") as stream:
-            for line in stream:
-                body = book.verified(line)
-                if body is not None:
-                    self._queue.put(body)
-        self._queue.put(None)
-
-    def events(self, poll_s: float = 0.1) -> Iterator[Event]:
-        """Yield events as they arrive; returns once the worker process has exited.
-
-        The end is the process's exit, not the channel's EOF: a child forked by the user's code
-        can hold the pipe open long after the worker is gone.
-        """
+    def events(self, poll_s: float = 0.05) -> Iterator[Event]:
+        """Yield events as they arrive; returns once the worker process has exited and the
+        events file has been read to its end (a child the user's code forked never holds the
+        run open: the end is the worker's exit)."""
         if self.proc is None:
             self.start()
+        assert self.proc is not None
         deadline = None if self.timeout_s is None else time.monotonic() + self.timeout_s
-        exited_at: float | None = None
-        channel_closed = False
+        tail = self.launch.events
         while True:
-            if deadline is not None and time.monotonic() > deadline and exited_at is None:
+            if deadline is not None and time.monotonic() > deadline and self._poll() is None:
                 self._timed_out = True
                 self.kill()
-            if exited_at is None and self._poll() is not None:
-                exited_at = time.monotonic()
-            if exited_at is None:
-                self._check_memory()
-            if exited_at is not None and channel_closed:
+            exited = self._poll() is not None
+            if not exited and self.launch.memory.over(self.proc.pid):
+                self.kill()  # the worker and its children together passed the cap
+            lines = tail.read_rest() if exited else tail.read()
+            for line in lines:
+                event = self.run_book.verified(line)
+                if event is not None:
+                    self._note(event)
+                    yield event
+            if exited:
                 break
-            try:
-                event = self._queue.get(timeout=poll_s if exited_at is None else 0.05)
-            except queue.Empty:
-                if exited_at is not None and time.monotonic() - exited_at > 0.5:
-                    break  # exited, and the reader has had time to pass on the last lines
-                continue
-            if event is None:
-                channel_closed = True
-                continue
-            self._note(event)
-            yield event
+            if not lines:
+                time.sleep(poll_s)
         self._finish()
-
-    def _check_memory(self) -> None:
-        """Kill the run when the worker and its children together pass the cap (rlimits bound
-        each process, not their sum; see memory_limit.py)."""
-        now = time.monotonic()
-        if self._cap is None or self.proc is None or now < self._next_memory_check:
-            return
-        self._next_memory_check = now + 0.5
-        used = process_sweep.tree_pss_bytes(self.proc.pid)
-        if used > self._cap and not self.memory_exceeded:
-            self.memory_exceeded = used
-            self.kill()
 
     def run(self) -> WorkerExit:
         for _ in self.events():
@@ -256,9 +202,7 @@ class WorkerClient:
     def _finish(self) -> None:
         assert self.proc is not None
         code = self.proc.wait()
-        process_sweep.unregister_child(self.proc.pid)
-        self._kill_group(signal.SIGKILL)  # orphans a finished worker left behind
-        self.swept = process_sweep.sweep(self.token)  # and those that left the group (setsid)
+        self.swept = self.launch.finish()  # its group, and what left it (setsid, double forks)
         for buf in (self._stdout, self._stderr):
             if buf is not None:
                 buf.join(2.0)
@@ -274,19 +218,7 @@ class WorkerClient:
 
     def kill(self) -> None:
         """SIGTERM the worker's process group, SIGKILL whatever is left after KILL_GRACE_S."""
-        if self.proc is None or self.proc.poll() is not None:
-            self._kill_group(signal.SIGKILL)
-            return
-        self._kill_group(signal.SIGTERM)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.proc.wait(KILL_GRACE_S)
-        self._kill_group(signal.SIGKILL)
-
-    def _kill_group(self, sig: int) -> None:
-        if self.proc is None:
-            return
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, sig)  # pgid == pid: started with start_new_session
+        self.launch.kill()
 
     @property
     def stdout_tail(self) -> str:

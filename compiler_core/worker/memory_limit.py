@@ -15,8 +15,9 @@ same 600 MiB mmap fails under it), and torch.compile on CPU runs under a 2 GiB R
 It is not set for CUDA, whose driver reserves terabytes of address space.
 
 Children: rlimits are per process, so N forked children could each use the cap. The parent
-(client.py, explorer/worker_process.py) therefore sums the proportional resident memory (PSS) of the worker's
-whole process tree every 0.5 s (process_sweep.tree_pss_bytes) and kills the run past the cap.
+(launch.MemoryWatch, CLI and GUI alike) therefore sums the proportional resident memory (PSS) of
+the worker's whole process tree every 0.5 s (process_sweep.tree_pss_bytes) and kills the run past
+the cap.
 Still not covered, and said so in the session (`meta.extra["memory_cap"]`) and by the CLI: the
 tree's total between two checks (a burst can overshoot for up to 0.5 s), without RLIMIT_AS
 (CUDA) shared mappings, and RAM-backed files written but never mapped (3 GiB written to a memfd

@@ -10,13 +10,10 @@ Command line (run from any directory; the package must be importable)::
         [--trace PATH]          # default: SESSION.json with suffix .trace.log
 
 Events channel. Events never travel on stdout/stderr, which belong to the user's code (it may
-print megabytes, or crash half-way through a line). Either:
-
-- ``--events-fd N``: a pipe's write end inherited by the worker (``subprocess.Popen(...,
-  pass_fds=[N])``). `WorkerClient` does this.
-- ``--events-file PATH``: the worker appends one line per event and flushes each; PATH may be a
-  FIFO (``os.mkfifo``) or a regular file the reader tails. Use this from QProcess, which cannot
-  hand extra descriptors to its child.
+print megabytes, or crash half-way through a line). Every launcher (launch.py, which says why a
+file) passes ``--events-file PATH``: the worker appends one line per event and flushes each, and
+the parent tails the file. ``--events-fd N`` (an inherited descriptor) is how the worker hands
+its open channel to its own fresh image (timeline_job.exec_timeline).
 
 Each event is one line of JSON (UTF-8, ``\\n``-terminated): the fields of `Event` below, with
 empty/default fields omitted. With ``--auth-stdin`` the worker first reads a hex key line from
@@ -30,11 +27,10 @@ run, ``timeline`` when --steps > 0, ``build``, ``save``), ``warning``s anywhere,
 traced: ``partial`` true) and finally ``done``. A worker that dies (segfault, kill) just stops;
 the client then rebuilds a partial session from the trace log, which is flushed per record.
 
-Process: the worker should be started in its own session/process group
-(``start_new_session=True``) so cancelling kills the whole group, children included. Its exit
-code is one of the ``EXIT_*`` values below; death by signal shows as a negative return code.
-Start it with `worker_env()`: ``TMPDIR`` and ``TORCHINDUCTOR_CACHE_DIR`` in CompileScope's
-cache dir.
+Process: launch.py starts it in its own session/process group, so cancelling kills the whole
+group, children included, with `worker_env()` (``TMPDIR`` and ``TORCHINDUCTOR_CACHE_DIR`` in
+CompileScope's cache dir) and a run token. Its exit code is one of the ``EXIT_*`` values below;
+death by signal shows as a negative return code.
 """
 
 from __future__ import annotations
@@ -164,8 +160,13 @@ class CaptureSpec:
     def resolved_trace_path(self) -> str:
         return self.trace_path or default_trace_path(self.out_path)
 
-    # The model-file worker signs its events (event_auth.py); a script run's worker does not yet
-    # (its rank children share one channel), so its spec sets this False.
+    @property
+    def working_dir(self) -> str:
+        """Where the worker starts: the model file's folder ("" = the caller's own)."""
+        return str(Path(self.model_path).resolve().parent) if self.model_path else ""
+
+    # Every worker signs its events (event_auth.py); a spec that did not would be believed on
+    # its word (CaptureRun keeps that path for completeness).
     signed_events: ClassVar[bool] = True
 
     def argv(self, events_fd: int | None = None, events_file: str | None = None) -> list[str]:

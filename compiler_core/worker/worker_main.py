@@ -143,12 +143,18 @@ def spec_from_args(args: argparse.Namespace) -> CaptureSpec:
     )
 
 
+MAX_WARNING_CHARS = 8_000
+
+
 def _forward_warnings(channel: EventChannel, clock: Any) -> None:
     original = warnings.showwarning
 
     def show(message: Any, category: type[Warning], filename: str, lineno: int,
              file: Any = None, line: str | None = None) -> None:
-        channel.send(Event("warning", t=clock(), message=str(message),
+        text = str(message)
+        if len(text) > MAX_WARNING_CHARS:  # an event line stays far under launch.MAX_LINE_BYTES
+            text = f"{text[:MAX_WARNING_CHARS]}... [{len(text) - MAX_WARNING_CHARS} characters cut]"
+        channel.send(Event("warning", t=clock(), message=text,
                            data={"category": category.__name__, "file": filename, "line": lineno}))
         original(message, category, filename, lineno, file, line)
 

@@ -1,10 +1,10 @@
 """Runs the memory-budget sweep from the GUI in the capture worker (never torch in this process).
 
-The sweep is a worker run like a capture (`explorer/worker_process.py`: the same memory cap,
-process sweep and signed events); each finished budget arrives as an authenticated `budget` event
-and becomes a `pointReady`, so the table fills while later budgets still compile. `finished`
-carries every point and an error line ("" when all went well); a run whose channel carried
-forged lines gives no points at all.
+The sweep is a worker run like a capture (`explorer/worker_process.py` over the launcher every run
+shares, compiler_core/worker/launch.py: the same memory cap, process sweep and signed events);
+each finished budget arrives as an authenticated `budget` event and becomes a `pointReady`, so the
+table fills while later budgets still compile. `finished` carries every point and an error line (""
+when all went well); a run whose channel carried forged lines gives no points at all.
 """
 
 from __future__ import annotations

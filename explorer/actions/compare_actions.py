@@ -8,14 +8,14 @@ A comparison's "apply and re-run" asks to capture the same model file again with
 hint (a dynamo config flag, `mark_dynamic`, a mode, a logging function Dynamo may reorder or
 skip, a training capture's activation memory budget): that is a worker run like any capture
 (`compiler_core.diff.hint_rerun`, which starts the worker subprocess; nothing of torch loads
-here), on a thread, and its before/after comparison opens when it is back. It needs the model
-file the compared session was captured from; a trace log cannot be re-run.
+here), as a job of the GUI's job service (explorer/jobs.py), and its before/after comparison
+opens when it is back. It needs the model file the compared session was captured from; a trace
+log cannot be re-run.
 """
 
 from __future__ import annotations
 
 import tempfile
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -24,18 +24,20 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog, QMenu
 
 from compiler_core.diff.hint_plan import Hint
+from compiler_core.session import Session
 from explorer.actions.loading import load_any
 from explorer.app_window import AppWindow
 from explorer.compare.compare_opener import CompareOpener
 from explorer.compare.compare_window import CompareWindow
+from explorer.jobs import Lane
 from explorer.plain_text import clip
 
 FILES = "Sessions and logs (*.json *.log *.log.gz *.txt);;All files (*)"
 
 
 class CompareActions(QObject):
-    """Signals: `loaded(object, object)` and `rerunDone(object)`, internal (a worker thread's
-    result queued to the GUI thread); `failed(str)` when a file or a re-run could not be used."""
+    """Signals: `loaded(object, object)` and `rerunDone(object)`, internal (a job's result, on
+    the GUI thread); `failed(str)` when a file or a re-run could not be used."""
 
     loaded = Signal(object, object)
     rerunDone = Signal(object)  # noqa: N815 (Qt signal naming)
@@ -45,11 +47,14 @@ class CompareActions(QObject):
         super().__init__(window)
         self.window = window
         self.opener = CompareOpener(self)
+        self._loads = Lane(self, "compare-load", serial=False)  # the latest comparison asked for
         self.opener.opened.connect(self._keep)
         self.windows: list[CompareWindow] = []
         self.loaded.connect(self.opener.open)
         self.rerunDone.connect(self._rerun_done)
-        self.failed.connect(lambda text: window.statusBar().showMessage(clip(text, 300, 1), 15_000))
+        # a method, not a lambda over the window: a connection's lambda is held by Qt, out of the
+        # collector's sight, and kept the closed window alive (tests/explorer/test_ref_cycles.py)
+        self.failed.connect(self._say)
         if menu is not None:  # above Quit, with the other ways to open something
             quit_action = menu.actions()[-1] if menu.actions() else None
             compare = QAction("Co&mpare two files…", menu)
@@ -79,14 +84,16 @@ class CompareActions(QObject):
         """Load `before` (None: the session on screen) and `after` off the GUI thread, then diff."""
         current = self.window.state.session
 
-        def work() -> None:
-            try:
-                first = current if before is None else load_any(before)
-                self.loaded.emit(first, load_any(after))
-            except Exception as exc:  # a file that does not load: say which, keep the window
-                self.failed.emit(f"Could not compare: {type(exc).__name__}: {exc}")
+        def work() -> tuple[Session, Session]:
+            return current if before is None else load_any(before), load_any(after)
 
-        threading.Thread(target=work, name="compare-load", daemon=True).start()
+        def failed(exc: BaseException) -> None:  # a file that does not load: say which, keep the window
+            self.failed.emit(f"Could not compare: {type(exc).__name__}: {exc}")
+
+        self._loads.submit(work, lambda pair: self.loaded.emit(*pair), failed)
+
+    def _say(self, text: str) -> None:
+        self.window.statusBar().showMessage(clip(text, 300, 1), 15_000)
 
     def _keep(self, window: CompareWindow) -> None:
         self.windows = [w for w in self.windows if w.isVisible()]
@@ -106,15 +113,28 @@ class CompareActions(QObject):
         self.window.statusBar().showMessage(f"Re-running {Path(model).name} with {hint.in_words()}…")
         out = tempfile.mkdtemp(prefix="cs-rerun-")
 
-        def work() -> None:
+        def work() -> Any:
             from compiler_core.diff.hint_rerun import rerun_with_hint, spec_of
 
-            try:  # captured again as it was: a script with its arguments, a model file with its mode
-                self.rerunDone.emit(rerun_with_hint(model, hint, out, before=session, base=spec_of(session)))
-            except Exception as exc:  # the capture failed: its message, not a traceback
-                self.failed.emit(f"Re-run with {hint.in_words()} failed: {type(exc).__name__}: {exc}")
+            # captured again as it was: a script with its arguments, a model file with its mode
+            return rerun_with_hint(model, hint, out, before=session, base=spec_of(session))
 
-        threading.Thread(target=work, name="compare-rerun", daemon=True).start()
+        def failed(exc: BaseException) -> None:  # the capture failed: its message, not a traceback
+            self.failed.emit(f"Re-run with {hint.in_words()} failed: {type(exc).__name__}: {exc}")
+
+        # every re-run's result opens (two compare windows may each re-run): a lane of its own,
+        # waiting on its capture process in the job pool
+        lane = Lane(self, "compare-rerun", serial=False)
+
+        def done(rerun: Any) -> None:
+            lane.deleteLater()
+            self.rerunDone.emit(rerun)
+
+        def gone(exc: BaseException) -> None:
+            lane.deleteLater()
+            failed(exc)
+
+        lane.submit(work, done, gone)
 
     def _rerun_done(self, rerun: Any) -> None:
         window = CompareWindow(rerun.diff, rerun.before, rerun.after)

@@ -25,13 +25,30 @@ class ExportActions(QObject):
         self.graph_stage = "dynamo"  # follows the stage navigator
         menu = window.menuBar().addMenu("&Export")
         menu.addAction("&Report (HTML)…").triggered.connect(self.report_dialog)
-        menu.addAction("&Kernels…").triggered.connect(lambda: self.kernels_dialog())
-        menu.addAction("Kernels of &all compiles…").triggered.connect(lambda: self.kernels_dialog(every=True))
-        menu.addAction("Graph as &DOT…").triggered.connect(lambda: self.graph_dialog("dot"))
-        menu.addAction("Graph as &SVG…").triggered.connect(lambda: self.graph_dialog("svg"))
-        menu.addAction("Graph as &PNG…").triggered.connect(lambda: self.graph_dialog("png"))
+        # methods, not lambdas: Qt holds a connected lambda out of the collector's sight, and one
+        # over this controller kept a closed window alive (tests/explorer/test_ref_cycles.py)
+        menu.addAction("&Kernels…").triggered.connect(self._kernels)
+        menu.addAction("Kernels of &all compiles…").triggered.connect(self._every_kernel)
+        menu.addAction("Graph as &DOT…").triggered.connect(self._graph_dot)
+        menu.addAction("Graph as &SVG…").triggered.connect(self._graph_svg)
+        menu.addAction("Graph as &PNG…").triggered.connect(self._graph_png)
         menu.addAction("Session as &JSON…").triggered.connect(self.session_dialog)
         window.navigation.stageRequested.connect(self._follow_stage)
+
+    def _kernels(self) -> None:
+        self.kernels_dialog()
+
+    def _every_kernel(self) -> None:
+        self.kernels_dialog(every=True)
+
+    def _graph_dot(self) -> None:
+        self.graph_dialog("dot")
+
+    def _graph_svg(self) -> None:
+        self.graph_dialog("svg")
+
+    def _graph_png(self) -> None:
+        self.graph_dialog("png")
 
     def _follow_stage(self, stage: str) -> None:
         if stage in GRAPH_PANES:

@@ -62,11 +62,14 @@ class FileActions(QObject):
         self.timeline = TimelineRuns(window, self)
         self.scripts = ScriptRuns(window, self)
 
+    def _run_script_dialog(self) -> None:
+        self.scripts.open_dialog()
+
     def _build_menu(self) -> None:
         menu = self.window.menuBar().addMenu("&File")
         self.menu = menu  # other controllers add their File entries (compare_actions.py)
         self._add(menu, "Open &model…", self.open_model_dialog, QKeySequence.StandardKey.Open)
-        self._add(menu, "Run s&cript…", lambda: self.scripts.open_dialog())
+        self._add(menu, "Run s&cript…", self._run_script_dialog)  # a method: see export_actions.py
         self._add(menu, "Open &trace log…", self.open_trace_dialog)
         self._add(menu, "Open trace &directory…", self.open_trace_dir_dialog)
         self._add(menu, "Open &session…", self.open_session_dialog)

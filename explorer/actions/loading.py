@@ -7,8 +7,6 @@ executed here: they go to the capture worker, in another process.
 from __future__ import annotations
 
 import os
-import threading
-import weakref
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,6 +17,7 @@ from compiler_core.session import LinkIndex, Session
 from compiler_core.trace.read_limits import open_regular
 from compiler_core.worker.capture_outcome import CaptureOutcome, recover_session
 from compiler_core.worker.protocol import CaptureSpec
+from explorer.jobs import Lane
 from explorer.plain_text import clip
 
 MODEL, TRACE, SESSION = "model", "trace", "session"
@@ -69,7 +68,11 @@ def prepare(session: Session) -> tuple[Session, LinkIndex]:
 
 
 class BackgroundLoader(QObject):
-    """Loads in a Python thread so a 100 MB trace never freezes the window.
+    """Loads through the job service (explorer/jobs.py) so a 100 MB trace never freezes the window.
+
+    The latest request wins: a file opened while another still loads shows when it is done,
+    and the earlier one's session is dropped. Loads do not wait for each other (a small file
+    opened after a 100 MB one is not held behind it).
 
     Signals: `loaded(str path, Session, LinkIndex)` (the session and its prepared index),
     `failed(str path, str message)`.
@@ -78,10 +81,14 @@ class BackgroundLoader(QObject):
     loaded = Signal(str, object, object)
     failed = Signal(str, str)
 
-    def start(self, path: str) -> threading.Thread:
-        return self._thread(path, lambda: load_prepared(path))
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._lane = Lane(self, "session-loader", serial=False)
 
-    def recover(self, spec: CaptureSpec, outcome: CaptureOutcome) -> threading.Thread:
+    def start(self, path: str) -> None:
+        self._submit(path, lambda: load_prepared(path))
+
+    def recover(self, spec: CaptureSpec, outcome: CaptureOutcome) -> None:
         """A finished capture's session, the CLI's way (compiler_core/worker/capture_outcome.py):
         the saved one, or after a crash one rebuilt from the trace with the run's meta and the
         failure. `path` in the signals is the session's (or the trace's, when none came)."""
@@ -92,24 +99,13 @@ class BackgroundLoader(QObject):
                 raise ValueError("the worker traced nothing")
             return prepare(session)
 
-        return self._thread(outcome.session_path or spec.resolved_trace_path, work)
+        self._submit(outcome.session_path or spec.resolved_trace_path, work)
 
-    def _thread(self, path: str, work: Callable[[], tuple[Session, LinkIndex]]) -> threading.Thread:
-        # the thread holds the loader weakly, as OffThread's jobs do: a load outliving its window
-        # must not drop the window's last references on this thread (off_thread.py says why)
-        me = weakref.ref(self)
-        thread = threading.Thread(target=_load, args=(me, path, work), daemon=True, name="session-loader")
-        thread.start()
-        return thread
+    def busy(self) -> bool:
+        return self._lane.busy()
 
+    def _submit(self, path: str, work: Callable[[], tuple[Session, LinkIndex]]) -> None:
+        def failed(exc: BaseException) -> None:  # shown to the user verbatim; the app stays usable
+            self.failed.emit(path, f"{type(exc).__name__}: {clip(exc)}")  # 300 MB messages exist
 
-def _load(me: weakref.ref[BackgroundLoader], path: str,
-          work: Callable[[], tuple[Session, LinkIndex]]) -> None:  # fmt: skip
-    try:
-        session, links = work()
-    except Exception as exc:  # shown to the user verbatim; the app stays usable
-        if (loader := me()) is not None:
-            loader.failed.emit(path, f"{type(exc).__name__}: {clip(exc)}")  # 300 MB messages exist
-        return
-    if (loader := me()) is not None:
-        loader.loaded.emit(path, session, links)
+        self._lane.submit(work, lambda loaded: self.loaded.emit(path, *loaded), failed)

@@ -21,7 +21,6 @@ import contextlib
 import os
 import shlex
 import signal
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -48,6 +47,7 @@ from compiler_core.worker.capture_outcome import CaptureOutcome
 from compiler_core.worker.protocol import Event, default_cache_dir
 from explorer.actions.capture_host import CaptureHost
 from explorer.app_window import AppWindow
+from explorer.jobs import Lane
 from explorer.plain_text import clip, plain_label, rich_label
 
 NOTICE = ("<b>Running a script runs its code.</b> CompileScope runs it as <tt>python SCRIPT ARGS</tt> "
@@ -159,26 +159,28 @@ def _with_browse(edit: QLineEdit, slot: Any) -> QWidget:
 
 
 class _LiveImporter(QObject):
-    """Re-imports a running script's trace log in a thread. Signals: `built(object Session)`."""
+    """Re-imports a running script's trace log through the job service, one import at a time.
+    Signals: `built(object Session)`, None when the log did not import (a record cut mid-line
+    by a dying worker: the next refresh will do)."""
 
     built = Signal(object)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.busy = False
+        self._lane = Lane(self, "live-import")
+
+    @property
+    def busy(self) -> bool:
+        return self._lane.busy()
 
     def start(self, spec: ScriptSpec) -> None:
-        self.busy = True
-        threading.Thread(target=self._run, args=(spec,), daemon=True, name="live-import").start()
+        self._lane.submit(lambda: _live_session(spec), self.built.emit, lambda _exc: self.built.emit(None))
 
-    def _run(self, spec: ScriptSpec) -> None:
-        from compiler_core.run.script_session import build_script_session, script_meta
 
-        try:
-            session = build_script_session(spec, script_meta(spec), None, [])
-        except Exception:  # a log cut mid-record by a dying worker: the next refresh will do
-            session = None
-        self.built.emit(session)
+def _live_session(spec: ScriptSpec) -> Session:
+    from compiler_core.run.script_session import build_script_session, script_meta
+
+    return build_script_session(spec, script_meta(spec), None, [])
 
 
 class ScriptRuns(QObject):
@@ -342,7 +344,6 @@ class ScriptRuns(QObject):
         self._importer.start(self.spec)
 
     def _show_live(self, session: Session | None) -> None:
-        self._importer.busy = False
         if session is not None and self.files.worker.running() and self.owns(self.files.last_spec):
             self._show(session)
             self.live_refreshes += 1

@@ -18,10 +18,10 @@ from compiler_core.analysis.source_lookup import SourceLookup
 from compiler_core.analysis.user_sources import with_local_sources
 from compiler_core.session import Session, SourceOrigin
 from compiler_core.session.source_quotes import without_local_sources
+from explorer.jobs import Lane
 from explorer.plain_text import clip
 from explorer.state import SessionState
 from explorer.state.app_model import SourceLookupRequest
-from explorer.state.off_thread import OffThread
 
 
 def lookup_for(session: Session, source_path: str, roots: tuple[str, ...]) -> SourceLookup:
@@ -36,7 +36,7 @@ class SourceLookups(QObject):
     def __init__(self, state: SessionState, parent: QObject | None = None) -> None:
         super().__init__(parent if parent is not None else state)
         self.state = state
-        self._work = OffThread(self, "source-lookup")
+        self._work = Lane(self, "source-lookup")
         state.updates.track(self._work)  # `flush` waits for a lookup too
         state.model.source_lookup_requested.connect(self.request)
 

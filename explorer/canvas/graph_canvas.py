@@ -151,8 +151,6 @@ class GraphCanvas(QWidget):
             self.runner.submit(lambda: relayout(res.arrays, res.tree, res.layout, expanded, res))
 
     def _install(self, gen: int, res: object, sync: bool = False) -> None:
-        if not sync:
-            self.runner.settle()
         if gen != self.runner.generation:
             return
         if isinstance(res, BaseException):
@@ -186,7 +184,7 @@ class GraphCanvas(QWidget):
     @property
     def busy(self) -> bool:
         """True while a worker layout is still running."""
-        return self.runner.pending > 0
+        return self.runner.busy()
 
     # -- groups ---------------------------------------------------------------------------
     def group_path(self, g: int) -> str:

@@ -2,7 +2,7 @@
 
 Diffing two 32-layer training sessions takes ~0.5-1 s of CPU (bench/diff_speed.py), too long
 for one turn of the event loop; `CompareOpener.open(before, after)` runs `diff_sessions` through
-the explorer's one off-thread helper (explorer/state/off_thread.py) and builds the window on the
+the explorer's one off-thread helper (explorer/jobs.py) and builds the window on the
 GUI thread when the diff is back. A second `open` before the first is back supersedes it.
 
 Signals: `opened(object)`, the `CompareWindow` built (shown, and parented to nothing: its owner
@@ -16,7 +16,7 @@ from PySide6.QtCore import QObject, Signal
 from compiler_core.diff import SessionDiff, diff_sessions
 from compiler_core.session import Session
 from explorer.compare.compare_window import CompareWindow
-from explorer.state.off_thread import OffThread
+from explorer.jobs import Lane
 
 
 class CompareOpener(QObject):
@@ -24,7 +24,7 @@ class CompareOpener(QObject):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._work = OffThread(self, "compare")
+        self._work = Lane(self, "compare")
 
     def open(self, before: Session, after: Session) -> None:
         def show(diff: SessionDiff) -> None:

@@ -10,11 +10,10 @@ sweep (`python -m compiler_core budget`) when the session holds one.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from functools import partial
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -32,8 +31,8 @@ from compiler_core.analysis.aot_splits import aot_pieces_note
 from compiler_core.session import AotInfo, Compile, Ref, RefKind, SavedTensor, Session
 from compiler_core.session.model import BudgetPoint
 from compiler_core.session.vocab import Partition
-from explorer.actions.budget_sweep import BudgetSweepRun
 from explorer.canvas import EdgeStyle, GraphCanvas
+from explorer.jobs import Lane
 from explorer.panes.aot_facts import (
     BUDGET_COLUMNS,
     budget_row,
@@ -47,7 +46,6 @@ from explorer.panes.list_rows import GRAPH_MIN_H, WrapAwareMinimum, rows_height
 from explorer.panes.number_text import human_bytes
 from explorer.plain_text import plain_label, rich, rich_label, tip
 from explorer.state import SelectionModel, SessionState
-from explorer.state.off_thread import OffThread
 from explorer.state.palette import SAVED
 
 PROMPT = "Click a forward op: its backward partners, saved or recomputed."
@@ -65,13 +63,18 @@ def saved_totals(saved: tuple[SavedTensor, ...]) -> tuple[int, int]:
 
 
 class AotPane(Pane):
+    """Signals: `sweepRequested(str model, str budgets, str device)`: Re-partition was pressed;
+    the budget controller (explorer/actions/budget_runs.py) runs the sweep and calls
+    `sweep_point` / `sweep_ended` back. The pane never runs it or replaces the session itself."""
+
     title = "AOTAutograd"
     stage = "aot"
+    sweepRequested = Signal(str, str, str)  # noqa: N815 (Qt signal naming)
 
     def __init__(self, state: SessionState, selection: SelectionModel) -> None:
         super().__init__(state, selection)
         self.graphs = make_graph_view()
-        self._joint_refs = OffThread(self, "joint-refs")
+        self._joint_refs = Lane(self, "joint-refs", current=lambda: state.session)
         state.updates.track(self._joint_refs)
         self._building: Compile | None = None
         self.graphs.nodeClicked.connect(lambda ref: self.selection.select({ref}))
@@ -101,9 +104,7 @@ class AotPane(Pane):
                   self.budget_run):  # fmt: skip
             controls.addWidget(w)
         controls.addStretch(1)
-        self.sweep = BudgetSweepRun(self)
-        self.sweep.pointReady.connect(self._budget_point)
-        self.sweep.finished.connect(self._sweep_done)
+        self._sweeping = False
         budget_page = QWidget()
         budget_layout = QVBoxLayout(budget_page)
         budget_layout.setContentsMargins(0, 0, 0, 0)
@@ -277,7 +278,7 @@ class AotPane(Pane):
             self._budget_point(p)
         model = session.meta.origin_path
         runnable = model.endswith(".py") and bool(session.meta.train)
-        self.budget_run.setEnabled(runnable and not self.sweep.running())
+        self.budget_run.setEnabled(runnable and not self._sweeping)
         hint = (f"runs {model} in a worker process, one fresh compile per value" if runnable
                 else "needs a session captured from a training model file")
         self.budget_run.setToolTip(tip(hint))
@@ -299,19 +300,22 @@ class AotPane(Pane):
             self.budget.resizeColumnToContents(col)
 
     def _run_sweep(self) -> None:
-        """Start the sweep worker; results land in the session when it ends (sessions are
-        immutable: the state gets a new one with `memory_budget` filled)."""
+        """Ask for the sweep; its controller (explorer/actions/budget_runs.py) runs it and puts
+        the points in the session when it ends."""
         self.budget.clear()
         self.budget_run.setEnabled(False)
+        self._sweeping = True
         self.budget_note.setText("Re-partitioning: each value is a fresh compile in a worker process…")
-        self.sweep.start(self.state.session.meta.origin_path, self.budget_values.text(),
-                         self.budget_device.currentText())  # fmt: skip
+        self.sweepRequested.emit(self.state.session.meta.origin_path, self.budget_values.text(),
+                                 self.budget_device.currentText())  # fmt: skip
 
-    def _sweep_done(self, points: list[BudgetPoint], error: str) -> None:
+    def sweep_point(self, point: BudgetPoint) -> None:
+        """A budget of the running sweep is measured (its controller says so)."""
+        self._budget_point(point)
+
+    def sweep_ended(self, error: str) -> None:
+        self._sweeping = False
         self.budget_run.setEnabled(True)
-        if points:
-            self.state.set_session(dataclasses.replace(self.state.session, memory_budget=tuple(points)),
-                                   self.state.source_path)  # fmt: skip
         if error:
             self.budget_note.setText(f"Sweep stopped: {error}")
 

@@ -34,9 +34,9 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QToolTip, QWidget
 
+from explorer.jobs import Lane
 from explorer.panes.syntax import PygmentsHighlighter, Span, cached_spans, lex, remember
 from explorer.plain_text import tip
-from explorer.state.off_thread import OffThread
 from explorer.state.palette import SELECT_COLOR_HEX
 
 LEX_LATER_CHARS = 8_000  # ~200 lines: lexing below this is a few ms
@@ -102,7 +102,7 @@ class CodeView(QPlainTextEdit):
     # ----- content -----
     def set_code(
         self, text: str, language: str = "python", annotations: dict[int, list[str]] | None = None,
-        later: OffThread | None = None,
+        later: Lane | None = None,
     ) -> None:
         """Show `text`; `annotations[line]` are notes shown under that 1-based line.
 

@@ -15,11 +15,11 @@ from PySide6.QtWidgets import QVBoxLayout
 
 from compiler_core.queries.decompositions import DecompRow, decomposition_summary, decomposition_table
 from compiler_core.session import Compile, Ref, RefKind, Session
+from explorer.jobs import Lane
 from explorer.panes.base import Pane
 from explorer.panes.stage_table import StageTable
 from explorer.plain_text import plain_label
 from explorer.state import SelectionModel, SessionState
-from explorer.state.off_thread import OffThread
 
 COLUMNS = ("Op", "Node", "Line", "After decomposition (forward)", "Backward ops", "Kernels")
 
@@ -111,7 +111,8 @@ class DecompositionPane(Pane):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.summary)
         layout.addWidget(self.table)
-        self._worker = OffThread(self, "decompositions")  # ~0.5 s of CPU on a 32-layer model
+        # ~0.5 s of CPU on a 32-layer model
+        self._worker = Lane(self, "decompositions", current=lambda: state.session)
         state.updates.track(self._worker)
 
     def on_compile(self, current: Compile | None) -> None:

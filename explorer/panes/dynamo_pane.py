@@ -20,13 +20,13 @@ from PySide6.QtWidgets import (
 
 from compiler_core.session import Compile, Ref, Session
 from explorer.canvas import GraphCanvas
+from explorer.jobs import Lane
 from explorer.panes.base import Pane
 from explorer.panes.graph_view import GraphSection, RefIndex, make_graph_view, sections_index
 from explorer.plain_text import plain_label, tip
 from explorer.state import SelectionModel, SessionState
 from explorer.state.compile_status import status_text
 from explorer.state.guard_diff import guard_diff, previous_compile
-from explorer.state.off_thread import OffThread
 
 
 def frame_sequence(session: Session, current: Compile) -> list[Compile]:
@@ -79,7 +79,7 @@ class DynamoPane(Pane):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(split)
         self._building: Compile | None = None
-        self._index = OffThread(self, "dynamo-refs")
+        self._index = Lane(self, "dynamo-refs", current=lambda: state.session)
         state.updates.track(self._index)
 
     def on_compile(self, current: Compile | None) -> None:

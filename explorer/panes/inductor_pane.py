@@ -17,12 +17,12 @@ from PySide6.QtWidgets import QSplitter, QTreeWidget, QTreeWidgetItem, QVBoxLayo
 from compiler_core.queries.summary import kernel_counts
 from compiler_core.session import Compile, InductorOutput, Kernel, Ref
 from explorer.canvas import GraphCanvas
+from explorer.jobs import Lane
 from explorer.panes.base import Pane
 from explorer.panes.graph_view import GraphSection, RefIndex, make_graph_view, sections_index
 from explorer.panes.list_rows import GRAPH_MIN_H, WrapAwareMinimum, rows_height
 from explorer.plain_text import plain_label, tip
 from explorer.state import SelectionModel, SessionState
-from explorer.state.off_thread import OffThread
 from explorer.state.palette import SELECT_COLOR_HEX, color_for, color_icon
 from explorer.state.runtime_times import RuntimeTimes, fmt_us, runtime_times
 from explorer.state.stage_refs import kernel_ref, post_grad_ref
@@ -149,7 +149,7 @@ class InductorPane(Pane):
         self._times = RuntimeTimes()
         self._times_of: object = None
         self._building: Compile | None = None
-        self._plans = OffThread(self, "post-grad-refs")
+        self._plans = Lane(self, "post-grad-refs", current=lambda: state.session)
         state.updates.track(self._plans)
 
     def on_compile(self, current: Compile | None) -> None:

@@ -11,11 +11,11 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QComboBox, QVBoxLayout
 
 from compiler_core.session import Compile, Kernel, Ref, RefKind
+from explorer.jobs import Lane
 from explorer.panes.base import Pane
 from explorer.panes.code_view import CodeView
 from explorer.plain_text import plain_label, tip
 from explorer.state import SelectionModel, SessionState
-from explorer.state.off_thread import OffThread
 from explorer.state.palette import color_for, color_icon
 from explorer.state.stage_refs import kernel_ref
 
@@ -64,7 +64,7 @@ class KernelCodePane(Pane):
         layout.addWidget(self.view)
         layout.addWidget(self.info)
         self._kernels: list[Kernel | tuple[str, str]] = []  # kernel, or (graph, whole output code)
-        self._lexer = OffThread(self, "lexer")  # long texts are lexed off the GUI thread
+        self._lexer = Lane(self, "lexer")  # long texts are lexed off the GUI thread
         state.updates.track(self._lexer)
 
     @property
@@ -176,7 +176,7 @@ class KernelCodePane(Pane):
                 colors[int(line)] = chosen
         return colors
 
-    def _later(self) -> OffThread | None:
+    def _later(self) -> Lane | None:
         return self._lexer if self.state.updates.spread else None
 
     def has_content(self) -> bool:

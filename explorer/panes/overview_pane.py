@@ -18,10 +18,10 @@ from compiler_core.overview import Overview, build_overview
 from compiler_core.overview.model import Fact
 from compiler_core.overview.report_html import overview_fragment
 from compiler_core.session import Ref, Session
+from explorer.jobs import Lane
 from explorer.panes.base import Pane
 from explorer.plain_text import plain_label
 from explorer.state import SelectionModel, SessionState
-from explorer.state.off_thread import OffThread
 
 _FACT_SCHEME = "fact"
 # the workspace (navigator stage) that shows each section's facts
@@ -82,7 +82,7 @@ class OverviewPane(Pane):
         self.fact_sections: list[str] = []  # each fact's section key
         self._marked: frozenset[int] = frozenset()
         # 0.01-0.06 s on a 32-layer Llama log, seconds on 1e5 recompiles: built off the GUI thread
-        self._worker = OffThread(self, "overview")
+        self._worker = Lane(self, "overview", current=lambda: state.session)
         state.updates.track(self._worker)
 
     def on_session(self, session: Session) -> None:

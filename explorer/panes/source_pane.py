@@ -32,13 +32,13 @@ from compiler_core.analysis.user_sources import node_counts, quote_lines
 from compiler_core.session import Compile, Ref, RefKind, Session, SourceOrigin
 from compiler_core.session.model import SourceLoc
 from compiler_core.session.refs import source_line
+from explorer.jobs import Lane
 from explorer.panes.base import Pane
 from explorer.panes.code_view import CodeView
 from explorer.plain_text import plain_label, tip
 from explorer.state import SelectionModel, SessionState
 from explorer.state.app_model import SourceLookupRequest
 from explorer.state.line_facts import LineFacts, LineKey, line_annotations, line_facts
-from explorer.state.off_thread import OffThread
 from explorer.state.palette import BROKE, CAPTURED, RECOMPILED, color_for
 from explorer.state.runtime_times import RuntimeTimes, fmt_us, runtime_times
 
@@ -128,7 +128,7 @@ class SourcePane(Pane):
         self._times = RuntimeTimes()
         self._notes: dict[LineKey, list[str]] = {}
         self._path = ""
-        self._lexer = OffThread(self, "lexer")  # long texts are lexed off the GUI thread
+        self._lexer = Lane(self, "lexer")  # long texts are lexed off the GUI thread
         state.updates.track(self._lexer)
         state.sourcesChanged.connect(self._sources_changed)
 
@@ -318,7 +318,7 @@ class SourcePane(Pane):
                 return True
         return True
 
-    def _later(self) -> OffThread | None:
+    def _later(self) -> Lane | None:
         return self._lexer if self.state.updates.spread else None
 
     def has_content(self) -> bool:

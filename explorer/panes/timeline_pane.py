@@ -13,7 +13,6 @@ for a run (`SessionState.timelineRunRequested`, which the run controller hears) 
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -35,6 +34,7 @@ from compiler_core.queries.step_stats import BLOCK, untrustworthy
 from compiler_core.ranks.rank_trace import logs_for, write_multi_rank_trace
 from compiler_core.session.model import ModeStats, Session, StepSample, TimelineEvent
 from compiler_core.timeline.records import from_record
+from explorer.jobs import service
 from explorer.panes.base import Pane
 from explorer.panes.number_text import human_bytes
 from explorer.panes.timeline_controls import TimelineControls
@@ -177,8 +177,8 @@ class TimelinePane(Pane):
         elif self._several_ranks():
             # every rank's log is read for its compile phases (~2 s for 64 ranks): not on the GUI
             # thread; the session is immutable and the file is written atomically
-            threading.Thread(target=self.export_chrome_trace, args=(path,), name="rank-trace",
-                             daemon=True).start()
+            session, source = self.state.session, self.state.source_path or None
+            service().run_detached(lambda: write_multi_rank_trace(path, session, logs_for(session, source)))
         else:
             self.export_chrome_trace(path)
 

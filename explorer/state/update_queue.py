@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QCoreApplication, QEventLoop, QObject, QTimer
 
-from explorer.state.off_thread import OffThread
+from explorer.jobs import Lane
 
 TURN_BUDGET_S = 0.02  # leave most of the 100 ms a user tolerates to the last piece, painting and input
 # The longest `flush` waits for off-thread results. A real job takes well under a second (the
@@ -40,9 +40,9 @@ class UpdateQueue(QObject):
         self._timer.setSingleShot(True)
         self._timer.setInterval(0)
         self._timer.timeout.connect(self._run_some)
-        self._workers: list[OffThread] = []
+        self._workers: list[Lane] = []
 
-    def track(self, worker: OffThread) -> None:
+    def track(self, worker: Lane) -> None:
         """Count `worker`'s job as pending work: `flush` waits for its result to be applied,
         which is a piece of this queue."""
         self._workers.append(worker)

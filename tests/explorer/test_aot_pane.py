@@ -13,6 +13,7 @@ import pytest
 from compiler_core.analysis.backward_links import backward_info, link_backward
 from compiler_core.session import LinkBuilder, Ref, RefKind, Session, load
 from compiler_core.session.model import BudgetPoint
+from explorer.actions.budget_runs import BudgetRuns
 from explorer.panes.aot_pane import AotPane
 from explorer.state import SessionState
 from tests.conftest import FIXTURES
@@ -79,6 +80,29 @@ def test_forward_op_click_lights_backward_partners(qtbot, session: Session) -> N
         pane.grab().save(os.path.join(SHOTS, "aot_pane.png"))
 
 
+def test_the_pane_asks_for_a_sweep_and_the_controller_stores_its_points(qtbot, session: Session) -> None:  # type: ignore[no-untyped-def]
+    """Panes only request: Re-partition emits a request; the controller starts the sweep, feeds
+    the pane its rows, and puts the points in a new session (no worker process here)."""
+    points = session.memory_budget
+    state = SessionState()
+    pane = AotPane(state, state.selection)
+    qtbot.addWidget(pane)
+    runs = BudgetRuns(state)
+    runs.attach(pane)
+    started: list[tuple[str, str, str]] = []
+    runs.sweep.start = lambda *args: started.append(args)  # type: ignore[method-assign]
+    state.set_session(dataclasses.replace(session, memory_budget=()))
+    pane.budget_values.setText("1,0.2")
+    pane._run_sweep()
+    assert started == [(session.meta.origin_path, "1,0.2", pane.budget_device.currentText())]
+    assert not pane.budget_run.isEnabled()
+    runs.sweep.pointReady.emit(points[0])
+    assert pane.budget.topLevelItemCount() == 1  # rows fill while later budgets still compile
+    runs.sweep.finished.emit(list(points), "")
+    assert state.session.memory_budget == points and pane.budget_run.isEnabled()
+    assert pane.budget.topLevelItemCount() == 2
+
+
 @pytest.mark.slow
 def test_sweep_button_runs_the_worker_and_stores_points(qtbot, session: Session) -> None:  # type: ignore[no-untyped-def]
     """The GUI's lever: a real sweep in a worker process, its rows in the table and the session."""
@@ -91,10 +115,12 @@ def test_sweep_button_runs_the_worker_and_stores_points(qtbot, session: Session)
     selection = state.selection
     pane = AotPane(state, selection)
     qtbot.addWidget(pane)
+    runs = BudgetRuns(state)  # the pane asks; the controller runs the sweep and stores the points
+    runs.attach(pane)
     state.set_session(session)
     assert pane.budget_run.isEnabled()
     pane.budget_values.setText("1,0")
-    with qtbot.waitSignal(pane.sweep.finished, timeout=600_000) as done:
+    with qtbot.waitSignal(runs.sweep.finished, timeout=600_000) as done:
         pane.budget_run.click()
     points, error = done.args
     assert error == "" and [p.budget for p in points] == [1.0, 0.0]

@@ -18,11 +18,11 @@ from PySide6.QtCore import QSettings
 from compiler_core.analysis.saved_sessions import open_session
 from compiler_core.queries.decompositions import decomposition_table, rows_for_refs
 from compiler_core.session import Ref, Session
+from explorer.jobs import Lane
 from explorer.main_window import MainWindow
 from explorer.panes import code_view, decomposition_pane, dynamo_pane, inductor_pane
 from explorer.panes.decomposition_pane import row_index, rows_hit
 from explorer.panes.syntax import line_spans
-from explorer.state.off_thread import OffThread
 from tests.conftest import FIXTURES
 
 
@@ -93,7 +93,7 @@ def test_long_text_is_lexed_on_a_worker_and_coloured_when_done(
     monkeypatch.setattr(code_view, "lex", _recording(threads, code_view.lex))
     view = code_view.CodeView()
     qtbot.addWidget(view)
-    worker = OffThread(view, "lexer")
+    worker = Lane(view, "lexer")
     text = "".join(f"def f{i}(x):\n    return x + {i}  # line {i}\n" for i in range(400))
     assert len(text) > code_view.LEX_LATER_CHARS
     view.set_code(text, "python", later=worker)
@@ -138,7 +138,7 @@ def test_flush_stops_waiting_for_a_worker_that_never_settles(
 
     queue = UpdateQueue()
     queue.spread = True
-    worker = OffThread(name="restless")
+    worker = Lane(name="restless")
     queue.track(worker)
     applied: list[int] = []
 
@@ -152,7 +152,7 @@ def test_flush_stops_waiting_for_a_worker_that_never_settles(
     assert "restless" in capsys.readouterr().err
     worker.cancel()
 
-    settling = OffThread(name="settling")
+    settling = Lane(name="settling")
     queue.track(settling)
     got: list[str] = []
     settling.submit(lambda: "done", got.append)
@@ -191,7 +191,7 @@ def test_closing_the_window_waits_for_running_pane_jobs(qtbot: Any, tmp_path: An
     qtbot.addWidget(window)
     window.show()
     window.ensure_panes()
-    worker = window.findChildren(OffThread)[0]
+    worker = window.findChildren(Lane)[0]
     finished: list[bool] = []
 
     def slow() -> None:
@@ -203,16 +203,16 @@ def test_closing_the_window_waits_for_running_pane_jobs(qtbot: Any, tmp_path: An
     assert finished == [True]  # the job ended before close() returned
     worker.submit(slow, lambda _: None)  # a pane update queued before the close: dropped
     assert not worker.busy() and finished == [True]
-    loose = OffThread(name="loose")
+    loose = Lane(name="loose")
     gate = threading.Event()
     loose.submit(gate.wait, lambda _: None)
     ref = weakref.ref(loose)
-    pool = loose._pool
+    (running,) = loose._running
     del loose
     gc.collect()
-    assert ref() is None  # the running job does not keep its worker alive
+    assert ref() is None  # the running job does not keep its lane alive
     gate.set()
-    pool.shutdown(wait=True)
+    running.result()
 
 
 def test_garbage_cycles_are_collected_on_the_gui_thread_only(qtbot: Any, tmp_path: Any) -> None:
