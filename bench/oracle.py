@@ -728,6 +728,8 @@ def _session_facts(session_xz: Path) -> dict[str, Any]:
     if str(facts.get("device", "")).split(":")[0] != device:
         facts.pop("explain", None)
         facts.pop("graph_break_counter", None)
+    if facts.get("scenario") != "steps":  # the app captured the model's steps, not the log's scenario
+        facts.pop("graph_break_counter", None)
     return {**facts, "device": device}
 
 
@@ -747,6 +749,7 @@ def _facts(path: Path) -> dict[str, Any]:
     counters = (((meta.get("oracle") or {}).get("logged_run") or {}).get("process") or {}).get("counters")
     if isinstance(counters, dict):
         facts["graph_break_counter"] = sum((counters.get("graph_break") or {}).values())
+        facts["scenario"] = meta.get("scenario")
     # explain() calls the model once: comparable only where the logged steps did not recompile
     repeats = any(word in str(meta.get("trouble", "")) for word in ("recompile", "dynamic"))
     if explain.get("status") == "ok" and "graph_count" in explain and meta.get("scenario") == "steps" \
