@@ -466,8 +466,8 @@ def check_facts(entry: Entry, session: Any, raw: RawLog) -> dict[str, tuple[str,
         out["counter"] = _cell(None)
     else:
         uncounted = sum(1 for b in raw_breaks if any(u in b[:400] for u in _UNCOUNTED))
-        out["counter"] = _cell(len(app_breaks) == counted + uncounted,
-                               f"app {len(app_breaks)}, torch counted {counted} + {uncounted} it leaves uncounted")
+        out["counter"] = _cell(len(app_breaks) == counted + uncounted, f"app {len(app_breaks)}, "
+                               f"torch counted {counted} + {uncounted} it leaves uncounted")
     every_break = [b for r in raw.runs for b in r.breaks]
     frames = {(f, int(n)) for b in every_break for f, n in _FRAME.findall(b)}
     bad = [b.location for b in app_breaks if b.location is not None and (
