@@ -10,7 +10,6 @@ and Dynamo appends long hints; we keep the first lines of the message, which car
 from __future__ import annotations
 
 import os
-import sys
 import sysconfig
 import traceback
 from dataclasses import dataclass
@@ -108,6 +107,3 @@ def _message(exc: BaseException) -> str:
         body += f"\n[message cut: {len(text)} characters]"
     return f"{type(exc).__name__}: {body}" if body else type(exc).__name__
 
-
-def python_version() -> str:
-    return sys.version.split()[0]

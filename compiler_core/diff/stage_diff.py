@@ -182,11 +182,6 @@ def _bare(label: str) -> str:
     return label.split(" (", 1)[0]
 
 
-def kernel_family(k: Kernel) -> str:
-    """A kernel's name without Inductor's running index: what pairs it across two compiles."""
-    return _KERNEL_INDEX.sub("", k.name)
-
-
 def fused_ops(name: str) -> str:
     """A kernel's family without its backend's prefix (`triton_poi_`, `cpp_`): what one fusion
     is called on either device, so a GPU log and a CPU log of one model pair their kernels."""

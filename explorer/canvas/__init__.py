@@ -15,8 +15,8 @@ several graphs are shown with `set_graphs`):
     `set_edge_styles({(src id, dst id): EdgeStyle(color, width, label)})`,
     `set_marks({id: "♻"})` badges before labels, `set_highlight(ids, primary=None)`.
   - navigation: `center_on(id)` (expands groups hiding the node), `fit_to_view()`,
-    `search(text) -> [id]` (name/op/target substring), `set_group_expanded(path, bool)`,
-    `expand_all()`, `is_visible(id)`, `node_rect(id)` (view pixels), `node_key(id)`.
+    `search(text) -> [id]` (name/op/target substring), `expand_all()`,
+    `is_visible(id)`, `node_rect(id)` (view pixels), `node_key(id)`.
   - signals: `nodeClicked(str)`, `nodeHovered(str)`, `layoutFinished()`; property `busy`.
   - `grab()` renders it for screenshots like any QWidget.
 - `EdgeStyle(color="#d62828", width=3.0, label="")`.

@@ -194,25 +194,6 @@ class GraphCanvas(QWidget):
         parts = [tree.label[a] for a in reversed(tree.ancestors(g)) if a != 0] + [tree.label[g]]
         return "/".join(parts)
 
-    def _group_by_path(self, path: str) -> int:
-        assert self.result is not None
-        for g in range(1, self.result.tree.count):
-            if self.group_path(g) == path:
-                return g
-        raise KeyError(path)
-
-    def set_group_expanded(self, path: str, expanded: bool) -> None:
-        """Expand or collapse one module group (its ancestors are expanded too)."""
-        assert self.result is not None
-        g = self._group_by_path(path)
-        ex = set(self.result.expanded)
-        if expanded:
-            ex |= {g, *self.result.tree.ancestors(g)}
-        else:
-            ex.discard(g)
-        self._hold(g)
-        self._relayout(ex)
-
     def _hold(self, g: int) -> None:
         """Keep group `g`'s top-left corner where it is on screen through the next re-layout, so
         the item the user clicked stays in view (collapsing used to leave an empty view)."""
