@@ -71,7 +71,7 @@ def block_ms(spec: Any, inputs: Any, device: str) -> float:
 
 
 def _to(value: Any, device: str) -> Any:
-    from compiler_core.capture.model_run import to_device
+    from compiler_core.modelfile import to_device
 
     return to_device(value, device)
 

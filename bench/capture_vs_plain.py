@@ -36,8 +36,8 @@ INPUT_STEPS = 4  # the capture CLI's default --input-steps
 
 PLAIN = r"""
 import os, sys, torch
-from compiler_core.modelfile import load_model_file
-from compiler_core.capture.model_run import call_once, to_device
+from compiler_core.modelfile import load_model_file, to_device
+from compiler_core.capture.model_run import call_once
 path, device, steps = sys.argv[1], sys.argv[2], int(sys.argv[3])
 spec = load_model_file(path, device=device)
 model = spec.model.to(device) if isinstance(spec.model, torch.nn.Module) else spec.model

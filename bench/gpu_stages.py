@@ -44,8 +44,8 @@ def capture(model_file: Path, mode: str, trace: Path, device: str, calls: int = 
     from compiler_core.capture.hooks.recording_backend import RecordingBackend
     from compiler_core.capture.hooks.stage_hooks import stage_recorders
     from compiler_core.capture.hooks.trace_sink import TraceLogSink
-    from compiler_core.capture.model_run import call_once, compile_options, to_device
-    from compiler_core.modelfile import load_model_file
+    from compiler_core.capture.model_run import call_once, compile_options
+    from compiler_core.modelfile import load_model_file, to_device
     from compiler_core.session.model import SessionMeta
 
     spec = load_model_file(model_file, device=device)

@@ -151,6 +151,20 @@ def with_train_choice(spec: ModelSpec, train: bool | None) -> ModelSpec:
     return replace(spec, train_step=_sum_backward if train else None)
 
 
+def to_device(value: Any, device: str) -> Any:
+    """A model file's inputs on `device`: tensors (nested in tuples, lists, dicts) moved there;
+    everything else unchanged. Capture, timeline and budget runs all move inputs this way."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return value.to(device)
+    if isinstance(value, tuple | list):
+        return type(value)(to_device(v, device) for v in value)
+    if isinstance(value, dict):
+        return {k: to_device(v, device) for k, v in value.items()}
+    return value
+
+
 def _sum_backward(model: Any, inputs: tuple[Any, ...]) -> Any:
     import torch
 

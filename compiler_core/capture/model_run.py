@@ -20,19 +20,9 @@ import torch
 from compiler_core.capture.hooks.compiler_reset import reset_compiler
 from compiler_core.capture.hooks.inspect_config import inspect_config
 from compiler_core.capture.hooks.recording_backend import RecordingBackend
-from compiler_core.modelfile import ModelSpec
+from compiler_core.modelfile import ModelSpec, to_device
 
 Stage = Callable[[str, str], None]  # (stage, state) progress callback
-
-
-def to_device(value: Any, device: str) -> Any:
-    if isinstance(value, torch.Tensor):
-        return value.to(device)
-    if isinstance(value, tuple | list):
-        return type(value)(to_device(v, device) for v in value)
-    if isinstance(value, dict):
-        return {k: to_device(v, device) for k, v in value.items()}
-    return value
 
 
 def compile_options(spec: ModelSpec, mode: str | None, dynamic: bool | None) -> dict[str, Any]:

@@ -10,20 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from compiler_core.modelfile import ModelSpec
-
-
-def to_device(value: Any, device: str) -> Any:
-    """Tensors (nested in tuples, lists, dicts) moved to `device`; everything else unchanged."""
-    import torch
-
-    if isinstance(value, torch.Tensor):
-        return value.to(device)
-    if isinstance(value, tuple | list):
-        return type(value)(to_device(v, device) for v in value)
-    if isinstance(value, dict):
-        return {k: to_device(v, device) for k, v in value.items()}
-    return value
+from compiler_core.modelfile import ModelSpec, to_device
 
 
 def grow_batch(value: Any) -> Any:

@@ -65,7 +65,7 @@ def measure_budget(spec: Any, budget: float, device: str, steps: int) -> BudgetP
     from compiler_core.capture.hooks.compiler_reset import reset_compiler
     from compiler_core.capture.hooks.inductor_entry import compile_fx_functions
     from compiler_core.capture.hooks.memory_budget_patch import activation_memory_budget
-    from compiler_core.capture.model_run import to_device
+    from compiler_core.modelfile import to_device
 
     compile_fx, compile_fx_inner = compile_fx_functions()
     graphs: list[tuple[str, Graph]] = []
