@@ -9,6 +9,7 @@ the q/k/v views of one projection collapse to one storage.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 from compiler_core.session.model import Graph, Node, SavedTensor, TensorMeta
 
@@ -69,3 +70,14 @@ def saved_tensors(fw: Graph | None, bw: Graph) -> tuple[SavedTensor, ...]:
             consumers=tuple(c for c in consumers.get(n.name, []) if c != "output"), is_symint=is_sym,
         ))  # fmt: skip
     return tuple(out)
+
+
+def storage_bytes(saved: Iterable[SavedTensor]) -> int:
+    """Bytes of `saved` with the views of one storage counted once (the largest view stands for
+    the storage; a tensor without a storage key is its own). Every saved-bytes total shown, the
+    session's, a budget point's and the AOT pane's, is counted this way."""
+    by_storage: dict[str, int] = {}
+    for st in saved:
+        key = st.storage_key or st.name
+        by_storage[key] = max(by_storage.get(key, 0), st.bytes)
+    return sum(by_storage.values())

@@ -20,6 +20,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+from compiler_core.analysis.saved_tensors import storage_bytes
 from compiler_core.queries.break_ranking import distinct_breaks
 from compiler_core.queries.recompile_explain import distinct_recompiles, recompiled
 from compiler_core.queries.step_stats import shown_stats, speedups, untrustworthy
@@ -198,13 +199,7 @@ def saved_bytes(c: Compile) -> int:
 
 def aot_saved_bytes(aot: AotInfo | None) -> int:
     """Saved bytes of one AOT partition, the views of one storage counted once."""
-    if aot is None:
-        return 0
-    by_storage: dict[str, int] = {}
-    for st in aot.saved_tensors:
-        key = st.storage_key or st.name
-        by_storage[key] = max(by_storage.get(key, 0), st.bytes)
-    return sum(by_storage.values())
+    return storage_bytes(aot.saved_tensors) if aot is not None else 0
 
 
 def _ranks_diff(session: Session) -> dict[str, Any]:

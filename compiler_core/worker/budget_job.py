@@ -47,20 +47,12 @@ def run_budget_job(spec: Any, emit: Callable[[Any], None]) -> int:
     return protocol.EXIT_OK
 
 
-def _storage_bytes(saved: Sequence[Any]) -> int:
-    by_storage: dict[str, int] = {}
-    for st in saved:
-        key = st.storage_key or st.name
-        by_storage[key] = max(by_storage.get(key, 0), st.bytes)
-    return sum(by_storage.values())
-
-
 def measure_budget(spec: Any, budget: float, device: str, steps: int) -> BudgetPoint:
     """Compile and run `spec` (a ModelSpec with a train_step) at one budget."""
     import torch
 
     from compiler_core.analysis.backward_links import recomputed_nodes
-    from compiler_core.analysis.saved_tensors import saved_tensors
+    from compiler_core.analysis.saved_tensors import saved_tensors, storage_bytes
     from compiler_core.capture.graph_records import graph_record
     from compiler_core.capture.hooks.compiler_reset import reset_compiler
     from compiler_core.capture.hooks.inductor_entry import compile_fx_functions
@@ -106,7 +98,7 @@ def measure_budget(spec: Any, budget: float, device: str, steps: int) -> BudgetP
     saved = [st for fw, bw in zip(forwards, backwards, strict=False) for st in saved_tensors(fw, bw)]
     recomputed = sum(len(recomputed_nodes(fw, bw)) for fw, bw in zip(forwards, backwards, strict=False))
     return BudgetPoint(
-        budget=budget, saved_bytes=_storage_bytes(saved), saved_tensors=len(saved), recomputed=recomputed,
+        budget=budget, saved_bytes=storage_bytes(saved), saved_tensors=len(saved), recomputed=recomputed,
         step_ms=statistics.median(times) if times else None, peak_mem_bytes=peak,
         device=torch.cuda.get_device_name() if cuda else device, torch_version=torch.__version__,
     )  # fmt: skip

@@ -28,7 +28,8 @@ from PySide6.QtWidgets import (
 )
 
 from compiler_core.analysis.aot_splits import aot_pieces_note
-from compiler_core.session import AotInfo, Compile, Ref, RefKind, SavedTensor, Session
+from compiler_core.analysis.saved_tensors import storage_bytes
+from compiler_core.session import AotInfo, Compile, Ref, RefKind, Session
 from compiler_core.session.model import BudgetPoint
 from compiler_core.session.vocab import Partition
 from explorer.canvas import EdgeStyle, GraphCanvas
@@ -50,16 +51,6 @@ from explorer.state.palette import SAVED
 
 PROMPT = "Click a forward op: its backward partners, saved or recomputed."
 TABLE_COLUMNS = ["Saved tensor", "Shape", "Dtype", "Bytes", "Producer", "Consumers"]
-
-
-def saved_totals(saved: tuple[SavedTensor, ...]) -> tuple[int, int]:
-    """(sum of every tensor's bytes, bytes with views of one storage counted once)."""
-    total = sum(t.bytes for t in saved)
-    by_storage: dict[str, int] = {}
-    for t in saved:
-        key = t.storage_key or t.name
-        by_storage[key] = max(by_storage.get(key, 0), t.bytes)
-    return total, sum(by_storage.values())
 
 
 class AotPane(Pane):
@@ -173,7 +164,7 @@ class AotPane(Pane):
                 return
             for col in range(len(TABLE_COLUMNS)):
                 self.table.resizeColumnToContents(col)
-            total, dedup = saved_totals(tensors)
+            total, dedup = sum(t.bytes for t in tensors), storage_bytes(tensors)
             note = (" · partners by source line: this log has no seq_nr, so they are approximate"
                     if log_cannot_tell(aot) else "")  # fmt: skip
             pieces = aot_pieces_note(current)
