@@ -30,7 +30,7 @@ from itertools import chain, repeat
 from compiler_core.analysis.linking import link_compile
 from compiler_core.session.links import LinkBuilder
 from compiler_core.session.model import Compile
-from compiler_core.session.refs import Ref, RefKind
+from compiler_core.session.refs import Ref, RefKind, split_prefix
 
 Adjacency = dict[str, tuple[str, ...]]
 Getter = Callable[[tuple[str, ...]], tuple[str, ...]]
@@ -214,9 +214,4 @@ def _renamed(adjacency: Adjacency, prefixes: dict[str, str]) -> Adjacency | None
 
 def _prefix_end(ref: str) -> int:
     """Length of `kind|rank|compile|` at the start of `ref` (0 when it has fewer fields)."""
-    end = -1
-    for _ in range(3):
-        end = ref.find("|", end + 1)
-        if end < 0:
-            return 0
-    return end + 1
+    return len(split_prefix(ref)[0])

@@ -32,6 +32,7 @@ from functools import cache
 from typing import Any
 
 from compiler_core.session.model import SCHEMA_VERSION, Graph, Kernel, Session, SourceLoc, TensorMeta
+from compiler_core.session.refs import split_prefix
 
 PACKED_VERSIONS = (2, 3)  # schema versions written in this layout
 INTERNED: tuple[type, ...] = (SourceLoc, TensorMeta)
@@ -73,7 +74,7 @@ def encode_links(links: Mapping[str, tuple[str, ...]]) -> list[Any]:
         return [[pa, pb, groups[pa][pb]] for pa in sorted(groups) for pb in sorted(groups[pa])]
     sets: dict[str, frozenset[str]] = {}  # a hub's targets as a set: `in` on its tuple is linear
     for a, targets in links.items():
-        pa, ka = split.get(a) or split.setdefault(a, _split_ref(a))
+        pa, ka = split.get(a) or split.setdefault(a, split_prefix(a))
         by_prefix = groups[pa]
         for b in targets:
             if a > b:  # stored once: under the smaller ref, unless the other direction is missing
@@ -82,7 +83,7 @@ def encode_links(links: Mapping[str, tuple[str, ...]]) -> list[Any]:
                     back = sets.get(b) or sets.setdefault(b, frozenset(back))
                 if a in back:
                     continue
-            pb, kb = split.get(b) or split.setdefault(b, _split_ref(b))
+            pb, kb = split.get(b) or split.setdefault(b, split_prefix(b))
             keys = by_prefix.get(pb)
             if keys is None:
                 keys = by_prefix[pb] = []
@@ -116,7 +117,7 @@ def decode_links(data: Any) -> dict[str, tuple[str, ...]]:
 
 
 def _split_sorted(links: Mapping[str, tuple[str, ...]]) -> dict[str, tuple[str, str]]:
-    """`_split_ref` of every key of a built link map, whose keys are sorted: refs of one prefix
+    """`split_prefix` of every key of a built link map, whose keys are sorted: refs of one prefix
     are a run, so a ref that starts with the run's prefix has that prefix (a prefix is exactly
     three `|`-ended fields) and only the first ref of a run is split. Every ref of one run
     shares one prefix string (`encode_links` compares them by identity)."""
@@ -125,7 +126,7 @@ def _split_sorted(links: Mapping[str, tuple[str, ...]]) -> dict[str, tuple[str, 
     cut = 0
     for ref in links:
         if prefix is None or not ref.startswith(prefix):
-            prefix, _ = _split_ref(ref)
+            prefix, _ = split_prefix(ref)
             cut = len(prefix)
             if not prefix:  # not an encoded ref: kept whole, never a run
                 out[ref] = ("", ref)
@@ -133,16 +134,6 @@ def _split_sorted(links: Mapping[str, tuple[str, ...]]) -> dict[str, tuple[str, 
                 continue
         out[ref] = (prefix, ref[cut:])
     return out
-
-
-def _split_ref(encoded: str) -> tuple[str, str]:
-    """`kind|rank|compile|key` -> (`kind|rank|compile|`, `key`); keys may contain `|`. A string
-    that is not an encoded ref is kept whole as a key with an empty prefix."""
-    parts = encoded.split("|", 3)
-    if len(parts) < 4:
-        return "", encoded
-    key = parts[3]
-    return encoded[: len(encoded) - len(key)], key
 
 
 # -------------------------------------------------------------------------------------- encoding

@@ -237,3 +237,26 @@ def graph_key(graph: str, name: str) -> str:
     """The storage key of a graph-scoped ref (`Ref.key`), for builders that write encoded links
     in bulk (`Ref.prefix(kind, ...) + graph_key(graph, name)`); never parse it back."""
     return f"{graph}:{name}"
+
+
+def kind_prefix(kind: RefKind) -> str:
+    """The text every encoded ref of `kind` starts with (a filter over stored links that needs
+    no decoding; `LinkIndex` uses it)."""
+    return _KIND_PREFIX[kind]
+
+
+def kind_of_encoded(encoded: str) -> RefKind | None:
+    """The kind of an encoded ref without decoding the rest; None for text that names none."""
+    return _KINDS.get(encoded.partition(_SEP)[0])
+
+
+def split_prefix(encoded: str) -> tuple[str, str]:
+    """`kind|rank|compile|key` -> (`kind|rank|compile|`, `key`), the prefix being `Ref.prefix`'s
+    form; keys may hold `|`. Text with fewer fields is kept whole: ("", `encoded`). For code that
+    moves encoded links in bulk (the codec's grouping, renaming a rank's links), never to read
+    a ref's fields: decode it for that."""
+    parts = encoded.split(_SEP, 3)
+    if len(parts) < 4:
+        return "", encoded
+    key = parts[3]
+    return encoded[: len(encoded) - len(key)], key
