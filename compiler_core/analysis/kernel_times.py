@@ -25,10 +25,10 @@ unjoined and is still listed in `RuntimeProfile.kernels`.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping
 
+from compiler_core.session.links import LinkIndex
 from compiler_core.session.model import Compile, InductorOutput, Kernel, RuntimeProfile, Session
-from compiler_core.session.refs import STAGE_ORDER, Ref, RefKind
+from compiler_core.session.refs import Ref, RefKind
 from compiler_core.trace.output_code import parse_output_code, split_extern_name
 
 Output = tuple[Compile, InductorOutput]
@@ -46,13 +46,15 @@ def extern_op(kernel_name: str) -> tuple[str, int] | None:
     return parts[-1], number
 
 
-def join_runtime(session: Session, profile: RuntimeProfile) -> dict[str, float]:
-    """Encoded Ref (kernel, post-grad node, source line) -> µs per step."""
+def join_runtime(session: Session, profile: RuntimeProfile,
+                 index: LinkIndex | None = None) -> dict[str, float]:
+    """Encoded Ref (kernel, post-grad node, source line) -> µs per step. `index`: the session's
+    link index, when the caller joins several modes (one index, its walks cached, for all)."""
+    index = LinkIndex(session.links) if index is None else index
     outputs = [(c, out) for c in session.compiles for out in c.inductor]
     matched = {call.index: _match(call.kernels, call.region, call.backward, outputs)
                for call in profile.graph_calls}
     out: dict[str, float] = defaultdict(float)
-    memo: dict[str, frozenset[str]] = {}
     gap_sizes: dict[tuple[int, int], int] = defaultdict(int)
     for kt in profile.kernels:
         if kt.kind == "graph" and kt.gap >= 0:
@@ -73,29 +75,29 @@ def join_runtime(session: Session, profile: RuntimeProfile) -> dict[str, float]:
             if len(candidates) == gap_sizes[(kt.call, kt.gap)]:
                 candidates = candidates[kt.occurrence - 1:kt.occurrence]
             for candidate in candidates:
-                _add(out, session, compile_, output, candidate, kt.us_per_step / len(candidates), memo)
+                _add(out, compile_, output, candidate, kt.us_per_step / len(candidates), index)
             continue
         if kt.kind not in ("kernel", "extern"):
             continue
         kernel = _kernel(output, kt.name, kt.kind, kt.occurrence)
         if kernel is not None:
-            _add(out, session, compile_, output, kernel, kt.us_per_step, memo)
+            _add(out, compile_, output, kernel, kt.us_per_step, index)
     return dict(out)
 
 
-def _add(out: dict[str, float], session: Session, compile_: Compile, output: InductorOutput,
-         kernel: Kernel, us: float, memo: dict[str, frozenset[str]]) -> None:
+def _add(out: dict[str, float], compile_: Compile, output: InductorOutput, kernel: Kernel,
+         us: float, index: LinkIndex) -> None:
     """`us` on the kernel, split evenly over its nodes, each node's share over its source lines."""
     kref = Ref.kernel(compile_.compile_id, output.graph, kernel.name, compile_.rank)
     out[kref.encode()] += us
     nodes = kernel.fused_nodes[:1] if kernel.language == "extern" else kernel.fused_nodes
     for node in nodes:
         share = us / len(nodes)
-        nref = Ref.post_grad_node(compile_.compile_id, output.graph, node, compile_.rank).encode()
-        out[nref] += share
-        lines = _upstream_lines(nref, session.links, memo)
+        nref = Ref.post_grad_node(compile_.compile_id, output.graph, node, compile_.rank)
+        out[nref.encode()] += share
+        lines = index.upstream(nref, RefKind.SOURCE_LINE)
         for line in lines:
-            out[line] += share / len(lines)
+            out[line.encode()] += share / len(lines)
 
 
 # extern calls that launch no device kernel (views and reinterpretations of a buffer)
@@ -121,38 +123,6 @@ def launch_gaps(output: InductorOutput) -> list[list[Kernel]]:
         else:
             gaps[-1].append(kernel)
     return gaps
-
-
-def _upstream_lines(ref: str, links: Mapping[str, tuple[str, ...]],
-                    memo: dict[str, frozenset[str]]) -> frozenset[str]:
-    """The source lines (encoded refs) reachable from `ref` by links that only go to earlier
-    stages (what `LinkIndex.related` finds upstream), memoised and on encoded strings: on the
-    32-layer HF Llama training session (9k post-grad nodes, 34k link entries) walking `related`
-    per node did not finish in 8 minutes (its downstream half fans out to every line of every
-    kernel), and decoding every neighbour into a Ref took 22 of 34 s."""
-    if ref in memo:
-        return memo[ref]
-    memo[ref] = frozenset()  # a cycle within one stage cannot recurse forever
-    here = _stage(ref)
-    found: set[str] = set()
-    for nxt in links.get(ref, ()):
-        stage = _stage(nxt)
-        if stage >= here:
-            continue
-        if stage == _LINE_STAGE:
-            found.add(nxt)
-        else:
-            found |= _upstream_lines(nxt, links, memo)
-    memo[ref] = frozenset(found)
-    return memo[ref]
-
-
-_STAGE_BY_KIND = {kind.value: STAGE_ORDER[kind] for kind in RefKind}
-_LINE_STAGE = STAGE_ORDER[RefKind.SOURCE_LINE]
-
-
-def _stage(encoded: str) -> float:
-    return _STAGE_BY_KIND[encoded[:encoded.index("|")]]
 
 
 def _match(kernels: tuple[str, ...], region: str, backward: bool, outputs: list[Output]) -> Output | None:

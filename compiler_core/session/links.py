@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
 from compiler_core.session.gc_pause import gc_paused
-from compiler_core.session.refs import STAGE_ORDER, Ref, RefKind
+from compiler_core.session.refs import STAGE_ORDER, Ref, RefKind, kind_of_encoded, kind_prefix
 
 
 class LinkBuilder:
@@ -59,6 +59,12 @@ class LinkIndex:
     on first use (~50 ms for the 33k refs of a 32-layer Llama), not over decoded `Ref`s: decoding
     on every hop made opening that model's Source pane take seconds.
 
+    This is the only walker over links: `related` (a selection's highlight), `upstream` /
+    `downstream` (one direction, one kind: a post-grad node's source lines), `direct` (one hop)
+    and `of_kind` (every ref of a kind: the source lines) are answered here and nowhere else.
+    Each caches what it computed; derived views of its users (the explorer's line facts) are
+    cached by those users, not on the index.
+
     Adding a link kind needs no change here or in the codec: add a `RefKind` with its
     `STAGE_ORDER` (refs.py) and call `LinkBuilder.add` where the session is built.
     """
@@ -72,7 +78,8 @@ class LinkIndex:
         self._stage: list[float] = []
         self._whole: list[bool] = []  # kernels: reached, never walked through (see `_walk`)
         self._refs: list[Ref | None] = []
-        self.memo: dict[object, object] = {}  # derived views (line facts...) keyed by their users
+        self._one_way: dict[tuple[Ref, bool, RefKind | None], frozenset[Ref]] = {}
+        self._of_kind: dict[RefKind, tuple[Ref, ...]] = {}
 
     def built_from(self, links: Mapping[str, tuple[str, ...]]) -> bool:
         """Whether this index reads this very mapping (the explorer's model takes an index the
@@ -96,17 +103,13 @@ class LinkIndex:
             adj = [list(map(ids.__getitem__, targets)) for targets in self._links.values()]
         except KeyError:  # a one-sided link (a hand-made or damaged session's)
             ids, names, adj = self._one_sided()
-        stage_of: dict[str, float] = {}
+        stage_of: dict[RefKind | None, float] = {}
         stage = []
         for name in names:
-            kind = name.partition("|")[0]
+            kind = kind_of_encoded(name)
             found = stage_of.get(kind)
             if found is None:
-                try:
-                    found = STAGE_ORDER[RefKind(kind)]
-                except ValueError:
-                    found = -1.0
-                stage_of[kind] = found
+                found = stage_of[kind] = -1.0 if kind is None else STAGE_ORDER[kind]
             stage.append(found)
         self._names, self._adj, self._stage = names, adj, stage
         kernel = STAGE_ORDER[RefKind.KERNEL]
@@ -135,13 +138,57 @@ class LinkIndex:
             ref = self._refs[i] = decode_or_none(self._names[i])
         return ref
 
-    def direct(self, ref: Ref) -> frozenset[Ref]:
-        ids = self.prepare()._ids
-        assert ids is not None
+    def direct(self, ref: Ref, kind: RefKind | None = None) -> frozenset[Ref]:
+        """The refs `ref` links to directly (of `kind` only, when given). Before the integer
+        index is built this reads the stored mapping and decodes only the targets of `kind`
+        without building it: the session builder asks a few thousand of these on every import
+        (analysis/decompositions.py), where building the index would cost more than they do."""
+        ids = self._ids
+        if ids is None:
+            targets = self._links.get(ref.encode(), ())
+            if kind is not None:
+                start = kind_prefix(kind)
+                targets = tuple(t for t in targets if t.startswith(start))
+            return frozenset(r for t in targets if (r := decode_or_none(t)) is not None)
         i = ids.get(ref.encode())
         if i is None:
             return frozenset()
-        return frozenset(r for j in self._adj[i] if (r := self._ref(j)) is not None)
+        found = (self._ref(j) for j in self._adj[i])
+        return frozenset(r for r in found if r is not None and (kind is None or r.kind is kind))
+
+    def upstream(self, ref: Ref, kind: RefKind | None = None) -> frozenset[Ref]:
+        """The refs of earlier stages `ref` reaches moving to an earlier stage at every hop (of
+        `kind` only, when given): a post-grad node's source lines. Cached per question."""
+        return self._one_way_walk(ref, True, kind)
+
+    def downstream(self, ref: Ref, kind: RefKind | None = None) -> frozenset[Ref]:
+        """`upstream`'s mirror: the refs of later stages `ref` reaches (a kernel is reached but
+        not walked through; see `_walk`)."""
+        return self._one_way_walk(ref, False, kind)
+
+    def _one_way_walk(self, ref: Ref, upstream: bool, kind: RefKind | None) -> frozenset[Ref]:
+        key = (ref, upstream, kind)
+        found = self._one_way.get(key)
+        if found is None:
+            ids = self.prepare()._ids
+            assert ids is not None
+            i = ids.get(ref.encode())
+            hits = () if i is None else self._walk(i, upstream)
+            refs = (self._ref(j) for j in hits)
+            found = frozenset(r for r in refs if r is not None and (kind is None or r.kind is kind))
+            self._one_way[key] = found
+        return found
+
+    def of_kind(self, kind: RefKind) -> tuple[Ref, ...]:
+        """Every ref of `kind` that has links, in storage order (the source lines the Source
+        pane colours: 8k of a 64-rank session's 2.1M refs), found once per kind."""
+        found = self._of_kind.get(kind)
+        if found is None:
+            start = kind_prefix(kind)
+            found = tuple(r for name in self._links if name.startswith(start)
+                          if (r := decode_or_none(name)) is not None)  # fmt: skip
+            self._of_kind[kind] = found
+        return found
 
     def related(self, ref: Ref) -> frozenset[Ref]:
         """Everything `ref` maps to in other stages (and same-stage peers one hop away)."""
@@ -191,7 +238,6 @@ class LinkIndex:
 
     def __len__(self) -> int:
         return len(self._links)
-
 
 
 def decode_or_none(encoded: str) -> Ref | None:

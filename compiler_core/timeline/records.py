@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
 from compiler_core.session.codec import from_jsonable, to_jsonable
+from compiler_core.session.links import LinkIndex
 from compiler_core.session.model import ModeStats, Session, StepSample, TimelineEvent
 
 SAMPLE = "sample"
@@ -60,8 +61,9 @@ def with_timeline(
     from compiler_core.analysis.kernel_times import join_runtime
 
     saved = saved_activation_bytes(session)
+    index = LinkIndex(session.links)  # one for every mode: each node's source lines walked once
     joined = [dataclasses.replace(
-        s, time_by_ref=join_runtime(session, s.runtime) if s.runtime else {},
+        s, time_by_ref=join_runtime(session, s.runtime, index) if s.runtime else {},
         saved_bytes=None if s.mode == "eager" else saved) for s in stats]
     return dataclasses.replace(
         session, timeline=tuple(samples), timeline_events=tuple(events), mode_stats=tuple(joined)

@@ -58,12 +58,12 @@ def load_prepared(path: str | Path) -> tuple[Session, LinkIndex]:
 
 
 def prepare(session: Session) -> tuple[Session, LinkIndex]:
-    """`session` with its link index built, and the line facts the Source panes read cached on it."""
+    """`session` with its link index built, and the line facts the Source panes read cached for it."""
     index = LinkIndex(session.links).prepare()
     from explorer.state.line_facts import line_facts
 
     for rank in sorted({c.rank for c in session.compiles}, key=lambda r: -1 if r is None else r)[:8]:
-        line_facts(session, index, rank)  # cached on the index for the Source / Per-line panes
+        line_facts(session, index, rank)  # cached for this index, for the Source / Per-line panes
     return session, index
 
 

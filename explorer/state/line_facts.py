@@ -6,13 +6,13 @@ from it and the per-line pipeline table shows it as rows.
 
 from __future__ import annotations
 
+import weakref
 from collections import defaultdict
 from dataclasses import dataclass, field
 
 from compiler_core.queries.break_ranking import distinct_breaks
 from compiler_core.queries.recompile_explain import distinct_recompiles
 from compiler_core.session import LinkIndex, Ref, RefKind, Session
-from compiler_core.session.links import decode_or_none
 from compiler_core.session.vocab import Partition
 
 LineKey = tuple[str, int]
@@ -55,35 +55,28 @@ _BUCKET = {
 
 
 def line_facts(session: Session, index: LinkIndex, rank: int | None = None) -> dict[LineKey, LineFacts]:
-    """Facts for every source line that something links to, restricted to one rank. Cached on
-    the index (the Source and Per-line pipeline panes both ask on every open)."""
-    key = ("line_facts", id(session), rank)
-    cached = index.memo.get(key)
-    if cached is not None and cached[0] is session:  # type: ignore[index]
-        return cached[1]  # type: ignore[index]
+    """Facts for every source line that something links to, restricted to one rank. Cached per
+    index (the Source and Per-line pipeline panes both ask on every open; the loader thread asks
+    first), and dropped with it."""
+    mine = _FACTS.setdefault(index, {})
+    cached = mine.get((id(session), rank))
+    if cached is not None and cached[0] is session:
+        return cached[1]
     result = _line_facts(session, index, rank)
-    index.memo[key] = (session, result)
+    mine[(id(session), rank)] = (session, result)
     return result
 
 
-def _source_line_refs(session: Session, index: LinkIndex) -> list[str]:
-    """The session's source-line refs, found once for every rank asked (a 64-rank session holds
-    2.1M refs, 8k of them source lines), cached on the index as `line_facts` is."""
-    key = ("source_line_refs", id(session))
-    cached = index.memo.get(key)
-    if cached is not None and cached[0] is session:  # type: ignore[index]
-        return cached[1]  # type: ignore[index]
-    prefix = RefKind.SOURCE_LINE.value + "|"
-    found = [encoded for encoded in session.links if encoded.startswith(prefix)]
-    index.memo[key] = (session, found)
-    return found
+# A view of the explorer's, derived from an index and a session: kept here, not on the index
+# (the core's `LinkIndex` caches only its own link queries).
+_Cached = dict[tuple[int, int | None], tuple[Session, dict[LineKey, LineFacts]]]  # (session id, rank)
+_FACTS: weakref.WeakKeyDictionary[LinkIndex, _Cached] = weakref.WeakKeyDictionary()
 
 
 def _line_facts(session: Session, index: LinkIndex, rank: int | None) -> dict[LineKey, LineFacts]:
     facts: dict[LineKey, LineFacts] = defaultdict(LineFacts)
-    for encoded in _source_line_refs(session, index):
-        ref = decode_or_none(encoded)
-        if ref is None or ref.rank != rank:
+    for ref in index.of_kind(RefKind.SOURCE_LINE):
+        if ref.rank != rank:
             continue
         entry = facts[(ref.path, ref.line)]
         for other in index.related(ref):
