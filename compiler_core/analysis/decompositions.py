@@ -18,10 +18,10 @@ traced from), else its `source_fn` name, else — for backward nodes, which ofte
 the forward node with the same autograd `seq_nr`, else the session's links. Kernels: the
 post-grad node of the same name in the same partition, through `Kernel.fused_nodes` or links.
 
-Speed: it runs on every import, so links are read from the session's stored mapping (encoded
-refs) by exact prefix, never through a `LinkIndex` or decoded `Ref`s: ~0.1 s for the 32-layer
-HF Llama training step (2k Dynamo ops, 9k decomposed nodes), where the view-time version spent
-0.35 s per open.
+Speed: it runs on every import, so links are read one hop at a time (`LinkIndex.direct` of one
+kind, which reads the stored mapping and decodes only the refs of that kind, without building the
+index's integer walk): ~0.1 s for the 32-layer HF Llama training step (2k Dynamo ops, 9k
+decomposed nodes), where the view-time version spent 0.35 s per open.
 """
 
 from __future__ import annotations
@@ -29,19 +29,18 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections import defaultdict
-from collections.abc import Mapping
 from functools import cache, lru_cache
 from typing import NamedTuple
 
+from compiler_core.session.links import LinkIndex
 from compiler_core.session.model import Compile, Decomposition, DecompositionInfo, Graph, Node, Session
-from compiler_core.session.refs import Ref, RefKind, graph_key
+from compiler_core.session.refs import Ref, RefKind
 from compiler_core.session.vocab import Partition
 from compiler_core.trace.json_payload import JsonPayloadError, parse_json
 
 ARTIFACT = "compilescope_decompositions"
 NOT_OPS = frozenset({"getitem", "placeholder", "output", "alias", "detach"})
 _OP_KINDS = ("call_function", "call_method", "call_module")
-Links = Mapping[str, tuple[str, ...]]
 
 
 class DecompNode(NamedTuple):
@@ -93,6 +92,7 @@ def with_decompositions(session: Session, same_as: dict[int, int] | None = None)
     artifacts are equal too its table is j's: tables hold node, op and kernel names, no rank.
     A 64-rank log of one model built the same table 64 times (a third of its import)."""
     same_as = same_as or {}
+    index = LinkIndex(session.links)
     tables: list[DecompositionInfo | None] = []
     compiles = session.compiles
     for i, c in enumerate(compiles):
@@ -102,7 +102,7 @@ def with_decompositions(session: Session, same_as: dict[int, int] | None = None)
                 c.compile_id, c.artifacts.get(ARTIFACT)):  # fmt: skip
             tables.append(tables[j])
         else:
-            tables.append(compile_decomposition(c, session.links))
+            tables.append(compile_decomposition(c, index))
     done = tuple(dataclasses.replace(c, decomposition=t) for c, t in zip(compiles, tables, strict=True))
     return dataclasses.replace(session, compiles=done)
 
@@ -112,20 +112,22 @@ def with_missing_decompositions(session: Session) -> Session:
     so the views only ever look them up); a session that has them is returned as is."""
     if not any(c.decomposition is None and c.dynamo_graph is not None for c in session.compiles):
         return session
-    compiles = tuple(dataclasses.replace(c, decomposition=compile_decomposition(c, session.links))
+    index = LinkIndex(session.links)
+    compiles = tuple(dataclasses.replace(c, decomposition=compile_decomposition(c, index))
                      if c.decomposition is None and c.dynamo_graph is not None else c
                      for c in session.compiles)  # fmt: skip
     return dataclasses.replace(session, compiles=compiles)
 
 
-def compile_decomposition(c: Compile, links: Links) -> DecompositionInfo | None:
-    """One row per Dynamo op (placeholders and outputs excluded), in Dynamo graph order."""
+def compile_decomposition(c: Compile, index: LinkIndex) -> DecompositionInfo | None:
+    """One row per Dynamo op (placeholders and outputs excluded), in Dynamo graph order; `index`
+    over the session's links (one for all its compiles)."""
     if c.dynamo_graph is None:
         return None
-    kernels = _Kernels(c, links)
+    kernels = _Kernels(c, index)
     found, origin = decomposed_graph(c)
     nodes = [kernels.phase(n) for n in found]
-    owners = _Owners(c.dynamo_graph, nodes, links, c)
+    owners = _Owners(c.dynamo_graph, nodes, index, c)
     grouped: dict[str, list[DecompNode]] = defaultdict(list)
     for n in nodes:
         owner = owners.owner(n)
@@ -205,14 +207,13 @@ def _tangent_descendants(g: Graph) -> set[str]:
 class _Owners:
     """Resolves which Dynamo node a decomposed node came from."""
 
-    def __init__(self, dynamo: Graph, nodes: list[DecompNode], links: Links, c: Compile) -> None:
+    def __init__(self, dynamo: Graph, nodes: list[DecompNode], links: LinkIndex, c: Compile) -> None:
         self.names = {n.name for n in dynamo.nodes if n.op in _OP_KINDS}
         self.by_source_fn = {n.attrs["source_fn"].split(":")[0]: n.name for n in dynamo.nodes
                              if n.op in _OP_KINDS and n.attrs.get("source_fn")}
         self.links = links
-        graph = "joint" if c.aot is not None and c.aot.joint is not None else "forward"
-        self.aot_prefix = Ref.prefix(RefKind.AOT_NODE, c.compile_id, c.rank) + graph_key(graph, "")
-        self.dynamo_prefix = Ref.prefix(RefKind.DYNAMO_NODE, c.compile_id, c.rank)
+        self.graph = Partition.JOINT if c.aot is not None and c.aot.joint is not None else Partition.FORWARD
+        self.compile_id, self.rank = c.compile_id, c.rank
         self.by_seq: dict[str, str] = {}
         for n in nodes:
             if not n.backward and n.seq_nr:
@@ -246,8 +247,9 @@ class _Owners:
             return self.by_seq[n.seq_nr]
         if direct:
             return direct
-        prefix, linked = self.dynamo_prefix, self.links.get(self.aot_prefix + n.name, ())
-        candidates = sorted(x[len(prefix):] for x in linked if x.startswith(prefix))
+        cid, rank = self.compile_id, self.rank
+        linked = self.links.direct(Ref.aot_node(cid, self.graph, n.name, rank), RefKind.DYNAMO_NODE)
+        candidates = sorted(r.name for r in linked if r.compile_id == cid and r.rank == rank)
         if len(candidates) > 1:
             candidates = self._closest(n, candidates)
         return candidates[0] if candidates else ""
@@ -329,7 +331,7 @@ def _last(op: str) -> str:
 class _Kernels:
     """Post-grad node name → kernel names, per partition."""
 
-    def __init__(self, c: Compile, links: Links) -> None:
+    def __init__(self, c: Compile, links: LinkIndex) -> None:
         self.links = links
         self.by_node: dict[tuple[str, str], set[str]] = defaultdict(set)
         self.post_grad: dict[str, set[str]] = {}
@@ -344,11 +346,7 @@ class _Kernels:
         self.forward = Partition.INFERENCE if only_inference else Partition.FORWARD
         self._fw_nodes = self.post_grad.get(self.forward, set())
         self._bw_nodes = self.post_grad.get("backward", set())
-        node_prefix = Ref.prefix(RefKind.POST_GRAD_NODE, c.compile_id, c.rank)
-        kernel_prefix = Ref.prefix(RefKind.KERNEL, c.compile_id, c.rank)
-        # the storage form of "<graph>:<name>" refs, everything but the name (refs.py)
-        self._prefixes = {p: (node_prefix + graph_key(p, ""), kernel_prefix + graph_key(p, ""))
-                          for p in Partition}  # fmt: skip
+        self.compile_id, self.rank = c.compile_id, c.rank
 
     def partition(self, backward: bool) -> Partition:
         return Partition.BACKWARD if backward else self.forward
@@ -361,11 +359,9 @@ class _Kernels:
 
     def kernels(self, graph: Partition, name: str) -> set[str]:
         found = set(self.by_node.get((graph, name), ()))
-        node_prefix, kernel_prefix = self._prefixes[graph]
-        linked = self.links.get(node_prefix + name)
-        if linked:
-            cut = len(kernel_prefix)
-            found.update(k[cut:] for k in linked if k.startswith(kernel_prefix))
+        cid, rank = self.compile_id, self.rank
+        linked = self.links.direct(Ref.post_grad_node(cid, graph, name, rank), RefKind.KERNEL)
+        found.update(k.name for k in linked if k.graph == graph and k.compile_id == cid and k.rank == rank)
         return found
 
     def rewritten(self, graph: str, name: str) -> bool:

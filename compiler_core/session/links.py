@@ -80,6 +80,7 @@ class LinkIndex:
         self._refs: list[Ref | None] = []
         self._one_way: dict[tuple[Ref, bool, RefKind | None], frozenset[Ref]] = {}
         self._of_kind: dict[RefKind, tuple[Ref, ...]] = {}
+        self._decoded: dict[str, Ref | None] = {}  # `direct` before the integer index is built
 
     def built_from(self, links: Mapping[str, tuple[str, ...]]) -> bool:
         """Whether this index reads this very mapping (the explorer's model takes an index the
@@ -145,16 +146,26 @@ class LinkIndex:
         (analysis/decompositions.py), where building the index would cost more than they do."""
         ids = self._ids
         if ids is None:
-            targets = self._links.get(ref.encode(), ())
+            targets = self._links.get(ref.encode())
+            if not targets:
+                return frozenset()
             if kind is not None:
                 start = kind_prefix(kind)
                 targets = tuple(t for t in targets if t.startswith(start))
-            return frozenset(r for t in targets if (r := decode_or_none(t)) is not None)
+            decoded = self._decoded  # a kernel is the target of each of its nodes: decoded once
+            found = []
+            for t in targets:
+                r = decoded.get(t)
+                if r is None:
+                    r = decoded[t] = decode_or_none(t)
+                if r is not None:
+                    found.append(r)
+            return frozenset(found)
         i = ids.get(ref.encode())
         if i is None:
             return frozenset()
-        found = (self._ref(j) for j in self._adj[i])
-        return frozenset(r for r in found if r is not None and (kind is None or r.kind is kind))
+        near = (self._ref(j) for j in self._adj[i])
+        return frozenset(r for r in near if r is not None and (kind is None or r.kind is kind))
 
     def upstream(self, ref: Ref, kind: RefKind | None = None) -> frozenset[Ref]:
         """The refs of earlier stages `ref` reaches moving to an earlier stage at every hop (of

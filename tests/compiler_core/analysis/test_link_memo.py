@@ -10,7 +10,7 @@ import pytest
 
 from compiler_core.analysis import import_trace, link_memo
 from compiler_core.analysis.link_memo import _prefix_end, _renamed
-from compiler_core.session.links import LinkBuilder
+from compiler_core.session.links import LinkBuilder, LinkIndex
 from compiler_core.session.model import Compile
 
 TRACES = Path(__file__).resolve().parents[2] / "fixtures" / "traces"
@@ -81,4 +81,4 @@ def test_identical_ranks_share_one_decomposition_table_equal_to_each_built_alone
     shared = [cs for cs in by_id.values() if len(cs) == 3]
     assert shared and all(cs[1].decomposition is cs[0].decomposition is cs[2].decomposition for cs in shared)
     for c in tables:
-        assert c.decomposition == compile_decomposition(c, session.links)
+        assert c.decomposition == compile_decomposition(c, LinkIndex(session.links))
