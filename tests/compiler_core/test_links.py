@@ -43,3 +43,30 @@ def test_a_kernel_is_reached_but_not_walked_through() -> None:
     assert index.related(aot_rsqrt) == {rsqrt, k, line_rsqrt}
     # the kernel itself still reaches all it fuses and all its lines
     assert index.related(k) == {rsqrt, mul, line_rsqrt, line_mul, aot_rsqrt}
+
+
+def test_one_way_walks_and_typed_queries() -> None:
+    """`upstream`/`downstream` walk one direction and filter by kind; `direct` by kind answers
+    the same before and after the integer index is built; `of_kind` lists one kind's refs."""
+    b = LinkBuilder()
+    line = _r(RefKind.SOURCE_LINE, "m.py:3")
+    dyn = _r(RefKind.DYNAMO_NODE, "add")
+    aot = _r(RefKind.AOT_NODE, "forward:add")
+    post = _r(RefKind.POST_GRAD_NODE, "forward:add")
+    k = _r(RefKind.KERNEL, "forward:k1")
+    b.add(line, dyn)
+    b.add(dyn, aot)
+    b.add(aot, post)
+    b.add(post, k)
+    links = b.freeze()
+    index = LinkIndex(links)
+    assert index.direct(post, RefKind.KERNEL) == {k}  # read from the mapping: no index built yet
+    assert index.direct(post, RefKind.SOURCE_LINE) == frozenset()
+    assert index.of_kind(RefKind.SOURCE_LINE) == (line,)
+    assert index.upstream(post, RefKind.SOURCE_LINE) == {line}
+    assert index.upstream(post) == {line, dyn, aot}
+    assert index.downstream(dyn) == {aot, post, k}
+    assert index.downstream(dyn, RefKind.KERNEL) == {k}
+    assert index.direct(post, RefKind.KERNEL) == {k}  # now through the integer index
+    assert index.direct(post) == {aot, k}
+    assert LinkIndex(links).direct(Ref.kernel("0/0", "forward", "nope")) == frozenset()
