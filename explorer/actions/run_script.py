@@ -17,7 +17,6 @@ into the panes.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shlex
 import signal
@@ -365,13 +364,6 @@ class ScriptRuns(QObject):
         if current is not None:
             state.set_compile((current.compile_id, current.rank))
 
-    def _sweep_orphans(self) -> None:
-        """Children the script forked and left behind (they share the worker's process group,
-        set up by setsid) go with it, as WorkerClient does for the CLI."""
-        if self.worker_pid is not None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.worker_pid, signal.SIGKILL)
-
     def _update_status(self) -> None:
         if self.spec is None:
             return
@@ -390,8 +382,7 @@ class ScriptRuns(QObject):
         from the trace log (with the timeline the pane received); otherwise FileActions loads
         the saved session as for any capture."""
         self._timer.stop()
-        self._due = False
-        self._sweep_orphans()
+        self._due = False  # the worker's group and escaped children went with it (launch.finish)
         self.stop_button.setEnabled(False)
         self.kill_button.setVisible(False)
         fate = "finished" if outcome.ok else clip(outcome.describe().splitlines()[0], 300, 1)

@@ -68,7 +68,7 @@ class AotPane(Pane):
         self._joint_refs = Lane(self, "joint-refs", current=lambda: state.session)
         state.updates.track(self._joint_refs)
         self._building: Compile | None = None
-        self.graphs.nodeClicked.connect(lambda ref: self.selection.select({ref}))
+        self.graphs.nodeClicked.connect(self._node_clicked)
         self.table = QTreeWidget()
         self.table.setHeaderLabels(TABLE_COLUMNS)
         self.table.setRootIsDecorated(False)
@@ -127,6 +127,9 @@ class AotPane(Pane):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(split)
         self._tensor_items: dict[Ref, QTreeWidgetItem] = {}
+
+    def _node_clicked(self, ref: Ref) -> None:
+        self.selection.select({ref})
 
     def on_compile(self, current: Compile | None) -> None:
         self._building = current  # the compile whose queued slices may still fill this pane

@@ -100,8 +100,8 @@ class AutotunePane(Pane):
         self.table = QTreeWidget()
         self.table.setHeaderLabels(CANDIDATE_COLUMNS)
         self.table.setRootIsDecorated(False)
-        self.table.itemClicked.connect(lambda _item: self._select_targets())
-        self.ops.itemClicked.connect(lambda _item: self._select_targets())
+        self.table.itemClicked.connect(self._item_clicked)
+        self.ops.itemClicked.connect(self._item_clicked)
         right = QSplitter(Qt.Orientation.Vertical)
         top = QWidget()
         col = QVBoxLayout(top)
@@ -118,6 +118,9 @@ class AutotunePane(Pane):
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(split)
+
+    def _item_clicked(self, _item: object) -> None:
+        self._select_targets()
 
     def on_session(self, session: Session) -> None:
         self.on_compile(self.state.current)

@@ -51,7 +51,7 @@ class BreakSummaryPane(Pane):
         self.tree.setRootIsDecorated(False)
         self.tree.setAlternatingRowColors(True)
         self.tree.itemClicked.connect(self._clicked)
-        self.tree.currentItemChanged.connect(lambda item, _prev: self._show_details(item))
+        self.tree.currentItemChanged.connect(self._current_changed)
         self.details = QTextBrowser()
         self.details.setOpenLinks(False)
         self.details.anchorClicked.connect(self._anchor)
@@ -66,6 +66,9 @@ class BreakSummaryPane(Pane):
         self.rows: list[DistinctBreak | RecompileCause] = []
         self._frames: list[SourceLoc] = []
         self._shown_for: tuple[int | None, int] = (None, 0)
+
+    def _current_changed(self, item: QTreeWidgetItem | None, _previous: QTreeWidgetItem | None) -> None:
+        self._show_details(item)
 
     def on_session(self, session: Session) -> None:
         self.tree.clear()

@@ -55,7 +55,7 @@ class DynamoPane(Pane):
     def __init__(self, state: SessionState, selection: SelectionModel) -> None:
         super().__init__(state, selection)
         self.graphs = make_graph_view()
-        self.graphs.nodeClicked.connect(lambda ref: self.selection.select({ref}))
+        self.graphs.nodeClicked.connect(self._node_clicked)
         self.guards = QTreeWidget()
         self.guards.setHeaderLabels(["Guard", "Kind"])
         self.guards.setRootIsDecorated(False)
@@ -81,6 +81,9 @@ class DynamoPane(Pane):
         self._building: Compile | None = None
         self._index = Lane(self, "dynamo-refs", current=lambda: state.session)
         state.updates.track(self._index)
+
+    def _node_clicked(self, ref: Ref) -> None:
+        self.selection.select({ref})
 
     def on_compile(self, current: Compile | None) -> None:
         self._building = current

@@ -116,7 +116,7 @@ class InductorPane(Pane):
         self.header = plain_label()
         self.header.setWordWrap(True)  # two partitions with extern calls: ~110 characters
         self.graphs = make_graph_view()
-        self.graphs.nodeClicked.connect(lambda ref: self.selection.select({ref}))
+        self.graphs.nodeClicked.connect(self._node_clicked)
         self.kernels = QTreeWidget()
         self.kernels.setHeaderLabels(KERNEL_COLUMNS)
         self.kernels.setRootIsDecorated(False)
@@ -151,6 +151,9 @@ class InductorPane(Pane):
         self._building: Compile | None = None
         self._plans = Lane(self, "post-grad-refs", current=lambda: state.session)
         state.updates.track(self._plans)
+
+    def _node_clicked(self, ref: Ref) -> None:
+        self.selection.select({ref})
 
     def on_compile(self, current: Compile | None) -> None:
         self._building = current  # the compile whose queued slices may still fill this pane

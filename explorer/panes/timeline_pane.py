@@ -86,8 +86,8 @@ class TimelinePane(Pane):
         layout.addWidget(splitter, 1)
         self.controls.runRequested.connect(self._request_run)
         self.controls.logScaleToggled.connect(self._set_log_y)
-        self.controls.exportCsvRequested.connect(lambda: self._export_dialog("csv"))
-        self.controls.exportTraceRequested.connect(lambda: self._export_dialog("json"))
+        self.controls.exportCsvRequested.connect(self._export_csv)
+        self.controls.exportTraceRequested.connect(self._export_trace)
         self.repaints = 0
         self._plotted = self._tabled = -1
         self._plot_timer = _timer(self, PLOT_INTERVAL_MS, self._repaint_plot)
@@ -95,6 +95,12 @@ class TimelinePane(Pane):
         state.timelineOptionsChanged.connect(self._show_options)
 
     # -- the pane protocol ---------------------------------------------------------------------
+
+    def _export_csv(self) -> None:
+        self._export_dialog("csv")
+
+    def _export_trace(self) -> None:
+        self._export_dialog("json")
 
     def on_session(self, session: Session) -> None:
         """The model loaded the session's timeline already: paint it now (its empty-plot message
