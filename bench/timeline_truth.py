@@ -23,8 +23,9 @@ or failed. Target: every median and speedup within ±5 %.
 each model's app and loop runs still one after the other on its own GPU, and both confined to
 that GPU's share of the cores next to it (the GPUs sharing a NUMA node split its cores; a
 compile's worker pool inherits the share), so one model's compile bursts cannot take the cores
-another model's timed loop runs on. `--out DIR` writes each model's raw runs there as soon as
-they end.
+another model's timed loop runs on. `--cores N` (one GPU) pins the app and the loop alike to the
+N cores next to GPU 0 (bench/loop_spread.py measures whether that quiets a host). `--out DIR`
+writes each model's raw runs there as soon as they end.
 """
 
 from __future__ import annotations
