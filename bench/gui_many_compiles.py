@@ -32,11 +32,11 @@ def main() -> None:
     from explorer import gc_policy
 
     gc_policy.install(app)  # as explorer/app.py does at start-up
-    from compiler_core.analysis.saved_sessions import open_session
     from compiler_core.session import Compile, Session
+    from compiler_core.session.codec import load
     from explorer.main_window import MainWindow
 
-    base = open_session(ROOT / "tests" / "fixtures" / "transformer_block.json").compiles[0]
+    base = load(ROOT / "tests" / "fixtures" / "transformer_block.json").compiles[0]
     n = args.compiles
     rest = tuple(Compile(compile_id=f"{i}/0", frame_id=i, frame_compile_id=0) for i in range(1, n))
     session = Session(compiles=(base, *rest))

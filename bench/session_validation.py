@@ -19,9 +19,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from compiler_core.session.validate import validate_session
+
 from compiler_core.session import Session
 from compiler_core.session.codec import from_jsonable
-from compiler_core.session.validate import validate_session
 
 DATA = Path(__file__).parent / "data" / "hf_llama_train.log.xz"
 

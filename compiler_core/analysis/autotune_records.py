@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from compiler_core.session.codec import from_jsonable
 from compiler_core.session.model import AutotuneChoice, AutotuneResult
-from compiler_core.session.validate import SessionValidationError, validate_as
+from compiler_core.session.wire import BadValueError, checked
 from compiler_core.trace.json_payload import JsonPayloadError, parse_json
 
 ARTIFACT = "compilescope_autotune"
@@ -32,12 +31,12 @@ def autotune_from_artifact(payload: str | dict[str, Any]) -> list[AutotuneResult
     if autotune_problem(payload) is not None:
         return []
     results = _data(payload).get("results", [])
-    return [from_jsonable(AutotuneResult, item) for item in results]
+    return [checked(AutotuneResult, item) for item in results]
 
 
 def autotune_problem(payload: str | dict[str, Any]) -> str | None:
     """Why the artifact cannot be read (naming the field: `results[0].nodes[0]: expected str, got
-    int`), or None. Checked against the model's own types (session/validate.py): a value that
+    int`), or None. Checked against the model's own types (session/wire.py): a value that
     does not fit (ints for node names, a list inside `config`) once reached the Autotuning pane
     (a TypeError) and a saved session, which then failed validation when reopened."""
     if isinstance(payload, str):
@@ -54,8 +53,8 @@ def autotune_problem(payload: str | dict[str, Any]) -> str | None:
         return "results: not a list"
     for i, item in enumerate(results):
         try:
-            validate_as(AutotuneResult, item)
-        except SessionValidationError as exc:
+            checked(AutotuneResult, item)
+        except BadValueError as exc:
             return f"results[{i}]{'.' + exc.path if exc.path else ''}: {exc.problem}"
     return None
 

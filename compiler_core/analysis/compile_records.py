@@ -335,8 +335,8 @@ def _recompile_reasons(payload: str) -> list[str]:
 def _enriched(rr: RankRecords, acc: CompileRecords, rec: Record) -> None:
     """Decoded into a `Graph` here, not when the compile is frozen, so a malformed graph is
     reported against its own line and the compile falls back to the logged text."""
-    from compiler_core.session.codec import from_jsonable
     from compiler_core.session.model import Graph
+    from compiler_core.session.wire import BadValueError, checked
 
     data = _json(rr, rec, default={})
     if not isinstance(data, dict) or "stage" not in data or "graph" not in data:
@@ -345,10 +345,8 @@ def _enriched(rr: RankRecords, acc: CompileRecords, rec: Record) -> None:
         skip(rr, rec, "compilescope_graph stage is not a string")
         return
     try:
-        graph = from_jsonable(Graph, data["graph"])
-        if not all(isinstance(n.name, str) for n in graph.nodes):
-            raise ValueError("a node name is not a string")
-    except (TypeError, ValueError, AttributeError, KeyError) as exc:
+        graph = checked(Graph, data["graph"])
+    except BadValueError as exc:
         skip(rr, rec, f"compilescope_graph does not hold a graph ({exc})")
         return
     stage = data["stage"]

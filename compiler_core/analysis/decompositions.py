@@ -107,18 +107,6 @@ def with_decompositions(session: Session, same_as: dict[int, int] | None = None)
     return dataclasses.replace(session, compiles=done)
 
 
-def with_missing_decompositions(session: Session) -> Session:
-    """Fill the tables a session saved before they were stored lacks (codec.py calls it on load,
-    so the views only ever look them up); a session that has them is returned as is."""
-    if not any(c.decomposition is None and c.dynamo_graph is not None for c in session.compiles):
-        return session
-    index = LinkIndex(session.links)
-    compiles = tuple(dataclasses.replace(c, decomposition=compile_decomposition(c, index))
-                     if c.decomposition is None and c.dynamo_graph is not None else c
-                     for c in session.compiles)  # fmt: skip
-    return dataclasses.replace(session, compiles=compiles)
-
-
 def compile_decomposition(c: Compile, index: LinkIndex) -> DecompositionInfo | None:
     """One row per Dynamo op (placeholders and outputs excluded), in Dynamo graph order; `index`
     over the session's links (one for all its compiles)."""

@@ -21,12 +21,12 @@ def read_log(args: argparse.Namespace, *, sessions: bool = False) -> Session:
     with `sessions` a saved session `.json` too. Raises OSError when there is nothing to read
     (no such path, a folder without a log in it)."""
     from compiler_core.analysis import import_trace
-    from compiler_core.analysis.saved_sessions import open_session
     from compiler_core.cli.progress_line import progress_line
+    from compiler_core.session.codec import load
 
     with readable(args.path) as path, progress_line(path):
         if sessions and path.endswith(".json"):
-            session = open_session(path)
+            session = load(path)
         else:
             session = import_trace(path, limits=limits_from_args(args), lookup=lookup_from_args(args))
     return named_stdin(session, path) if args.path == STREAM else session

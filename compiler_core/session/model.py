@@ -1,10 +1,11 @@
 """The session model: the one contract between the engine and the GUI.
 
-Plain frozen dataclasses, free of torch and Qt, that round-trip through JSON (codec.py). Live
-capture and trace-log import both fill it through the same builder, so nothing here says which
-of the two produced a value. Collections are tuples (immutable, hashable) and mappings are
-`dict[str, ...]` so JSON needs no custom container types. Optional stages are `None` or empty
-rather than missing, which keeps old sessions loadable as later issues fill more fields.
+Plain frozen dataclasses, free of torch and Qt, that round-trip through JSON (codec.py, in the
+forms wire.py derives from these classes). Live capture and trace-log import both fill it
+through the same builder, so nothing here says which of the two produced a value. Collections
+are tuples (immutable, hashable) and mappings are `dict[str, ...]` so JSON needs no custom
+container types. Optional stages are `None` or empty rather than missing, and fields are only
+appended, which keeps sessions loadable as later builds fill more fields.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from functools import cached_property
 
 from compiler_core.session.vocab import CompileStatus, GraphKind, Partition, SourceOrigin
 
-# 2: packed rows, shared tables, links once (session/packed.py); 3: Compile.run and
-# Session.source_origins (a schema-2 file gets both derived on load, codec.py)
-SCHEMA_VERSION = 3
+# The stored layout's version (session/packed.py): a file of another one is refused, and an older
+# one converted by bench/convert_sessions.py, which keeps the readers of every earlier layout.
+SCHEMA_VERSION = 4
 
 Dim = int | str  # concrete size, or a symbolic one such as "s0"
 

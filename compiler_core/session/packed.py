@@ -1,22 +1,21 @@
-"""Schema 2 on-disk layout: positional rows, shared tables, links stored once. Plain JSON.
+"""The session file's layout: positional rows, shared tables, links stored once. Plain JSON.
 
-Why not schema 1's one-object-per-dataclass: a 32-layer Llama session spelled every field name and
+Why not one JSON object per dataclass: a 32-layer Llama session spelled every field name and
 every node's source location (a 90-character path plus the line's code) 30,000 times, and stored
-each link in both directions: 125 MB for a 14 MB log, 8 s to write and 11 s to read.
+each link in both directions, five to seven times the bytes of this layout.
 
 Layout of the top-level object:
 
-- ``schema_version``: 2 or 3 (the same layout; 3 adds `Compile.run` and `Session.source_origins`).
-- ``fields``: for every dataclass, its field names in the order its rows use. Rows are lists in
-  that order with trailing default values dropped. A reader maps stored names to its own fields, so
-  a field added later (with a default) reads as its default from older files, and a field this
-  build does not know is ignored: the same compatibility rule as schema 1.
+- ``schema_version``: `SCHEMA_VERSION`; a file of another version is refused with what to do.
 - ``tables``: ``SourceLoc`` and ``TensorMeta`` rows, each stored once; a field of those types holds
   the row's index. A deep model repeats a few hundred of them over its nodes.
 - ``session``: the `Session` row. Its ``links`` slot holds `encode_links`'s form, not a mapping.
 
-Encoders and decoders are generated once per class from the type hints (no per-value
-`is_dataclass` dispatch). Nothing here executes data: values become dataclass fields or raise.
+Every row is a list of its class's fields in declaration order, trailing default values dropped;
+a reader takes a short row's missing fields as their defaults and ignores a long row's extra
+cells, so fields are only ever appended (wire.py). The rows are written from the dataclasses'
+type hints here and read back through the structs wire.py derives from the same hints: msgspec
+checks every value's type while it parses. Nothing here executes data.
 """
 
 from __future__ import annotations
@@ -28,21 +27,18 @@ import types
 import typing
 from collections import defaultdict
 from collections.abc import Callable, Mapping
+from enum import Enum
 from functools import cache
 from typing import Any
 
-from compiler_core.session.model import SCHEMA_VERSION, Graph, Kernel, Session, SourceLoc, TensorMeta
+import msgspec
+
+from compiler_core.session.model import SCHEMA_VERSION, Graph, Kernel, Session
 from compiler_core.session.refs import split_prefix
+from compiler_core.session.wire import INTERNED, ROW, ModelMaker, bad_value, stored_file, stored_struct
 
-PACKED_VERSIONS = (2, 3)  # schema versions written in this layout
-INTERNED: tuple[type, ...] = (SourceLoc, TensorMeta)
 _SHARED: tuple[type, ...] = (Graph, Kernel)  # encoded once per object (frozen, held by the session)
-Conv = Callable[[Any], Any]
 _PRIMITIVES = (str, int, float, bool, type(None))
-
-
-class PackedFormatError(ValueError):
-    """The packed payload does not fit the schema (a damaged or foreign file)."""
 
 
 # ----------------------------------------------------------------------------------------- links
@@ -103,9 +99,8 @@ def mark_built(links: Mapping[str, tuple[str, ...]]) -> None:
 
 
 def decode_links(data: Any) -> dict[str, tuple[str, ...]]:
+    """`encode_links`'s groups (already type-checked) back to both directions, targets sorted."""
     adj: dict[str, list[str]] = defaultdict(list)
-    if not isinstance(data, list):
-        raise PackedFormatError("links must be a list of [prefix, prefix, keys] groups")
     for group in data:
         pa, pb, keys = group
         for i in range(0, len(keys) - 1, 2):
@@ -167,13 +162,7 @@ class _Tables:
 def pack(session: Session) -> dict[str, Any]:
     tables = _Tables()
     row = _encoder(Session)(session, tables)
-    classes = _reachable(Session)
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "fields": {cls.__name__: [f.name for f in dataclasses.fields(cls)] for cls in classes},
-        "tables": tables.rows,
-        "session": row,
-    }
+    return {"schema_version": SCHEMA_VERSION, "tables": tables.rows, "session": row}
 
 
 @cache
@@ -252,7 +241,7 @@ def _enc_conv(tp: Any) -> Callable[[Any, _Tables], Any] | None:
             if opt is None:
                 return None
             return lambda v, t: None if v is None else opt(v, t)
-        return _generic_enc
+        raise TypeError(f"the session codec stores no union of several non-plain types: {tp}")
     if origin is tuple:
         item = _tuple_item(tp)
         if item in INTERNED:
@@ -271,7 +260,7 @@ def _enc_conv(tp: Any) -> Callable[[Any, _Tables], Any] | None:
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         enc = _encoder(tp)
         return enc
-    return _generic_enc
+    raise TypeError(f"the session codec has no stored form for {tp!r}")
 
 
 def _intern_conv(tp: type, *, optional: bool) -> Callable[[Any, _Tables], Any]:
@@ -301,16 +290,10 @@ def _interned_tuple_conv(tp: type) -> Callable[[Any, _Tables], Any]:
     return conv
 
 
-def _generic_enc(value: Any, tables: _Tables) -> Any:
-    from compiler_core.session.codec import to_jsonable
-
-    return to_jsonable(value)
-
-
 def _is_plain(tp: Any) -> bool:
     """JSON-native without conversion: primitives, unions of them, tuples/dicts of plain values."""
-    if tp in _PRIMITIVES or tp is Any:
-        return True
+    if tp in _PRIMITIVES or tp is Any or (isinstance(tp, type) and issubclass(tp, Enum)):
+        return True  # an enum is written as its value
     origin = typing.get_origin(tp)
     if origin in (typing.Union, types.UnionType):
         return all(_is_plain(a) for a in typing.get_args(tp))
@@ -329,138 +312,30 @@ def _tuple_item(tp: Any) -> Any:
     raise TypeError(f"fixed-length tuple fields are not supported by the codec: {tp}")
 
 
-def _reachable(root: type) -> list[type]:
-    seen: dict[type, None] = {}
-    stack = [root]
-    while stack:
-        cls = stack.pop()
-        if cls in seen:
-            continue
-        seen[cls] = None
-        for tp in typing.get_type_hints(cls).values():
-            stack.extend(_dataclasses_in(tp))
-    return list(seen)
-
-
-def _dataclasses_in(tp: Any) -> list[type]:
-    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
-        return [tp]
-    return [c for a in typing.get_args(tp) for c in _dataclasses_in(a)]
-
-
 # -------------------------------------------------------------------------------------- decoding
 
 
-class _Decoder:
-    """Decoders for one file: its stored field order per class, and its tables."""
-
-    def __init__(self, data: dict[str, Any]) -> None:
-        fields = data.get("fields")
-        if not isinstance(fields, dict):
-            raise PackedFormatError("missing the 'fields' layout")
-        self.stored: dict[str, list[str]] = fields
-        self._decoders: dict[type, Callable[[Any], Any]] = {}
-        raw_tables = data.get("tables") or {}
-        self.tables: dict[type, list[Any]] = {}
-        for cls in INTERNED:
-            dec = self.decoder(cls)
-            self.tables[cls] = [dec(r) for r in raw_tables.get(cls.__name__, [])]
-
-    def decoder(self, cls: type) -> Callable[[Any], Any]:
-        found = self._decoders.get(cls)
-        if found is None:
-            found = self._decoders[cls] = self._make(cls)
-        return found
-
-    def _make(self, cls: type) -> Callable[[Any], Any]:
-        hints = typing.get_type_hints(cls)
-        current = {f.name for f in dataclasses.fields(cls)}
-        stored = self.stored.get(cls.__name__)
-        if stored is None:
-            stored = [f.name for f in dataclasses.fields(cls)]
-        plan: list[tuple[int, str, Conv | None]] = []
-        for i, name in enumerate(stored):
-            if name in current:
-                conv = self._dec_conv(hints[name])
-                if cls is Session and name == "links":
-                    conv = decode_links
-                plan.append((i, name, conv))
-        names = [f.name for f in dataclasses.fields(cls)]
-        # Rows can be read by position when the file's order is ours, possibly shorter (an older
-        # build) or longer (a newer one: zip drops the unknown tail).
-        positional = stored == names[: len(stored)] or stored[: len(names)] == names
-        convs = [c for _, _, c in plan]
-        cls_name = cls.__name__
-
-        def decode(row: Any) -> Any:
-            if not isinstance(row, list):
-                raise PackedFormatError(f"expected a row for {cls_name}, got {type(row).__name__}")
-            if positional:
-                return cls(*[v if c is None else c(v) for v, c in zip(row, convs, strict=False)])
-            kwargs = {n: (row[i] if c is None else c(row[i])) for i, n, c in plan if i < len(row)}
-            return cls(**kwargs)
-
-        return decode
-
-    def _dec_conv(self, tp: Any) -> Conv | None:
-        origin = typing.get_origin(tp)
-        if tp is float:
-            return lambda v: float(v) if isinstance(v, int) else v
-        if tp in _PRIMITIVES or tp is Any:
-            return None
-        if origin in (typing.Union, types.UnionType):
-            inner = [a for a in typing.get_args(tp) if a is not type(None)]
-            if all(a in _PRIMITIVES for a in inner):
-                if float in inner and int not in inner:
-                    return lambda v: float(v) if isinstance(v, int) else v
-                return None
-            if len(inner) == 1:
-                opt = self._dec_conv(inner[0])
-                if opt is None:
-                    return None
-                return lambda v: None if v is None else opt(v)
-            from compiler_core.session.codec import from_jsonable
-
-            return lambda v: from_jsonable(tp, v)
-        if origin is tuple:
-            each = self._dec_conv(_tuple_item(tp))
-            if each is None:
-                return tuple
-            return lambda v: tuple([each(x) for x in v])
-        if origin is dict:
-            conv = self._dec_conv(typing.get_args(tp)[1])
-            if conv is None:
-                return dict
-            return lambda v: {str(k): conv(x) for k, x in v.items()}
-        if isinstance(tp, type) and tp in INTERNED:
-            table = self.tables.get(tp)
-            if table is None:  # decoding the table rows themselves
-                return self.decoder(tp)
-            return table.__getitem__
-        if isinstance(tp, type) and dataclasses.is_dataclass(tp):
-            return self._lazy(tp)
-        from compiler_core.session.codec import from_jsonable
-
-        return lambda v: from_jsonable(tp, v)
-
-    def _lazy(self, cls: type) -> Conv:
-        """Resolve a nested class's decoder at first use (the class graph has cycles in principle)."""
-        holder: list[Conv] = []
-
-        def decode(v: Any) -> Any:
-            if not holder:
-                holder.append(self.decoder(cls))
-            return holder[0](v)
-
-        return decode
+_VERSION = msgspec.json.Decoder(msgspec.defstruct("Version", [("schema_version", object, None)]))
+_FILE = stored_file(stored_struct(Session, ROW))
+_DECODER = msgspec.json.Decoder(_FILE)
 
 
-def unpack(data: dict[str, Any]) -> Session:
+def stored_version(data: bytes | str) -> Any:
+    """The file's `schema_version` (None where it has none), read before the rest is typed."""
     try:
-        decoder = _Decoder(data)
-        session: Session = decoder.decoder(Session)(data["session"])
-    except PackedFormatError:
-        raise
-    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
-        raise PackedFormatError(f"damaged session payload: {type(exc).__name__}: {exc}") from exc
+        version: Any = _VERSION.decode(data)
+        return version.schema_version
+    except msgspec.ValidationError:  # not an object at all
+        return None
+
+
+def unpack(data: bytes | str) -> Session:
+    """The session in a file of this layout (the caller checked its version), every value checked
+    against its field's type while it is parsed; `BadValueError` names the first that does not fit."""
+    try:
+        stored: Any = _DECODER.decode(data)
+        maker = ModelMaker(ROW, stored.tables, links_from=decode_links)
+        session: Session = maker.make(Session, stored.session)
+    except msgspec.ValidationError as exc:
+        raise bad_value(exc, _FILE) from None
     return session

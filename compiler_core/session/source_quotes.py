@@ -1,7 +1,7 @@
 """A session's source texts and where each came from (`Session.source_origins`), as far as the
-session itself tells: the lines the log quotes, put back at their numbers, and the derivations the
-codec applies on save and load (a looked-up text is never saved unless asked; a file saved before
-origins existed gets them). Reading files from disk to fill texts is analysis/user_sources.py.
+session itself tells: the lines the log quotes, put back at their numbers, and what the codec
+leaves out on save (a looked-up text is never saved unless asked). Reading files from disk to
+fill texts is analysis/user_sources.py.
 """
 
 from __future__ import annotations
@@ -94,30 +94,4 @@ def without_local_sources(session: Session, why: str = "source lookup on this ma
         quoted = quotes.get(path, {})
         sources[path], origins[path] = quote_text(quoted), SourceOrigin.QUOTE
         notes[path] = why
-    return dataclasses.replace(session, sources=sources, source_notes=notes, source_origins=origins)
-
-
-def with_source_origins(session: Session) -> Session:
-    """A session saved before `source_origins` existed, with them derived: texts an old build
-    rebuilt or aligned from another version (its notes say "rebuilt") become the log's quotes
-    alone; a capture's texts are its own; a log's other texts were read from the importing machine."""
-    if session.source_origins or not session.sources:
-        return session
-    quotes: dict[str, dict[int, str]] | None = None
-    sources, origins = dict(session.sources), {}
-    notes = dict(session.source_notes)
-    owns = {"trace": SourceOrigin.LOOKUP, **dict.fromkeys(CAPTURES, SourceOrigin.CAPTURE)}
-    own = owns.get(session.meta.origin)
-    for path in session.sources:
-        note = notes.get(path, "")
-        if "rebuilt" in note or note.startswith("left out"):
-            if quotes is None:
-                quotes = quoted_lines(session.compiles)
-            sources[path] = quote_text(quotes.get(path, {}))
-            origins[path] = SourceOrigin.QUOTE
-            notes[path] = f"{note} (saved by an older CompileScope; now the log's quoted lines alone)"
-        elif own is not None:  # (a session made by hand, of no known origin, stays unmarked)
-            origins[path] = own
-    if not origins:
-        return session
     return dataclasses.replace(session, sources=sources, source_notes=notes, source_origins=origins)

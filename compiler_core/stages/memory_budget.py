@@ -17,11 +17,11 @@ from compiler_core.session.model import BudgetPoint
 
 def point_from_event(data: dict[str, Any]) -> BudgetPoint | None:
     """A `budget` event's data → its BudgetPoint (None when it does not fit); torch-free."""
-    from compiler_core.session.codec import from_jsonable
+    from compiler_core.session.wire import BadValueError, checked
 
     try:
-        point: BudgetPoint = from_jsonable(BudgetPoint, data)
-    except (ValueError, TypeError, AttributeError, KeyError):
+        point: BudgetPoint = checked(BudgetPoint, data)
+    except BadValueError:
         return None
     return point
 

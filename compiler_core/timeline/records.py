@@ -13,9 +13,9 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
-from compiler_core.session.codec import from_jsonable, to_jsonable
 from compiler_core.session.links import LinkIndex
 from compiler_core.session.model import ModeStats, Session, StepSample, TimelineEvent
+from compiler_core.session.wire import checked, plain
 
 SAMPLE = "sample"
 EVENT = "timeline_event"
@@ -30,14 +30,13 @@ def to_record(value: StepSample | TimelineEvent | ModeStats) -> dict[str, Any]:
     """The emitted dict for a session value: its fields plus the `event` tag."""
     kind = next(k for k, cls in _KINDS.items() if isinstance(value, cls))
     record: dict[str, Any] = {"event": kind}
-    record.update(to_jsonable(value))
+    record.update(plain(value))
     return record
 
 
 def from_record(record: Mapping[str, Any], cls: type[T]) -> T:
     """Rebuild a session value from an emitted dict (the `event` tag and extras are ignored)."""
-    names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
-    value: T = from_jsonable(cls, {k: v for k, v in record.items() if k in names})
+    value: T = checked(cls, {k: v for k, v in record.items() if k != "event"})
     return value
 
 

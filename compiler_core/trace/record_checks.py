@@ -24,7 +24,7 @@ _INT64 = 1 << 63
 
 def _int(v: Any) -> bool:
     """An int torch could have written: JSON allows any size, but ids, ranks and line numbers
-    fit in 64 bits, and the session's encoder (orjson) refuses a larger one at save time."""
+    fit in 64 bits, and the session's encoder refuses a larger one at save time."""
     return isinstance(v, int) and not isinstance(v, bool) and -_INT64 <= v < _INT64
 
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from compiler_core.analysis.saved_sessions import open_session
 from compiler_core.session import LinkIndex, Session
+from compiler_core.session.codec import load
 from compiler_core.trace.read_limits import open_regular
 from compiler_core.worker.capture_outcome import CaptureOutcome, recover_session
 from compiler_core.worker.protocol import CaptureSpec
@@ -44,7 +44,7 @@ def load_any(path: str | Path) -> Session:
     """Load a session or import a trace log/directory (blocking; call from a thread in the GUI)."""
     if kind_of(path) == SESSION:
         os.close(open_regular(str(path)))  # a FIFO named *.json: refused, not read forever
-        return open_session(path)
+        return load(path)
     from compiler_core.analysis import import_trace  # deferred: only trace users pay for the importer
 
     session: Session = import_trace(str(path))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import random
@@ -38,6 +39,7 @@ from compiler_core.session import (
 )
 from compiler_core.session.model import Decomposition, DecompositionInfo
 from tests.conftest import FIXTURES, ROOT
+from tests.session_rows import field_index, get_at
 
 
 def _sample() -> Session:
@@ -96,43 +98,36 @@ def test_garbage_is_refused_cleanly(text: str) -> None:
         loads(text.encode("latin-1"))
 
 
-def _compile_row(data: dict) -> list:
-    names = data["fields"]["Session"]
-    return data["session"][names.index("compiles")][0]
-
-
-def test_unknown_fields_from_newer_minor_versions_are_ignored() -> None:
+def test_unknown_fields_from_newer_builds_are_ignored() -> None:
+    """A newer build appends fields: a row longer than ours reads as ours, its tail ignored."""
     data = json.loads(dumps(_sample()))
-    row = _compile_row(data)
-    data["fields"]["Compile"].insert(1, "future_field")  # a field a newer build put in the middle
-    row.insert(1, {"anything": 1})
+    last = dataclasses.fields(Compile)[-1].name
+    get_at(data, f"compiles[0].{last}")  # the row padded to its last field
+    get_at(data, "compiles")[0].append({"anything": 1})
     got = loads(json.dumps(data)).compiles[0]
     assert got == _sample().compiles[0]
 
 
 def test_fields_an_older_file_lacks_take_their_defaults() -> None:
+    """A row shorter than ours (an older build's, or trailing defaults dropped) ends in defaults."""
     data = json.loads(dumps(_sample()))
-    names = data["fields"]["Compile"]
-    row = _compile_row(data)
-    drop = names.index("status")
-    del names[drop]
-    if drop < len(row):
-        del row[drop]
+    row = get_at(data, "compiles")[0]
+    del row[field_index(Compile, "status"):]
     got = loads(json.dumps(data)).compiles[0]
     assert got.status == "ok" and got.dynamo_graph == _sample().compiles[0].dynamo_graph
 
 
-def test_schema_1_sessions_still_load() -> None:
-    from compiler_core.session.codec import to_jsonable
-
-    data = to_jsonable(_sample())
-    data["schema_version"] = 1
-    assert loads(json.dumps(data)) == _sample()
+@pytest.mark.parametrize("version", range(1, SCHEMA_VERSION))
+def test_an_older_file_is_refused_with_the_converter_named(version: int) -> None:
+    data = json.loads(dumps(_sample()))
+    data["schema_version"] = version
+    with pytest.raises(SessionFormatError, match=r"older CompileScope.*bench/convert_sessions\.py"):
+        loads(json.dumps(data))
 
 
 def test_each_link_is_stored_once() -> None:
     data = json.loads(dumps(_sample()))
-    links = data["session"][data["fields"]["Session"].index("links")]
+    links = get_at(data, "links")
     assert sum(len(keys) // 2 for _, _, keys in links) == 1
 
 

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from PySide6.QtCore import QSettings
 
-from compiler_core.analysis.saved_sessions import open_session
 from compiler_core.queries.decompositions import decomposition_table, rows_for_refs
 from compiler_core.session import Ref, Session
+from compiler_core.session.codec import load as open_session
 from explorer.jobs import Lane
 from explorer.main_window import MainWindow
 from explorer.panes import code_view, decomposition_pane, dynamo_pane, inductor_pane

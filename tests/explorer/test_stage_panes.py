@@ -12,8 +12,8 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetrics
 
-from compiler_core.analysis.saved_sessions import open_session
 from compiler_core.session import AutotuneChoice, AutotuneResult, CudaGraphInfo, Ref, Session
+from compiler_core.session.codec import load as open_session
 from explorer.panes.autotune_pane import AutotunePane
 from explorer.panes.cudagraph_pane import CudaGraphPane
 from explorer.panes.decomposition_pane import DecompositionPane

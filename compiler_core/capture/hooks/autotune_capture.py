@@ -26,8 +26,8 @@ import time
 from types import TracebackType
 from typing import Any
 
-from compiler_core.session.codec import to_jsonable
 from compiler_core.session.model import AutotuneChoice, AutotuneResult
+from compiler_core.session.wire import plain
 
 TORCH_VERSIONS = ("2.11", "2.15")  # oldest, newest served (see the package docstring)
 
@@ -106,7 +106,7 @@ def emit_result(result: AutotuneResult, graph: str) -> None:
     trace_structured(
         "artifact",
         metadata_fn=lambda: {"name": ARTIFACT, "encoding": "json"},
-        payload_fn=lambda: json.dumps({"graph": graph, "results": [to_jsonable(result)]}),
+        payload_fn=lambda: json.dumps({"graph": graph, "results": [plain(result)]}),
     )
 
 

@@ -37,7 +37,7 @@ from torch._inductor.custom_graph_pass import CustomGraphPass
 from compiler_core.capture.graph_records import graph_record
 from compiler_core.capture.hooks import post_grad_store
 from compiler_core.capture.hooks.aot_replay import AotRecordWatch
-from compiler_core.session.codec import to_jsonable
+from compiler_core.session.wire import plain
 
 TORCH_VERSIONS = ("2.11", "2.15")  # oldest, newest served (see the package docstring)
 
@@ -51,7 +51,7 @@ STAGES = (
 def graph_payload(stage: str, graph: torch.fx.Graph) -> str:
     """The artifact payload for `graph` at `stage` (see STAGES)."""
     kind, name = _kind_and_name(stage)
-    return json.dumps({"stage": stage, "graph": to_jsonable(graph_record(graph, kind, name))})
+    return json.dumps({"stage": stage, "graph": plain(graph_record(graph, kind, name))})
 
 
 def emit_payload(payload: str) -> None:

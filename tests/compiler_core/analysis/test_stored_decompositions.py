@@ -14,10 +14,10 @@ from pathlib import Path
 
 from compiler_core.analysis import import_trace
 from compiler_core.analysis.decompositions import with_decompositions
-from compiler_core.analysis.saved_sessions import open_session
 from compiler_core.queries.decompositions import decomposition_summary, decomposition_table
 from compiler_core.session import load, loads
 from compiler_core.session.codec import dumps
+from compiler_core.session.codec import load as open_session
 from tests.conftest import FIXTURES
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QSettings
 
-from compiler_core.analysis.saved_sessions import open_session
 from compiler_core.session import Session
+from compiler_core.session.codec import load as open_session
 from explorer.main_window import MainWindow
 from tests.conftest import FIXTURES
 
