@@ -242,10 +242,13 @@ def _with_recomputed(kernels: list[Kernel]) -> list[Kernel]:
 
 
 def _named_nodes(pk: ParsedKernel, by_kernel: dict[str, list[str]], backward: bool) -> set[str]:
-    """Nodes a record of Inductor names for this kernel: its provenance entry, its Graph
+    """Nodes a record of Inductor names for this kernel: its provenance entry (for an extern
+    call, also its callee's entry without a handle, which names every call's nodes), its Graph
     fragment, its node-mapping comment and, in a backward, the comments above its launches (a
     forward's launch comments give Dynamo's names, some of which spell unrelated post-grad nodes)."""
     named = set(by_kernel.get(pk.name, ())) | set(pk.fragment_nodes) | set(pk.post_grad_nodes)
+    if pk.language == "extern":
+        named.update(by_kernel.get(pk.name.rsplit(":", 1)[0], ()))
     if backward:
         for names in pk.call_names:
             named.update(names)
@@ -271,14 +274,18 @@ def _provenance_by_kernel(part: Partition) -> dict[str, list[str]]:
     """Kernel name -> post-grad nodes from `cppCodeToPost` ("name:handle" keys) or older mappings.
 
     Extern keys ("extern_kernels.addmm:2") carry a global handle, not our per-callee ordinal, so
-    the n-th key of a callee maps to our `<callee>:<n>`.
+    the n-th key of a callee maps to our `<callee>:<n>`. An older log's extern key has no handle
+    (`extern_kernels.mm: [mm_default_1, mm_default, mul]`): it lists the nodes of every call of
+    that callee, and more, so it stays under the bare callee, which no kernel is named: each call
+    then finds its own node (`KernelNodes.extern`), and the entry only counts as naming it.
     """
     out: dict[str, list[str]] = {}
     counts: dict[str, int] = {}
     code_to_post = part.provenance.get("cppCodeToPost") or {}
     for key, nodes in code_to_post.items():
-        base = key.rsplit(":", 1)[0] if re.search(r":\d+$", key) else key
-        if base.startswith(("extern_kernels.", "aten.", "torch.ops.")):
+        handle = re.search(r":\d+$", key) is not None
+        base = key.rsplit(":", 1)[0] if handle else key
+        if handle and base.startswith(("extern_kernels.", "aten.", "torch.ops.")):
             counts[base] = counts.get(base, 0) + 1
             base = extern_name(base, counts[base])
         out.setdefault(base, []).extend(str(n) for n in nodes)

@@ -4,8 +4,11 @@ Both the kernel-line marker (`kernel_lines`) and its test oracle
 (`tests/compiler_core/analysis/kernel_line_oracle.py`) read these:
 the fragment is Inductor's own record of what the kernel computes (the post-grad nodes lowered
 into it with their arguments, the buffers it reads, the values it returns), and the def-use
-chains of the kernel's `tmpN` lines are what the code itself says flows where. Neither is a
-heuristic of the marker, so sharing them keeps the check independent of how lines are marked.
+chains of the kernel's `tmpN` lines (`Flow`) are what the code itself says flows where. Neither
+is a heuristic of the marker, so sharing them keeps the check independent of how lines are
+marked. Each side builds the chains its own way: the marker from its line kinds
+(`kernel_line_kinds.def_use`, Triton through `ast`), the oracle from the text alone
+(`kernel_line_oracle.text_flow`), and the tests hold the two equal.
 """
 
 from __future__ import annotations
@@ -26,16 +29,6 @@ _REF = re.compile(r"%(\w+)")
 _NUMBER = re.compile(r"(?<![\w.%])-?\d+(?:\.\d*)?(?:e[-+]?\d+)?|(?<![\w.])-?\b(?:inf|nan)\b")
 _CONSTANT_OPS = {"full", "scalar_tensor", "iota", "arange", "zeros", "ones", "empty"}
 
-STORE = re.compile(r"tl\.store\(|\.store\(|\b(?:in_out|out)_ptr\d+\s*\[[^\]]*\]\s*=")
-LOAD = re.compile(r"tl\.load\(|loadu\(|\b(?:in_out|in)_ptr\d+\s*\[")
-ASSIGN = re.compile(r"^\s*(?:auto |[\w:<>]+ )?(_?tmp\d+)\s*=\s*(.*?);?\s*$")
-_NAMED = re.compile(r"^\s*(_?tmp\d+_\w+)\s*=\s*(.*?);?\s*$")  # `_tmp3_max = tl.where(...)`
-MULTI = re.compile(r"^\s*(_?tmp\w+(?:,\s*_?tmp\w+)+)\s*=\s*(.*)$")
-TMP = re.compile(r"\b_?tmp\d+\b")
-# In def-use chains, a reduction's named accumulators too (`_tmp3_max_next`, `tmp2_mean`).
-_NAME = re.compile(r"\b_?tmp\d+(?:_[a-z0-9_]+)?\b")
-# Inductor's random ops take (seed, offset): the offset is a position, not a value.
-_RAND = re.compile(r"^(?:tl\.rand|tl\.randn|triton_helpers\.randint64|tl\.randint)\(")
 # A literal line: `tl.full([1, 1], 0.1, tl.float32)`, `0.5`, `float("-inf")`.
 _FULL = re.compile(r"^tl\.full\(\[[^\]]*\],\s*([^,]+),")
 _BARE = re.compile(r"^\(?\s*(-?\d+(?:\.\d*)?(?:e[-+]?\d+)?)\s*\)?$|^float\(\"(-?inf|nan)\"\)$")
@@ -155,35 +148,6 @@ class Flow:
     uses: dict[int, list[int]] = field(default_factory=dict)
     users: dict[int, list[int]] = field(default_factory=dict)
     value: dict[int, list[int]] = field(default_factory=dict)
-
-    @classmethod
-    def of(cls, source: list[str]) -> Flow:
-        flow = cls()
-        latest: dict[str, int] = {}
-        for i, line in enumerate(statements(source), start=1):
-            if "tmp" not in line:
-                continue
-            if STORE.search(line):
-                flow.value[i] = [latest[t] for t in _NAME.findall(stored_value(line)) if t in latest]
-                for j in flow.value[i]:
-                    flow.users.setdefault(j, []).append(i)
-                continue
-            m = ASSIGN.match(line) or _NAMED.match(line)
-            multi = None if m else MULTI.match(line)
-            if m is None and multi is None:
-                continue
-            expr = (m or multi).group(2)  # type: ignore[union-attr]
-            if not LOAD.search(line):
-                if _RAND.match(expr):
-                    expr = expr.split(",", 1)[0]
-                flow.uses[i] = [latest[t] for t in _NAME.findall(expr) if t in latest]
-                for j in flow.uses[i]:
-                    flow.users.setdefault(j, []).append(i)
-            names = [m.group(1)] if m else [x.strip() for x in multi.group(1).split(",")]  # type: ignore[union-attr]
-            for t in names:
-                latest[t] = i
-            flow.defs[i] = names[0]
-        return flow
 
     def valued(self) -> set[int]:
         """Lines a stored value or a reduction depends on (backwards through operands)."""

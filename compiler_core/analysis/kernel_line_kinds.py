@@ -107,9 +107,10 @@ class KernelLine:
 
 
 def def_use(lines: tuple[KernelLine, ...]) -> Flow:
-    """The def-use chains of a kernel's lines, as `Flow.of` finds them in the text, from what each
-    line defines and reads: each use resolved to the latest definition before it; a store's
-    value is its stored expression's; a load's address and mask are no operand."""
+    """The def-use chains of a kernel's lines, from what each line defines and reads (the test
+    oracle reads the same chains from the text alone, `kernel_line_oracle.text_flow`): each use
+    resolved to the latest definition before it; a store's value is its stored expression's; a
+    load's address and mask are no operand."""
     flow = Flow()
     latest: dict[str, int] = {}
     for i, line in enumerate(lines, start=1):

@@ -61,16 +61,23 @@ from compiler_core.analysis.kernel_fragment import (
     numbers,
     op_name,
     statements,
+    stored_value,
 )
 from compiler_core.session.model import Graph, Kernel
 
-__all__ = ["Fragment", "LineCheck", "check_kernel", "check_kernels", "fragments", "op_name"]
+__all__ = ["Fragment", "LineCheck", "check_kernel", "check_kernels", "fragments", "op_name", "text_flow"]
 
 _BUF = re.compile(r"buf\d+$")  # a returned buffer that is no node
 _STORE = re.compile(r"tl\.store\(|\.store\(|\b(?:in_out|out)_ptr\d+\s*\[[^\]]*\]\s*=")
 _LOAD = re.compile(r"tl\.load\(|loadu\(|\b(?:in_out|in)_ptr\d+\s*\[")
 _ASSIGN = re.compile(r"^\s*(?:auto |[\w:<>]+ )?(_?tmp\d+)\s*=\s*(.*?);?\s*$")
 _TMP = re.compile(r"\b_?tmp\d+\b")
+_NAMED = re.compile(r"^\s*(_?tmp\d+_\w+)\s*=\s*(.*?);?\s*$")  # `_tmp3_max = tl.where(...)`
+_MULTI = re.compile(r"^\s*(_?tmp\w+(?:,\s*_?tmp\w+)+)\s*=\s*(.*)$")
+# In def-use chains, a reduction's named accumulators too (`_tmp3_max_next`, `tmp2_mean`).
+_NAME = re.compile(r"\b_?tmp\d+(?:_[a-z0-9_]+)?\b")
+# Inductor's random ops take (seed, offset): the offset is a position, not a value.
+_RAND = re.compile(r"^(?:tl\.rand|tl\.randn|triton_helpers\.randint64|tl\.randint)\(")
 _REDUCTION_LINE = re.compile(
     r"tl\.(?:sum|max|min|reduce|argmax|argmin|prod|xor_sum|cumsum|cumprod)\(|triton_helpers\.\w*"
     r"(?:max2|min2|prod|welford|online_softmax|any)\w*\(|\b_tmp\d+\b|\btmp_acc\d+|welford_\w+\("
@@ -173,7 +180,7 @@ def check_kernel(kernel: Kernel, frag: Fragment, post: Graph | None = None) -> L
     readable |= _view_sources(readable, inputs, ops)
     upstream = _ancestors(reductions, inputs, ops)  # what a reduction's input may be made of
     source = statements(kernel.source.split("\n"))
-    flow = Flow.of(source)
+    flow = text_flow(source)
     valued = flow.valued()
     kinds: dict[int, str] = {}
     matches: dict[int, re.Match[str] | None] = {}
@@ -502,3 +509,35 @@ def _view_sources(names: set[str], inputs: dict[str, tuple[str, ...]], ops: dict
                 if ops.get(x, "") in _VIEWS:
                     todo.append(x)
     return out
+
+
+def text_flow(source: list[str]) -> Flow:
+    """The def-use chains of a kernel's `tmp` lines read from its text alone, with regular
+    expressions, in both languages: the oracle's own reading, independent of the marker's
+    (`kernel_line_kinds.def_use`, from `ast` for Triton), which the tests hold equal to it."""
+    flow = Flow()
+    latest: dict[str, int] = {}
+    for i, line in enumerate(statements(source), start=1):
+        if "tmp" not in line:
+            continue
+        if _STORE.search(line):
+            flow.value[i] = [latest[t] for t in _NAME.findall(stored_value(line)) if t in latest]
+            for j in flow.value[i]:
+                flow.users.setdefault(j, []).append(i)
+            continue
+        m = _ASSIGN.match(line) or _NAMED.match(line)
+        multi = None if m else _MULTI.match(line)
+        if m is None and multi is None:
+            continue
+        expr = (m or multi).group(2)  # type: ignore[union-attr]
+        if not _LOAD.search(line):
+            if _RAND.match(expr):
+                expr = expr.split(",", 1)[0]
+            flow.uses[i] = [latest[t] for t in _NAME.findall(expr) if t in latest]
+            for j in flow.uses[i]:
+                flow.users.setdefault(j, []).append(i)
+        names = [m.group(1)] if m else [x.strip() for x in multi.group(1).split(",")]  # type: ignore[union-attr]
+        for t in names:
+            latest[t] = i
+        flow.defs[i] = names[0]
+    return flow

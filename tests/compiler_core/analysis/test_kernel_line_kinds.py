@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from compiler_core.analysis import import_trace
-from compiler_core.analysis.kernel_fragment import Flow
 from compiler_core.analysis.kernel_line_kinds import def_use, read_lines
 from compiler_core.session.model import Kernel
 from tests.bench_logs import bench_session
+from tests.compiler_core.analysis.kernel_line_oracle import text_flow
 
 
 def _kernel(log: Path, name: str) -> Kernel:
@@ -75,11 +75,11 @@ def test_cpp_scalar_tail_is_marked_as_its_vector_body(shared_traces: Path) -> No
 
 def test_def_use_from_the_syntax_is_the_texts(shared_traces: Path) -> None:
     """The marker's def-use chains (from the kinds: `ast` for Triton) equal those the oracle reads
-    from the text (`Flow.of`), on every generated kernel of two real logs and a C++ one."""
+    from the text (`text_flow`), on every generated kernel of two real logs and a C++ one."""
     kernels = [k for name in ("hf_llama_train", "tv_resnet_breaks") for c in bench_session(name).compiles
                for o in c.inductor for k in o.kernels if k.language == "triton"]  # fmt: skip
     kernels.append(_kernel(shared_traces / "inputs" / "inductor_provenance_jit_log.txt", "cpp_fused_gelu_1"))
     assert len(kernels) > 100
     for k in kernels:
         lines = read_lines(k.source, k.language)
-        assert def_use(lines) == Flow.of([line.text for line in lines]), k.name
+        assert def_use(lines) == text_flow([line.text for line in lines]), k.name

@@ -122,3 +122,20 @@ def test_export_log_keeps_unknown_kinds_as_info(shared_traces: Path) -> None:
     session = import_trace(shared_traces / "inputs" / "export.log")
     infos = [d.message for d in session.diagnostics if d.severity == "info"]
     assert any("exported_program" in m for m in infos)
+
+
+def test_an_extern_key_without_a_handle_gives_each_call_its_own_node(shared_traces: Path) -> None:
+    """An older log's `cppCodeToPost` has one `extern_kernels.mm` key for every mm call (and a
+    `mul` of a Triton kernel besides); the debug-handle log of the same model numbers them. Both
+    give each call its own node, and the unnumbered key still counts as naming it."""
+
+    def externs(log: str) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
+        out = import_trace(shared_traces / "inputs" / log).compiles[0].inductor[0]
+        return {k.name: (k.fused_nodes, k.inferred_nodes) for k in out.kernels if k.language == "extern"}
+
+    old = externs("inductor_provenance_jit_cuda_log.txt")
+    assert old == externs("inductor_provenance_jit_debug_handle_log.txt")
+    assert old == {"extern_kernels.mm:1": (("mm_default_1",), ()),
+                   "extern_kernels.mm:2": (("mm_default",), ())}
+    cpu = externs("inductor_provenance_jit_log.txt")
+    assert cpu == {"extern_kernels.addmm:1": (("addmm",), ()), "extern_kernels.addmm:2": (("addmm_1",), ())}
