@@ -19,9 +19,6 @@ from explorer.state import SelectionModel, SessionState
 from explorer.state.palette import color_for, color_icon
 from explorer.state.stage_refs import kernel_ref
 
-WHOLE = "__output_code__"
-
-
 NO_NODE = "No post-grad node maps to this kernel (a layout copy of an input, or no provenance logged)."
 
 
