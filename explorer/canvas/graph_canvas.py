@@ -192,7 +192,7 @@ class GraphCanvas(QWidget):
 
     def _hold(self, g: int) -> None:
         """Keep group `g`'s top-left corner where it is on screen through the next re-layout, so
-        the item the user clicked stays in view (collapsing used to leave an empty view)."""
+        the item the user clicked stays in view (collapsing could otherwise leave an empty view)."""
         res = self.result
         if res is None:
             return
@@ -244,7 +244,7 @@ class GraphCanvas(QWidget):
     def _redecorate(self, highlight_only: bool = False) -> None:
         """Rebuild the decoration paths. A highlight change (every click) rebuilds only the
         highlight outlines: fills, styled edges and marks depend on the overlay, edge styles,
-        marks and layout, and rebuilding them per click cost ~60 ms on a 9k-node graph."""
+        marks and layout, and rebuilding them per click is too slow on a large graph."""
         st, res = self.view.state, self.result
         if st is None or res is None:
             return
