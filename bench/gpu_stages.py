@@ -136,8 +136,8 @@ def main() -> int:
     steps = int(os.environ.get("GPU_STAGES_STEPS", 30 if device == "cuda" else 5))
     trace = out / "transformer.trace.log"
     # Autotuning without CUDA graphs: on torch 2.11 a max-autotune training capture with CUDA
-    # graphs failed in backward ("accessing tensor output of CUDAGraphs that has been
-    # overwritten"), seen on an H100; the CUDA-graph status comes from the runs below.
+    # graphs can fail in backward ("accessing tensor output of CUDAGraphs that has been
+    # overwritten"); the CUDA-graph status comes from the runs below.
     session = capture(EXAMPLES / "transformer_block.py", "max-autotune-no-cudagraphs", trace, device)
     print(f"[gpu_stages] transformer captured at {time.monotonic() - T0:.0f}s", flush=True)
     skip = session.__class__()

@@ -3,8 +3,8 @@
     QT_QPA_PLATFORM=offscreen python bench/gui_many_compiles.py [--compiles 1000000] [--json]
 
 One real compile (the transformer fixture) plus N-1 empty ones; times `set_session` plus the
-event-loop turn after it, i.e. how long the window does not answer. Before the fix, 1e6 compiles
-froze it for 32 s (one combo item, one chart bar and one table row per compile).
+event-loop turn after it, i.e. how long the window does not answer. Shown whole (one combo item,
+one chart bar and one table row per compile), 1e6 compiles would freeze it for many seconds.
 Target: under 5 s for 1e6 on one core of the 2-core dev machine.
 """
 

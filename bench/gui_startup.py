@@ -198,7 +198,7 @@ def tlparse_seconds(log: Path, out: Path) -> float:
 def compile_bytecode() -> None:
     """Byte-compile the packages first, as an install does: the shared dev box sets
     PYTHONDONTWRITEBYTECODE, so each run would compile every explorer module from source in the
-    turn that first imports it (a deferred pane's module: 20-90 ms no user pays)."""
+    turn that first imports it (a deferred pane's module: time no user pays)."""
     for pkg in ("compiler_core", "explorer"):
         subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / pkg)], check=True,
                        stdout=subprocess.DEVNULL)  # fmt: skip

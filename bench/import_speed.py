@@ -57,7 +57,7 @@ def size_of(path: Path) -> int:
 def compile_bytecode() -> None:
     """Byte-compile the package first, as an install does: a checkout run with
     PYTHONDONTWRITEBYTECODE (set on the shared dev box) would otherwise compile every module of
-    the import path from source in every timed run (~0.1 s of CPU that no user pays)."""
+    the import path from source in every timed run (CPU time that no user pays)."""
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "compiler_core")], check=True,
                    stdout=subprocess.DEVNULL)  # fmt: skip
 

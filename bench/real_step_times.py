@@ -74,7 +74,7 @@ class PlainLoop:
 
     On CPython <= 3.12 the same launch-bound step runs up to 2x slower at some stack depths
     (a data-stack chunk mmapped and freed per call, CPython gh-142183; bench/host_time_diag.py
-    measured 7.3-21 ms for one compiled HF Llama step over 40 depths). The app's timer runs
+    measures one compiled step over 40 depths). The app's timer runs
     each block at the start of a fresh chunk; this loop does the same with its own code, so
     both time the step without that artefact. `natural` blocks run where this file's loop
     happens to stand, to show how far the depth moved this run's figures.

@@ -9,14 +9,13 @@ variant alternates its blocks with plain eager blocks so host drift cancels:
 1. eager's first steps, each synchronised (does eager warm up?);
 2. plain eager against eager with each piece of the app's per-step bookkeeping added, one at a
    time: CUDA event pairs, event queries, memory probe, record emission through a pipe;
-3. the app's own `ModeRun` loop (as shipped before this fix) for eager, then for the mode with its
+3. the app's own `ModeRun` loop (`ModeRun.block`) for eager, then for the mode with its
    paired eager steps, against plain blocks of the same compiled function and of eager taken
    right after (same process, same compiled state); Python GC time and threads are recorded;
 4. eager's step times right after a block of the compiled mode (a transition cost?).
 
-The point is to learn which of these costs the app's figures carry, not to pass targets. Its
-first run (H200, docs/benchmarks.md) measured the per-step loop this fix replaced (commit
-7ff7508, `ModeRun.step`); it now drives the block loop (`ModeRun.block`) the same way.
+The point is to learn which of these costs the app's figures carry, not to pass targets; what
+it found is in docs/benchmarks.md.
 """
 
 from __future__ import annotations

@@ -38,7 +38,7 @@ class InterruptWatch(QObject):
         self._notifier = QSocketNotifier(self._reader.fileno(), QSocketNotifier.Type.Read, self)
         self._notifier.activated.connect(self._drain)
 
-    def interrupted(self, signum: int, frame: object) -> None:
+    def interrupted(self, _signum: int, _frame: object) -> None:
         self.received = True
         QApplication.quit()  # closes the windows first (their closeEvent saves the layout)
 

@@ -3,14 +3,14 @@ threads hand over the GIL. Installed once, at application start (`explorer/app.p
 window or job exists; nothing else in explorer/ touches `gc` or the switch interval.
 
 Collection on the GUI thread only. Python runs a collection in whichever thread's allocation
-trips the threshold. When that was a worker (the session loader building a link index) and the
-garbage held Qt objects (a closed window's widgets, freed only as a cycle), shiboken destroyed
-them on that worker: `~QObject` took a Qt signal-slot mutex, then waited for the GIL to call
-back into Python, while the GUI thread held the GIL and waited for the same mutex in
-`QObject::connect` (py-spy --native showed exactly that). pyqtgraph's `GarbageCollector` is the
+trips the threshold. When that is a worker (the session loader building a link index) and the
+garbage holds Qt objects (a closed window's widgets, freed only as a cycle), shiboken destroys
+them on that worker: `~QObject` takes a Qt signal-slot mutex, then waits for the GIL to call
+back into Python, while the GUI thread holds the GIL and waits for the same mutex in
+`QObject::connect`: a deadlock. pyqtgraph's `GarbageCollector` is the
 known cure: automatic collection off, the same generation thresholds checked on a GUI-thread
-timer. (Re-stated here: importing it imports all of pyqtgraph, ~0.5 s, which the window defers
-until after its first paint.) The job service (explorer/jobs.py) keeps the other half of the
+timer. (Re-stated here: importing it imports all of pyqtgraph, which is slow and which the
+window defers until after its first paint.) The job service (explorer/jobs.py) keeps the other half of the
 promise: whatever a job holds is released on the GUI thread.
 
 The core's `gc_paused()` (compiler_core/session/gc_pause.py) stays for the CLI, where automatic
@@ -20,11 +20,10 @@ collection nor collects there.
 
 A short thread switch interval, 0.1 ms instead of CPython's 5 ms: every call from Qt into
 Python (a slot, a paint, each virtual a Python widget overrides) takes the GIL afresh, and while
-a job computes each take waits up to one interval (the "convoy effect"). Measured with
-bench/canvas_stall_probe.py (a 50k-node layout in the main window, 2-core host, three quiet runs
-each): the longest event-loop gap was 88-115 ms at 5 ms; 27-36 ms when the layout job itself
-set 0.1 ms (and paused the collector) while it ran, as it used to; 9-10 ms with this policy.
-The layout took 0.52-0.54 s before, 0.50-0.52 s now. It is set for the whole process, not per
+a job computes each take waits up to one interval (the "convoy effect"). bench/canvas_stall_probe.py
+(a 50k-node layout in the main window) shows the longest event-loop gap shrinking several-fold
+under this policy, also against setting it only while the layout job runs, with the layout no
+slower. It is set for the whole process, not per
 job, because the GUI thread waits in Qt without the GIL: with one Python thread running, the
 interval costs nothing.
 """

@@ -15,8 +15,8 @@ results it would drop are never computed, and jobs sharing a cache (a `CompoundL
 overlap.
 
 Why one pool, and why jobs are held by id: Qt objects must be released on the GUI thread. A
-closed window's widgets destroyed on a worker deadlocked Qt against the GIL (`~QObject` took a
-signal-slot mutex, then waited for the GIL the GUI thread held while it waited for that mutex;
+closed window's widgets destroyed on a worker deadlock Qt against the GIL (`~QObject` takes a
+signal-slot mutex, then waits for the GIL the GUI thread holds while it waits for that mutex;
 explorer/gc_policy.py has the collector's side of it). A job's callable often closes over its
 pane; were the worker the last to hold it, the pane would die there. So the worker only borrows
 a job from the service's table and the GUI thread drops it after delivery: whatever a job holds
@@ -136,7 +136,7 @@ class Lane(QObject):
         self._running: list[Future[None]] = []
         self._waiting: _Job | None = None  # serial lane: the latest job waiting for the running one
         # set by `UpdateQueue.track`: results are applied as queued pieces, not in the turn the
-        # worker's signal arrives in (two results and a slice in one turn made a 80 ms turn)
+        # worker's signal arrives in (two results and a slice in one turn make too long a turn)
         self.queue: PieceQueue | None = None
 
     def submit(self, work: Callable[[], Any], apply: Callable[[Any], None],

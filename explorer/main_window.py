@@ -99,7 +99,7 @@ class MainWindow(AppWindow):
 
     # ----- docks -----
     def _build_panes(self) -> None:
-        """Light panes now; canvas and plot panes (pyqtgraph costs ~0.5 s to import) right after
+        """Light panes now; canvas and plot panes (pyqtgraph is slow to import) right after
         the window is shown, one per event-loop turn, so the window comes up at once."""
         for spec in PANES:
             placeholder = plain_label(f"{spec.title}: loading…")
@@ -110,8 +110,8 @@ class MainWindow(AppWindow):
             else:
                 self._build_pane(spec)
         self._arrange_default()
-        # 1 ms, not 0: a zero single-shot is a posted call, and Qt ran two of them (two pyqtgraph
-        # panes, ~70 ms) in one turn; a timer lets paints and input in between
+        # 1 ms, not 0: a zero single-shot is a posted call, and Qt may run two of them (two
+        # pyqtgraph panes) in one turn; a timer lets paints and input in between
         QTimer.singleShot(1, self, self._build_next_pending)  # dies with the window
 
     def _build_pane(self, spec: PaneSpec) -> None:
@@ -323,7 +323,7 @@ class MainWindow(AppWindow):
         open path: the window keeps answering while a deep model's panes fill in). `links` is
         the session's index when the loader thread built it already. While the deferred panes
         are still being built (one per turn after start-up), the session waits for the last
-        of them: building the rest in one turn was a 100-300 ms turn (pyqtgraph's plots)."""
+        of them: building the rest in one turn would be too long a turn (pyqtgraph's plots)."""
         if self._pending:
             self._deferred_show = (session, source_path, links)
             return

@@ -42,7 +42,7 @@ class CompileListModel(QAbstractListModel):
     """The compile selector's rows: one page of `PAGE` compiles, labelled on demand.
 
     One combo item per compile, built up front, is too slow for a session of 1e6 compiles, and a
-    combo's popup sizes itself over every row (57 s for 1e6 even with a lazy model), so the selector
+    combo's popup sizes itself over every row (a minute for 1e6 even with a lazy model), so the selector
     shows the page holding the current compile, with "previous / next page" rows at its ends.
     """
 

@@ -1,8 +1,8 @@
 """Pay the GUI's once-per-process costs in a thread while the window is idle after startup.
 
 Two of them would otherwise land on the GUI thread the first time a session is shown, inside one
-event-loop turn: compiling Pygments' regex tables (~100 ms) and the lazy imports the layout's
-numpy calls make (`np.unique` imports `numpy.ma`, ~30 ms). Both are module-level, so doing them
+event-loop turn: compiling Pygments' regex tables and the lazy imports the layout's
+numpy calls make (`np.unique` imports `numpy.ma`). Both are module-level, so doing them
 once anywhere in the process is enough. It runs as a detached job of the GUI's job service
 (explorer/jobs.py).
 """

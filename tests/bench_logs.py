@@ -1,5 +1,5 @@
-"""The real H200 logs of bench/data, imported once per test process (a 32-layer Llama takes
-10-30 s to import on a 2-core box; three test modules read it)."""
+"""The real H200 logs of bench/data, imported once per test process (a 32-layer Llama is slow
+to import on a small CPU box; three test modules read it)."""
 
 from __future__ import annotations
 

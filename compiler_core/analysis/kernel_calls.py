@@ -172,7 +172,7 @@ def extern_nodes(kernel: Kernel, by_op: dict[str, list[str]]) -> list[str]:
 
 def param_names(source: str) -> tuple[str, ...]:
     """A kernel's parameter names (`kernel_marks` keeps them per kernel: a deep model calls each
-    kernel once per layer, and finding the signature searches the whole source, ~60 µs)."""
+    kernel once per layer, and finding the signature searches the whole source)."""
     m = _PARAMS.search(source)
     if not m:
         return ()

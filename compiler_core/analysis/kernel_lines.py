@@ -106,7 +106,7 @@ GraphIndexes = tuple[dict[str, int], dict[str, str], dict[str, set[str]]]
 
 def graph_ops(post: Graph) -> GraphIndexes:
     """Per post-grad graph, once: node name -> position, -> short op name, -> what it reads (built
-    per kernel, it would cost kernels x nodes: a second per 9k-node backward).
+    per kernel, it would cost kernels x nodes, which is slow on a deep model's backward).
 
     What a node reads includes the nodes behind its view and getitem inputs: a kernel loads
     `addmm_2`'s buffer where the node it computes reads `view_10 = view(addmm_2)` (views are no

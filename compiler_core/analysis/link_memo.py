@@ -3,9 +3,9 @@
 A data-parallel job leaves one log per rank, and each rank logs the same compile: the same graph
 text, output code and guards. The parse memo (parse_memo.py) already shares the parsed graphs and
 kernels between them, so such compiles hold the *same* graph and kernel objects. Their links are
-then the same up to the rank written in every ref (`kind|rank|compile|key`), and linking the
-seven ranks of a deep model one by one cost ~0.2 s each. Here the first rank is linked normally
-and the others get its links with the rank prefix swapped.
+then the same up to the rank written in every ref (`kind|rank|compile|key`), and linking every
+rank of a deep model from scratch repeats the same work per rank. Here the first rank is linked
+normally and the others get its links with the rank prefix swapped.
 
 The first rank's link set is laid out once for renaming (`_Template`): its refs as runs of one
 prefix (the key text after the prefix kept), and each ref's targets as positions among those

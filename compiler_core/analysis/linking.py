@@ -48,7 +48,7 @@ def link_compile(lb: LinkBuilder, c: Compile, pre_to_post: dict[str, list[str]],
         _link_aot(lb, c.aot, dyn, pre_to_post, ref)
         link_backward(lb, c.aot, prefixes)
     add = lb.add_encoded
-    # Refs are prefix + key; the prefixes bound once (a deep compile makes ~150k refs here).
+    # Refs are prefix + key; the prefixes bound once (a deep compile makes very many refs here).
     aot_p, dyn_p = prefixes[RefKind.AOT_NODE], prefixes[RefKind.DYNAMO_NODE]
     post_p = prefixes[RefKind.POST_GRAD_NODE]
     kernel_p, line_p = prefixes[RefKind.KERNEL], prefixes[RefKind.KERNEL_LINE]

@@ -284,7 +284,7 @@ _KERNEL_KINDS = (("async_compile.triton(", _TRITON), ("async_compile.cpp(", "cpu
 
 def _devices_in(code: str) -> set[str]:
     """Devices `code` allocates on or builds kernels for, by substring search (a regex with a
-    leading `\\b` tries every position of a deep model's 2 MB of output code, ~15 ms; `find`
+    leading `\\b` tries every position of a deep model's megabytes of output code; `find`
     jumps to each device's first whole-word call)."""
     out = set()
     for device in _DEVICES:

@@ -15,7 +15,7 @@ import traceback
 from dataclasses import dataclass
 
 _MAX_MESSAGE_LINES = 12
-_MAX_LINE_CHARS = 2_000  # one message line (a 300 MB message is still the user's message, cut)
+_MAX_LINE_CHARS = 2_000  # one message line (a huge message is still the user's message, cut)
 _MAX_MESSAGE_CHARS = 8_000
 _MAX_TRACEBACK_CHARS = 64_000  # the full traceback keeps its head and tail
 _FALLBACK_FRAMES = 4
@@ -99,7 +99,7 @@ def _root_cause(exc: BaseException) -> BaseException:
 
 def _message(exc: BaseException) -> str:
     text = safe_str(exc)
-    head = text[: _MAX_MESSAGE_CHARS + _MAX_MESSAGE_LINES]  # never split a 300 MB message whole
+    head = text[: _MAX_MESSAGE_CHARS + _MAX_MESSAGE_LINES]  # never split a huge message whole
     lines = [ln for ln in head.strip().splitlines() if ln.strip()][:_MAX_MESSAGE_LINES]
     lines = [ln if len(ln) <= _MAX_LINE_CHARS else ln[:_MAX_LINE_CHARS] + " [...]" for ln in lines]
     body = "\n".join(lines)

@@ -141,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
     client = ScriptClient(spec, timeout_s=args.timeout)
     interrupts = 0
 
-    def on_sigint(signum: int, frame: Any) -> None:
+    def on_sigint(_signum: int, _frame: Any) -> None:
         nonlocal interrupts
         interrupts += 1
         if interrupts == 1:

@@ -9,7 +9,7 @@ Both captures go through the one worker client the CLI and GUI use
 (compiler_core/worker/client.py), so the re-run is killed, capped and recovered like any
 capture. Torch is never imported here.
 
-A blocking call (two captures of a small model take 20-60 s on a CPU): the GUI runs it off the
+A blocking call (two captures, tens of seconds even for a small model on a CPU): the GUI runs it off the
 GUI thread, the CLI and tests call it directly.
 """
 

@@ -7,9 +7,8 @@ run so that a rank that compiled differently stands out. Sections with nothing t
 this session (no backward, no CUDA graphs, no timings) are left out and named in `notes`.
 
 Cost: the break and recompile rows are the core's (`distinct_breaks`, `distinct_recompiles`);
-the rest is one pass over compiles, kernels and saved tensors. Measured on the 2-core dev box,
-on the 32-layer Llama training log of bench/data (772 kernels and extern calls, 813 saved
-tensors, an 8,816-node joint graph): 0.01-0.06 s, and 0.01 s more for its HTML report.
+the rest is one pass over compiles, kernels and saved tensors, so it stays cheap on deep models
+(docs/benchmarks.md, "Overview and report").
 """
 
 from __future__ import annotations

@@ -70,9 +70,9 @@ def mode_rows(stats: Sequence[ModeStats]) -> list[ModeRow]:
 
 def session_mode_rows(session: Session) -> list[ModeRow]:
     """The rows of `session` with the figures every other view shows (`shown_stats`: measured
-    from the steps where the session has them): a session saved by an older build stored an
-    eager median over steps (2.628 ms) that the Timeline and `summary` show over blocks (2.520),
-    and the Modes table alone showed the stored one, with another speedup beside it."""
+    from the steps where the session has them): a session saved by an older build stores an
+    eager median over steps where the Timeline and `summary` show one over blocks, and the
+    stored figure would put a second, different speedup on the same screen."""
     return mode_rows(shown_stats(session))
 
 

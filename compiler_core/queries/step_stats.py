@@ -10,13 +10,13 @@ The median is taken over blocks: the run loop times blocks of `BLOCK` steps betw
 synchronisations (timeline/step_clock.py), and a mode's median is the median over blocks of the mean
 steady step in each block, which is what an independent "10 steps between two syncs" timing
 measures. Per-step medians differ from it where a block's first step carries the restart after
-the synchronisation: on an H200, HF Llama reduce-overhead steps had a per-step median of 1.550
-ms and a block median of 1.606 ms (independent: 1.656 ms). p99 stays per step.
+the synchronisation, and read lower than an independent timing. p99 stays per step.
 
 Speedups divide by the *paired* eager median when the run measured one: eager steps run
 alternately with the mode's steps (`StepSample.baseline_for`), so both see the same host. On a
-host-bound GPU loop the host's speed drifts by 10-30 % within a minute (seen on an H100), and
-an eager median taken a minute earlier would carry that drift into the speedup.
+host-bound GPU loop the host's speed drifts within a minute (docs/benchmarks.md, "The host, not
+the process, ..."), and an eager median taken a minute earlier would carry that drift into the
+speedup.
 """
 
 from __future__ import annotations

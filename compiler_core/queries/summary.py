@@ -2,7 +2,7 @@
 
 Counts follow the records a user would count in the log: `graphs` are Dynamo output graphs,
 `kernels` are generated kernel definitions (Triton / C++), `kernel_launches` how often one run of
-the graphs launches them (a definition each layer reuses counts once there, 32 times here),
+the graphs launches them (a definition each layer reuses counts once there, once per layer here),
 extern calls are counted apart.
 Saved-tensor bytes de-duplicate views of one storage within a compile. `break_reasons` are
 Dynamo's specific reasons (not its generic "Encountered graph break ..." header);

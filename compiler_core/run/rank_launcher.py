@@ -59,7 +59,6 @@ class RankLauncher:
         self.clocks: dict[str, str] = {}  # callable -> the clock its steps were timed with (ranks' reports)
         self.events: list[TimelineEvent] = []
         self.stats: list[ModeStats] = []
-        self._stopping = False
         self._verifier = event_auth.RankVerifier({})
 
     def clock(self) -> float:
@@ -124,7 +123,7 @@ class RankLauncher:
                        "the script, or it closed CompileScope's event channel)")  # fmt: skip
         return out
 
-    def _forward_stop(self, signum: int, frame: Any) -> None:
+    def _forward_stop(self, _signum: int, _frame: Any) -> None:
         for pid in self.rank_pids.values():
             try:
                 os.kill(pid, signal.SIGUSR1)

@@ -197,7 +197,7 @@ class _stop_on_signal:  # noqa: N801 (used as a `with` statement, like contextli
         self._timer = timer
         self._previous: Any = None
 
-    def _handle(self, signum: int, frame: FrameType | None) -> None:
+    def _handle(self, _signum: int, _frame: FrameType | None) -> None:
         from compiler_core.run.step_timer import StopRun
 
         if self._timer.stop_reason:

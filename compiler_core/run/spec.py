@@ -30,8 +30,6 @@ from compiler_core.worker.protocol import CaptureSpec
 if TYPE_CHECKING:
     from compiler_core.session.model import Diagnostic, Session
 
-STOP_SIGNAL_NAME = "SIGUSR1"
-
 
 @dataclass(frozen=True)
 class ScriptSpec(CaptureSpec):

@@ -54,9 +54,9 @@ class CudaStepClock:
     """CUDA events at step boundaries; resolved lazily, in batches, as the GPU gets through them.
 
     Step i lasts from its own start boundary to step i+1's start boundary, so host work between
-    steps counts: bracketing only the step call measured 5.5 ms for a reduce-overhead training
-    step whose loop really ran at 14 ms per step (seen on an H100), because the host, not the
-    GPU, was the bottleneck. Steps of two runs may alternate on one clock (a mode and its paired
+    steps counts: bracketing only the step call reads far below what the loop really takes per
+    step wherever the host, not the GPU, is the bottleneck (reduce-overhead training steps).
+    Steps of two runs may alternate on one clock (a mode and its paired
     eager baseline): each step then ends where the other run's next step starts. The last step
     ends at its own `stop`.
     """

@@ -12,18 +12,16 @@ mode and every paired eager block on one clock (a trace export places steps by i
 added between two timed steps.
 
 Warm-up is marked, not hidden: the steps from a compile, recompile or CUDA-graph record to the
-end of its block, and every mode's first block (eager's first steps too: on an H200 the first
-HF Llama eager step took 1148 ms, the second 35 ms, the rest 21 ms), are `warmup=True` and kept
-out of median and p99. Measured on an H200 (bench/step_time_diag.py): after a 33 s compile the
-next nine default-mode steps still ran at 19 ms against a steady 10 ms, so one step of warm-up
-is not enough.
+end of its block, and every mode's first block (eager's first steps too: they pay for lazy
+initialisation), are `warmup=True` and kept out of median and p99. Steps stay slow for a while
+after a compile (bench/step_time_diag.py shows it), so one step of warm-up is not enough.
 
 Speedups are not taken against the eager run, though. Every block of compiled steps is followed
 by the same steps run eagerly, on the same inputs, timed the same way (`PairedEager`), and the
 mode's speedup divides by the median of those (`ModeStats.baseline_ms`): a host-bound GPU
-loop's speed drifts by 10-30 % within a minute on a shared host (seen on an H200: plain eager
-blocks of one model read 20.8, 27.1 and 34.1 ms per step within a minute), so figures taken
-minutes apart disagree by more than the speedup being measured. The paired block runs under the
+loop's speed drifts within a minute on a shared host (docs/benchmarks.md, "The host, not the
+process, ..."), so figures taken minutes apart disagree by more than the speedup being
+measured. The paired block runs under the
 same conditions as a plain eager loop: synchronised at both ends (no compiled work still queued
 on the GPU), no probe, no compile watch, nothing emitted until it ends; its steps are warm-up
 where the mode's were.
@@ -31,9 +29,9 @@ where the mode's were.
 Every mode is timed before any is profiled. On CUDA, a torch.profiler session leaves NVIDIA's
 CUPTI attached to the process when it ends (Kineto tears CUPTI down only under
 `TEARDOWN_CUPTI=1`, which torch itself turns off around CUDA graphs; pytorch/pytorch#144455), and
-from then on every kernel launch pays for it: measured on an H100 (bench/timeline_truth.py,
-HF Qwen2 batch-1 inference), the paired eager steps read 5.9 ms before any profile, 7.0 ms after
-one and 8.1 ms after two, while the user's plain loop read 6.1-6.3 ms throughout. So the profile
+from then on every kernel launch pays for it: each profile makes the paired eager steps slower
+while the user's plain loop is not (docs/benchmarks.md, "The timeline runs in a fresh process:
+a profiler session slows every later CUDA launch"). So the profile
 pass (`profile_modes`) runs last: it compiles each mode again (Inductor's caches are warm by
 then), warms it up, profiles `profile` steps and re-emits the mode's figures with the profile.
 """
@@ -306,7 +304,7 @@ def block_step(watch: Any, mark: Callable[[], None], fn: Callable[[tuple[Any, ..
     """One step of a timed block, the same code for a mode's blocks and their paired eager ones.
 
     Where a step runs on CPython's data stack decides whether its hot calls straddle a 16 KiB
-    chunk boundary (step_clock.py: up to 2x on a launch-bound step); each block starts at a fresh
+    chunk boundary (step_clock.py says what that costs); each block starts at a fresh
     chunk, but frames of different code objects between the block and the model (a closure for the
     mode, a lambda for its paired eager steps) put the model's frames at different offsets, so
     the eager steps of the pair could read slower or faster than the same steps elsewhere. One

@@ -6,10 +6,9 @@ Python frames in data-stack chunks of 16 KiB and, up to 3.12, frees a chunk as s
 that opened it returns (CPython gh-142183; 3.13/3.14 point releases cache one chunk instead). A
 hot call that straddles a chunk boundary therefore mmaps, faults in and munmaps a chunk on every
 call. Whether a timed loop's hot calls straddle one depends only on how many frames lie below
-the loop: on an H200 (Python 3.12.3) the same launch-bound compiled HF Llama step read 7.3 to
-21 ms by the depth alone (bench/host_time_diag.py); on the 2-core dev VM (Python 3.11) a block
-of 200,000 small calls took 1.4 s at its worst depth against 8 ms at most others
-(tests/compiler_core/timeline/test_stack_chunk.py counts the faults).
+the loop, and at its worst depth a launch-bound step or a block of small calls runs several
+times slower (bench/host_time_diag.py measures it; tests/compiler_core/timeline/test_stack_chunk.py
+counts the faults).
 
 `on_fresh_chunk(fn, *args)` calls `fn` from a frame of `PAD_SLOTS` local slots: no chunk in use
 has room for it (chunks are 16 KiB unless one frame needs more), so CPython opens a new chunk,
@@ -18,7 +17,7 @@ calls then start at the same place of a chunk of their own, with ~31 KiB of room
 boundary, whatever the caller's depth. The chunk is freed when the call returns (one mmap and
 munmap per call, not per hot inner call). A call tree deeper than the room still crosses a
 boundary, but at the same place every time. Clearing the frame's slots and mapping the chunk
-cost ~25 µs per call on the dev VM, once per timed block and outside its clock.
+cost once per timed block, outside its clock.
 """
 
 from __future__ import annotations

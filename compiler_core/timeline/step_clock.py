@@ -1,10 +1,9 @@
 """Block timing: a block of steps timed as one, with nothing of the app's between two steps.
 
-Measured on an H200 (bench/step_time_diag.py, HF Llama 32 layers, batch-1 inference): the
-earlier per-step clock recorded two CUDA events per step, queried them after every step, reset
-and read the allocator's peak (`max_memory_allocated` builds the whole stats dict: 90 µs) and
-wrote records down a pipe (22 µs each), all between two timed steps. On a launch-bound loop the
-GPU idles through every microsecond of that. Now a block of `BLOCK` steps runs between two
+Anything the app does between two timed steps (querying CUDA events, reading the allocator's
+peak: `max_memory_allocated` builds the whole stats dict, writing records down a pipe) is time
+the GPU idles through on a launch-bound loop, and bench/step_time_diag.py shows how much a
+per-step clock adds. So a block of `BLOCK` steps runs between two
 synchronisations, with `perf_counter` read at both ends; inside it the app only records one
 CUDA event at each step boundary (from a pool made before the block, so no event is created
 inside it) and never queries one until the block has ended. Probes, records and pipe writes
@@ -19,15 +18,13 @@ measurement gives, which is what users check the app against.
 Where on the Python stack a block runs must not matter either, and on CPython up to 3.12 it
 does: frames live in 16 KiB data-stack chunks and a chunk is freed as soon as the frame that
 opened it returns (CPython gh-142183), so a loop whose hot calls straddle a chunk boundary mmaps
-and munmaps a chunk per call. Measured on an H200, Python 3.12.3 (bench/host_time_diag.py), the
-same launch-bound compiled HF Llama step read 7.3 to 21 ms depending only on how many frames lay
-below the timing loop, which is why a plain loop in one file and the app's loop in another
-disagreed by up to 30 %. Probing for the fastest depth failed (probes did not predict blocks);
-rotating blocks through 17 depths that tile one chunk made the median independent of the
-caller, but left each block's time depending on its depth (the eager HF Llama training step read
-114 to 182 ms by depth), so medians of 40 blocks still moved by 5-8 %. Now every block runs at
-the start of a fresh chunk (`stack_chunk.on_fresh_chunk`), with ~31 KiB of room before the next
-boundary: no block's hot calls straddle one, whatever the caller's depth.
+and munmaps a chunk per call. The same launch-bound step then takes a very different time
+depending only on how many frames lie below the timing loop (bench/host_time_diag.py), so a
+plain loop in one file and the app's loop in another would disagree. Probing for the fastest
+depth does not work (probes do not predict blocks), and rotating blocks through depths that
+tile one chunk leaves each block's time depending on its depth, so medians still move. So every
+block runs at the start of a fresh chunk (`stack_chunk.on_fresh_chunk`), with ~31 KiB of room
+before the next boundary: no block's hot calls straddle one, whatever the caller's depth.
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
 """What the rank logs of one job hold alike, read and decoded once for all of them.
 
 A data-parallel job writes one log per rank, and the ranks log the same compile: the same graph
-texts, output code and guards (13 of a 32-layer Llama log's 14 MB) under the same record
+texts, output code and guards (most of a deep model's log) under the same record
 headers. What differs is the envelope: the glog prefix (time, process id), which is no part of
 a header's JSON, and the `"rank": r` field torch writes into every header of a compile once the
-process group is up. Reading 64 such logs parsed every header, scanned every payload line for
-the next header, counted its lines, copied it out of the read block, unescaped its lines and
-decoded it 64 times: most of their import.
+process group is up. Reading each rank's log on its own parses every header, scans every
+payload line for the next header, counts its lines, copies it out of the read block, unescapes
+its lines and decodes it once per rank: most of the import of a many-rank job.
 
 Everything here is keyed on content with the rank field cut out, never on where it came from:
 
@@ -17,11 +17,11 @@ Everything here is keyed on content with the rank field cut out, never on where 
   next line starts a header, or the block ends) the reader steps over it without scanning it;
 - any other payload of 1 KiB or more is looked up by its length and the hash of its bytes,
   hashed in place (a memoryview) and compared in place (a memoryview's own `==` compares a
-  byte at a time, 15x slower); copied out only the first time;
+  byte at a time, far slower); copied out only the first time;
 - a payload's text is decoded once per distinct payload, so what later hashes or compares it
   (the parse memo keys graphs on their text) finds one object.
 
-A rank whose header or payload differs by a byte simply misses and is read as before. One memo
+A rank whose header or payload differs by a byte simply misses and is read in full. One memo
 serves one import (analysis/session_builder.py makes it for a folder of several logs) and holds
 what it has read until the import ends.
 """
@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-# Shorter payloads are counted and copied as before: hashing a chromium event's 200 bytes costs
+# Shorter payloads are counted and copied as usual: hashing a chromium event's few bytes costs
 # what counting them does, and their timestamps differ between ranks anyway.
 MIN_SHARED = 1024
 _RANK = b'"rank": '

@@ -5,9 +5,9 @@
   (HF Llama training, bench/data), so 64 MiB is 500x headroom. A line that is kept costs ~5x
   its length in transient copies (block join, payload slice, TAB removal, str): 500 MiB peak
   for a 100 MiB payload line (tracemalloc), so the cap bounds that at ~320 MiB. A longer line
-  is skipped as it streams past, in chunks no larger than the cap: the same 100 MiB line under
-  the default cap peaks at 68 MiB, and its record is skipped with a warning. (Before, nothing
-  bounded it: a 1 GiB line ran the reader out of memory.)
+  is skipped as it streams past, in chunks no larger than the cap, so reading it peaks near the
+  cap, and its record is skipped with a warning. Unbounded, a 1 GiB line would run the reader
+  out of memory.
 - `max_gzip_ratio` (200x, after the first `gzip_ratio_floor` 64 MiB of output): real logs
   compress 11-14x with gzip (bench/data); a gzip bomb of zeros expands ~1000x. Decompression
   stops there with a warning; records read before are kept.

@@ -26,9 +26,9 @@ from compiler_core.trace.payload_memo import PayloadMemo
 from compiler_core.trace.read_limits import ReadLimits, open_regular
 
 BLOCK_SIZE = 1 << 22
-# Blocks of a job's rank logs (`shared`): a 14 MB log is one block. Kept under glibc's largest
-# mmap threshold (32 MiB): a freed block is then reused from the heap, while a 32 MiB block was a
-# fresh mapping for every log, its pages faulted in again (11 ms of a 14 MB log's read).
+# Blocks of a job's rank logs (`shared`): a deep model's log is one block. Kept under glibc's
+# largest mmap threshold (32 MiB): a freed block is then reused from the heap, while a 32 MiB block
+# would be a fresh mapping for every log, its pages faulted in again.
 SHARED_BLOCK_SIZE = 1 << 24
 NOT_A_TRACE = ("not a TORCH_TRACE log: no trace record in it (a log is what `TORCH_TRACE=DIR` writes: "
                "glog-prefixed lines such as `V1123 10:00:00.000000 123 torch/_dynamo/...] "
@@ -39,7 +39,7 @@ _BAD = "\0bad"  # placeholder kind for a damaged header; never yielded
 
 # glog prefix: level letter, MMDD, time, thread id, file:line, then "] " and the metadata JSON.
 # Searched as "\n" + prefix (not `^` under re.M): a literal first byte lets the regex engine skip
-# ahead with memchr, 10x faster over payload-heavy logs; a block's first line is matched apart.
+# ahead with memchr, much faster over payload-heavy logs; a block's first line is matched apart.
 _HEADER = re.compile(rb"\n[VIWEC]\d{4} [^\]\n]*\] ?([^\n]*)")
 _HEADER_AT = re.compile(rb"[VIWEC]\d{4} [^\]\n]*\] ?([^\n]*)")
 

@@ -2,8 +2,8 @@
 
 Captures run with Inductor's caches and temp files in one folder of ours (`default_cache_dir`:
 $COMPILESCOPE_CACHE_DIR, else ~/.cache/compilescope): the compiled C++/Triton kernels and FX
-graphs make a second capture of the same model fast. Unbounded it only grows (165 MB after one
-capture of a small model on the dev box), so before each capture the oldest files (by last
+graphs make a second capture of the same model fast. Unbounded it only grows (by a lot per
+capture, even of a small model), so before each capture the oldest files (by last
 modification) are deleted until the folder is under 80 % of its cap: `COMPILESCOPE_CACHE_MAX_MB`,
 default 2048. A file a running compile writes is new, so it is the last to go. `clear` empties the
 folder (`python -m compiler_core cache --clear`).

@@ -8,7 +8,7 @@ since Linux 4.7) rather than RLIMIT_AS: it leaves shared libraries and address-s
 reservations alone. CUDA captures get no default cap: the CUDA driver reserves large host
 mappings, and device memory is bounded by the GPU itself (a CUDA OOM is an ordinary error).
 
-What RLIMIT_DATA misses (measured on Linux 6.18 here): `MAP_SHARED` mappings,
+What RLIMIT_DATA misses (as of Linux 6.18): `MAP_SHARED` mappings,
 anonymous or of a file (a 600 MiB shared mmap succeeds under a 300 MiB RLIMIT_DATA). So on CPU
 RLIMIT_AS is set to the same cap as well: it counts every mapping, shared ones included (the
 same 600 MiB mmap fails under it), and torch.compile on CPU runs under a 2 GiB RLIMIT_AS.

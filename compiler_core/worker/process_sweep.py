@@ -145,7 +145,7 @@ def tree_pss_bytes(root: int) -> int:
 def _pss(pid: int) -> int:
     """Proportional set size: a page shared by k processes counts 1/k in each, so a forked tree
     (whose children share the parent's pages copy-on-write) sums to what it really holds. RSS
-    would count those pages once per child: five forks of a 375 MB torch process "used" 2 GB
+    would count those pages once per child, so a few forks of a torch process would "use" gigabytes
     before allocating anything. Falls back to RSS where smaps_rollup is missing (Linux < 4.14)."""
     try:
         with open(f"/proc/{pid}/smaps_rollup", "rb") as fh:
@@ -177,7 +177,7 @@ def sweep(token: str, timeout_s: float = 5.0) -> list[int]:
         quiet = 0 if pids else quiet + 1
         # One empty scan proves little: /proc is listed, then each process's stat read, so a fork
         # chain whose parent exits after the listing and whose child is born after it is in no
-        # scan (a chain forking every 50 ms left about one sweep in five empty-handed here).
+        # scan (a chain that forks quickly leaves sweeps empty-handed now and then).
         if quiet >= QUIET_SCANS or time.monotonic() > deadline:
             break
         if not pids:

@@ -2,7 +2,7 @@
 
 The capture process compiles the model under the trace sink, the stage recorders and the
 inspect config, profiles one step, builds and saves the session. Timing the step after that in
-the same process read 1.3-2.3x slow on an H100 against the user's own loop in a fresh process
+the same process reads slow against the user's own loop in a fresh process
 (docs/benchmarks.md, Findings), while the same timing code in a process that had never
 captured agreed with that loop. So the worker replaces its own image once the session is saved
 (`os.execv` of a fresh interpreter, `exec_timeline`): same pid, same events channel, same

@@ -48,7 +48,7 @@ class FileActions(QObject):
         self.loader = BackgroundLoader(self)
         self.loader.loaded.connect(self._loaded)
         self.loader.failed.connect(self._load_failed)
-        # A capture's session (1 MB for the transformer) decodes off the GUI thread too.
+        # A capture's session (megabytes for a real model) decodes off the GUI thread too.
         self.capture_loader = BackgroundLoader(self)
         self.capture_loader.loaded.connect(self._capture_loaded)
         self.capture_loader.failed.connect(self._capture_load_failed)

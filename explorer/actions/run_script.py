@@ -199,7 +199,6 @@ class ScriptRuns(QObject):
         self.compiles = 0
         self.calls = 0
         self.ranks: set[int] = set()
-        self.live_refreshes = 0
         self._stage = ""
         self._due = False
         self._last_refresh = 0.0
@@ -244,7 +243,7 @@ class ScriptRuns(QObject):
             return
         self.spec = spec
         self.worker_pid = None
-        self.compiles = self.calls = self.live_refreshes = 0
+        self.compiles = self.calls = 0
         self.ranks = set()
         self._stage = "starting"
         self.output.clear()
@@ -345,7 +344,6 @@ class ScriptRuns(QObject):
     def _show_live(self, session: Session | None) -> None:
         if session is not None and self.files.worker.running() and self.owns(self.files.last_spec):
             self._show(session)
-            self.live_refreshes += 1
             self.liveSession.emit(session)
         if self._due:
             self._schedule()

@@ -1,7 +1,7 @@
 """The painting surface: draws a `RenderState` with a pan/zoom transform, a few paths per frame.
 
 A plain QWidget rather than a QGraphicsScene: at 50k nodes one QGraphicsItem per node costs
-seconds and hundreds of MB, while a dozen pre-built paths redraw in ~10 ms. Labels are the only
+seconds and hundreds of MB, while a dozen pre-built paths redraw within a frame. Labels are the only
 per-item drawing and appear only when legible (node at least ~16 px tall), for items on screen.
 
 Signals: `itemClicked(int)`, `itemDoubleClicked(int)`, `itemHovered(int)` (item ids as in
@@ -402,7 +402,7 @@ class CanvasView(QWidget):
     def _paint_sections(self, p: QPainter, st: RenderState) -> None:
         """Dashed separators between sections (graphs of one frame, forward/backward). A label
         that would overlap the previous one is left out (the line stays), and each is elided to
-        the width: three graph-break reasons used to print on top of each other."""
+        the width, so that long graph-break reasons never print on top of each other."""
         tree = st.tree
         p.setFont(self._font)
         fm = QFontMetrics(self._font)

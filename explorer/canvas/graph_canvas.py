@@ -67,10 +67,8 @@ class GraphCanvas(QWidget):
         self.view.itemHovered.connect(self._hovered)
         self.view.zoomToSelection.connect(self.zoom_to_selection)
         self.result: LayoutResult | None = None
-        self.layout_seconds = 0.0
         self._key: Callable[[str], object] | None = None
         self._sections: list[tuple[Graph, str]] = []
-        self._bands: dict[str, str] | None = None
         self._colors: dict[str, QColor] = {}
         self._legend: dict[str, str] | None = None
         self._edge_styles: dict[tuple[str, str], EdgeStyle] = {}
@@ -108,7 +106,7 @@ class GraphCanvas(QWidget):
             if reason and i + 1 < len(labels):
                 labels[i + 1] = f"{labels[i + 1]}  ⟵ break: {reason}"
         self._sections = [(g, lab) for (g, _), lab in zip(graphs, labels, strict=True)]
-        self._bands, self._key = None, node_key
+        self._key = node_key
         sections = list(self._sections)
         self._start(lambda: from_sections(sections), sum(len(g.nodes) for g, _ in sections))
 
@@ -123,7 +121,6 @@ class GraphCanvas(QWidget):
             raise ValueError("set_bands needs exactly one graph (use set_graph first)")
         graph = self._sections[0][0]
         first = next(iter(bands.values()), "")
-        self._bands = dict(bands)
         order = [bands.get(n.name, first) for n in graph.nodes]
         sections = list(self._sections)
         self._start(lambda: from_sections(sections, band_of=order), len(order))
@@ -159,7 +156,6 @@ class GraphCanvas(QWidget):
         assert isinstance(res, LayoutResult)
         self.result = res
         self._index = res.index
-        self.layout_seconds = res.seconds
         self.view.state = RenderState(res.scene, res.arrays, res.tree, res.paths, {}, [])
         self._redecorate()
         n_vis = int(res.scene.visible.sum())
@@ -196,7 +192,7 @@ class GraphCanvas(QWidget):
 
     def _hold(self, g: int) -> None:
         """Keep group `g`'s top-left corner where it is on screen through the next re-layout, so
-        the item the user clicked stays in view (collapsing used to leave an empty view)."""
+        the item the user clicked stays in view (collapsing could otherwise leave an empty view)."""
         res = self.result
         if res is None:
             return
@@ -248,7 +244,7 @@ class GraphCanvas(QWidget):
     def _redecorate(self, highlight_only: bool = False) -> None:
         """Rebuild the decoration paths. A highlight change (every click) rebuilds only the
         highlight outlines: fills, styled edges and marks depend on the overlay, edge styles,
-        marks and layout, and rebuilding them per click cost ~60 ms on a 9k-node graph."""
+        marks and layout, and rebuilding them per click is too slow on a large graph."""
         st, res = self.view.state, self.result
         if st is None or res is None:
             return

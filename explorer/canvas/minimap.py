@@ -35,7 +35,7 @@ class Minimap(QWidget):
     def _fit_to_view(self) -> None:
         """Keep the overview a corner inset: a fifth of the view, hidden when the view is small.
 
-        A fixed 180×140 inset covered half of a docked pane and hid the graph it summarises.
+        A fixed-size inset would cover half of a docked pane and hide the graph it summarises.
         """
         vw, vh = self.view.width(), self.view.height()
         w = int(min(MAX_SIZE[0], max(MIN_SIZE[0], vw * 0.2)))

@@ -1,6 +1,6 @@
 """Open a comparison without freezing the window: the diff runs on a worker thread.
 
-Diffing two 32-layer training sessions takes ~0.5-1 s of CPU (bench/diff_speed.py), too long
+Diffing two deep training sessions takes up to seconds of CPU (bench/diff_speed.py), too long
 for one turn of the event loop; `CompareOpener.open(before, after)` runs `diff_sessions` through
 the explorer's one off-thread helper (explorer/jobs.py) and builds the window on the
 GUI thread when the diff is back. A second `open` before the first is back supersedes it.

@@ -1,6 +1,6 @@
 """Sugiyama-style layered layout of a DAG in numpy: data flows top to bottom.
 
-Why not grandalf or Graphviz: grandalf took 211 s for 10k nodes and dot is an external process
+Why not grandalf or Graphviz: grandalf takes minutes for 10k nodes and dot is an external process
 that still needs seconds. Here every phase is a handful of whole-array numpy operations, so 50k
 nodes lay out in well under a second or two:
 

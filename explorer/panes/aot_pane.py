@@ -72,7 +72,7 @@ class AotPane(Pane):
         self.table = QTreeWidget()
         self.table.setHeaderLabels(TABLE_COLUMNS)
         self.table.setRootIsDecorated(False)
-        self.table.setUniformRowHeights(True)  # O(1) row geometry: 0.3-1.5 ms less per changed row
+        self.table.setUniformRowHeights(True)  # O(1) row geometry, not a measure per changed row
         self.table.itemClicked.connect(self._tensor_clicked)
         self.totals = plain_label()
         self.totals.setWordWrap(True)
@@ -219,8 +219,8 @@ class AotPane(Pane):
                 self.graphs.set_marks(marks)
                 self.on_selection(self.selection.selected, self.selection.highlighted)
 
-            # Mapping 8.8k joint nodes to their refs through the link index is ~100 ms of Python
-            # on a 32-layer model: done on a worker in the main window, at once elsewhere.
+            # Mapping a deep model's thousands of joint nodes to their refs through the link index
+            # is too long for one turn: done on a worker in the main window, at once elsewhere.
             if self.state.updates.spread:
                 self._joint_refs.submit(compute, show)
             else:
@@ -238,7 +238,7 @@ class AotPane(Pane):
                 self.graphs.set_marks(part_marks)
                 self.on_selection(self.selection.selected, self.selection.highlighted)
 
-            # a 24-layer BERT's forward and backward: 9k nodes' refs, ~100 ms of Python
+            # a deep model's forward and backward: thousands of nodes' refs, too long for one turn
             if self.state.updates.spread:
                 self._joint_refs.submit(partial(sections_index, sections), show_parts)
             else:
@@ -319,7 +319,7 @@ class AotPane(Pane):
         self._show_detail(current, selected, highlighted)
         self.graphs.set_highlight(lit, set(selected))
         self.table.blockSignals(True)
-        for item in self.table.selectedItems():  # few; a full pass over 1,900 rows cost 40 ms
+        for item in self.table.selectedItems():  # few; a full pass over every row is slow
             if item.data(0, Qt.ItemDataRole.UserRole) not in lit:
                 item.setSelected(False)
         for ref in lit:

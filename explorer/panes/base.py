@@ -44,8 +44,8 @@ class Pane(QWidget):
         self.state.updates.post(self, "compile", lambda: self.on_compile(current))
 
     def _selection_changed(self, _refs: frozenset[Ref]) -> None:
-        """Each pane highlights in its own slice of the event loop (a source line of a 32-layer
-        model lights 1,000 refs in every pane: 150 ms in one turn, ~50 ms per pane apart); the
+        """Each pane highlights in its own slice of the event loop (a source line of a deep model
+        lights a thousand refs in every pane, too much for one turn, not for one pane's); the
         slice reads the selection when it runs, so a burst of clicks highlights once."""
         self.state.updates.post(
             self, "selection", lambda: self.on_selection(self.selection.selected, self.selection.highlighted)
@@ -54,8 +54,8 @@ class Pane(QWidget):
     def fill_in_slices(self, kind: str, count: int, add: Callable[[int, int], None],
                        done: Callable[[], None], size: int = 150) -> None:  # fmt: skip
         """Call `add(start, stop)` over `range(count)` in slices of `size`, one queued piece each
-        (long tables fill without one long turn: 300 rows of the kernel list or saved tensors
-        cost 25-40 ms of CPU on a loaded machine), then `done()`."""
+        (long tables fill without one long turn: every row of the kernel list or saved tensors
+        in one go takes too long on a loaded machine), then `done()`."""
 
         def piece(start: int) -> None:
             stop = min(count, start + size)

@@ -107,8 +107,8 @@ class CodeView(QPlainTextEdit):
         """Show `text`; `annotations[line]` are notes shown under that 1-based line.
 
         With `later` (a pane in the main window), a long text not lexed before is lexed on that
-        worker and coloured when it is done: lexing a 4,000-line library file (transformers'
-        modeling_bert.py) took one 90 ms turn."""
+        worker and coloured when it is done: lexing a library file of thousands of lines
+        (transformers' modeling_bert.py) would take one long turn."""
         self._colors.clear()
         self._markers.clear()
         self._selected.clear()

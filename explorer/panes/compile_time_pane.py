@@ -30,7 +30,7 @@ _NESTED_IN = {"codegen": "inductor", "inductor": "aot", "aot": "backend"}
 
 
 _INNER = {parent: child for child, parent in _NESTED_IN.items()}
-# One bar and one row per compile freeze the GUI for 32 s on a session of 1e6 compiles, so
+# One bar and one row per compile would freeze the GUI on a session of 1e6 compiles, so
 # the chart keeps the slowest MAX_BARS (in execution order) and the table
 # the first MAX_ROWS, with a last row saying how many more there are.
 MAX_BARS = 200
@@ -83,8 +83,8 @@ class CompileTimePane(Pane):
 
     def __init__(self, state: SessionState, selection: SelectionModel) -> None:
         super().__init__(state, selection)
-        # Antialiasing for this plot only: as a global option it made the timeline's 6,000-point
-        # curves 15x slower to repaint once this pane existed.
+        # Antialiasing for this plot only: as a global option it makes the timeline's
+        # thousands-of-points curves far slower to repaint once this pane exists.
         pg.setConfigOptions(background="w", foreground="k")
         self.plot = pg.PlotWidget()
         self.plot.setAntialiasing(True)

@@ -53,8 +53,7 @@ class DecompTable:
 
 def row_index(rows: list[DecompRow]) -> dict[RowKey, list[int]]:
     """Rows by what a selection may name: its Dynamo node, AOT/post-grad node names, kernels
-    (`rows_for_refs`'s rule, indexed once: that scan built sets per row for 1,500 rows, twice
-    per click, ~25 ms)."""
+    (`rows_for_refs`'s rule, indexed once: that scan builds sets per row, twice per click)."""
     index: dict[RowKey, list[int]] = {}
     for i, row in enumerate(rows):
         keys: set[RowKey] = {("dynamo", row.dynamo_node)}
@@ -111,7 +110,7 @@ class DecompositionPane(Pane):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.summary)
         layout.addWidget(self.table)
-        # ~0.5 s of CPU on a 32-layer model
+        # too long for one turn on a deep model
         self._worker = Lane(self, "decompositions", current=lambda: state.session)
         state.updates.track(self._worker)
 
@@ -131,7 +130,7 @@ class DecompositionPane(Pane):
             self._filled = table
             self.on_selection(self.selection.selected, self.selection.highlighted)
             return
-        # rows, then each column's width, in slices of the event loop (1,500 rows: ~100 ms whole)
+        # rows, then each column's width, in slices of the event loop (too long in one turn)
         self.table.begin_rows(len(table.cells))
 
         def add(start: int, stop: int) -> None:

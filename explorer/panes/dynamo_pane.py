@@ -93,7 +93,7 @@ class DynamoPane(Pane):
             self.graphs.set_sections([])
             return
         sections = self._sections(current)
-        if self.state.updates.spread:  # 2.4k nodes' refs (~30 ms) on a worker, 2.7k guards in slices
+        if self.state.updates.spread:  # thousands of nodes' refs on a worker, guards in slices
             self._index.submit(partial(sections_index, sections), partial(self._show, current, sections))
         else:
             self._show(current, sections, sections_index(sections))
@@ -125,7 +125,7 @@ class DynamoPane(Pane):
             if self._building is current:
                 self.guards.resizeColumnToContents(0)
 
-        def done() -> None:  # measuring 1,000 rows is ~30 ms of its own: a slice apart
+        def done() -> None:  # measuring a thousand rows is a slice's worth of its own: a slice apart
             self.state.updates.post(self, "guard column", size)
 
         self.fill_in_slices("guards", len(guards), add, done)

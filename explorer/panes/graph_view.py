@@ -36,8 +36,8 @@ class GraphView(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        # Layout off the GUI thread from 1,000 nodes: a 2,400-node Dynamo graph laid out inline
-        # took one 200 ms turn (the canvas's own default, 3,000, suits a single view).
+        # Layout off the GUI thread from 1,000 nodes: a deep model's Dynamo graph laid out inline
+        # takes one long turn (the canvas's own default, 3,000, suits a single view).
         self.canvas = GraphCanvas(self, sync_limit=1000)
         self.canvas.nodeClicked.connect(self._clicked)
         layout = QVBoxLayout(self)
@@ -53,7 +53,7 @@ class GraphView(QWidget):
     def set_sections(self, sections: list[GraphSection], prepared: RefIndex | None = None) -> None:
         """Stack graphs in execution order; a section's `break_before` labels the line above it.
         `prepared` is `sections_index(sections)`, built by the caller off the GUI thread for
-        large graphs (9k post-grad nodes: ~50 ms of Python)."""
+        large graphs (thousands of post-grad nodes)."""
         self._install_index(prepared if prepared is not None else sections_index(sections))
         graphs = [(s.graph, s.title) for s in sections]
         separators = [s.break_before for s in sections[1:]]

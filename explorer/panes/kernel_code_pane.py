@@ -19,13 +19,10 @@ from explorer.state import SelectionModel, SessionState
 from explorer.state.palette import color_for, color_icon
 from explorer.state.stage_refs import kernel_ref
 
-WHOLE = "__output_code__"
-
-
 NO_NODE = "No post-grad node maps to this kernel (a layout copy of an input, or no provenance logged)."
 
 
-SHOWN_NODES = 12  # a kernel every layer reuses fuses 300+ nodes: their names took the pane
+SHOWN_NODES = 12  # a kernel every layer reuses fuses hundreds of nodes: their names would take the pane
 
 
 def fused_text(kernel: Kernel) -> str:

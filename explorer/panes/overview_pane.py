@@ -81,7 +81,7 @@ class OverviewPane(Pane):
         self.facts: list[Fact] = []
         self.fact_sections: list[str] = []  # each fact's section key
         self._marked: frozenset[int] = frozenset()
-        # 0.01-0.06 s on a 32-layer Llama log, seconds on 1e5 recompiles: built off the GUI thread
+        # seconds on 1e5 recompiles: built off the GUI thread
         self._worker = Lane(self, "overview", current=lambda: state.session)
         state.updates.track(self._worker)
 

@@ -26,9 +26,9 @@ class StageTable(QTableWidget):
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.verticalHeader().setVisible(False)
-        # Sized once per `set_rows`, not ResizeToContents: that mode re-measured every row on each
-        # cell change, and a click on the 2,400-row Decompositions table of a 32-layer model changed
-        # 14k cells (53 s of CPU for one click).
+        # Sized once per `set_rows`, not ResizeToContents: that mode re-measures every row on each
+        # cell change, and a click on a deep model's Decompositions table changes thousands of
+        # cells (quadratic: a click would take many seconds).
         self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.horizontalHeader().setStretchLastSection(False)  # spare width goes to the text (_spread)
         self.setWordWrap(False)
@@ -41,8 +41,8 @@ class StageTable(QTableWidget):
         self.add_rows(rows, tooltips, 0, len(rows))
         self.end_rows()
 
-    # A long table filled over several event-loop turns (a pane's `fill_in_slices`): 1,500 rows
-    # of six cells with tooltips took one ~100 ms turn on a 32-layer model.
+    # A long table filled over several event-loop turns (a pane's `fill_in_slices`): a deep
+    # model's rows of cells with tooltips are too many for one turn.
     def begin_rows(self, count: int) -> None:
         """Empty the table and make room for `count` rows; `add_rows` fills them."""
         self.clearContents()

@@ -70,7 +70,7 @@ def line_spans(text: str, language: str) -> list[list[Span]]:
     """Per line: (start column, length, style) for every token that has a style.
 
     Cached (callers do not mutate the result): panes set the same file again on every compile
-    switch and session refresh, and lexing a 2,000-line library file costs ~100 ms. The lexing
+    switch and session refresh, and lexing a long library file is slow. The lexing
     (`lex`) is Qt-free, so a view lexes a long text on a worker thread and stores it here
     (`remember`) on the GUI thread."""
     spans = cached_spans(text, language)
@@ -124,8 +124,8 @@ class PygmentsHighlighter(QSyntaxHighlighter):
                    spans: list[list[Span]] | None = None, rehighlight: bool = True) -> None:  # fmt: skip
         """`spans`: the text's `line_spans` when the caller has them (lexed on a worker); an
         empty list shows the text plain until `set_spans`. `rehighlight=False` when the text
-        is set into the document next: Qt highlights every changed block then anyway (the
-        view used to highlight 4,000 lines twice, ~20 ms each)."""
+        is set into the document next: Qt highlights every changed block then anyway, and a
+        second pass would highlight the whole text twice."""
         self._spans = spans if spans is not None else line_spans(text, language) if text else []
         self.notes_from = dict(notes_from or {})
         if rehighlight:

@@ -181,7 +181,7 @@ class TimelinePane(Pane):
         if kind == "csv":
             self.export_csv(path)
         elif self._several_ranks():
-            # every rank's log is read for its compile phases (~2 s for 64 ranks): not on the GUI
+            # every rank's log is read for its compile phases (seconds for many ranks): not on the GUI
             # thread; the session is immutable and the file is written atomically
             session, source = self.state.session, self.state.source_path or None
             service().run_detached(lambda: write_multi_rank_trace(path, session, logs_for(session, source)))

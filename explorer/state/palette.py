@@ -23,9 +23,6 @@ CAPTURED = QColor("#cfe8cf")
 BROKE = QColor("#e15759")
 RECOMPILED = QColor("#f1ce63")
 SAVED = QColor("#b07aa1")
-RECOMPUTED = QColor("#76b7b2")
-FORWARD_BAND = QColor("#eef4fb")
-BACKWARD_BAND = QColor("#fbf1ee")
 
 
 def color_for(name: str) -> QColor:

@@ -1,12 +1,12 @@
 """Pane rebuilds spread over event-loop turns, so showing a deep model never freezes the window.
 
 Opening a session or switching compile makes every pane rebuild. Run from one signal emission,
-the 32-layer Llama's rebuilds took one multi-second turn; queued here, each pane's rebuild is its
+a deep model's rebuilds would take one multi-second turn; queued here, each pane's rebuild is its
 own piece of work and the queue runs pieces only while a turn's budget lasts, then yields to the
 event loop (paints, clicks) and resumes on the next turn.
 
-`spread` is off by default, so a pane built alone (tests, exports) rebuilds synchronously as
-before; the main window turns it on and `flush()`es where a caller needs the panes up to date
+`spread` is off by default, so a pane built alone (tests, exports) rebuilds synchronously;
+the main window turns it on and `flush()`es where a caller needs the panes up to date
 at once (`MainWindow.set_session`).
 """
 
@@ -21,10 +21,10 @@ from PySide6.QtCore import QCoreApplication, QEventLoop, QObject, QTimer
 from explorer.jobs import Lane
 
 TURN_BUDGET_S = 0.02  # leave most of the 100 ms a user tolerates to the last piece, painting and input
-# The longest `flush` waits for off-thread results. A real job takes well under a second (the
-# joint graph's refs of a 32-layer model: ~0.1 s); past this the wait is a bug (a worker re-fed
+# The longest `flush` waits for off-thread results. A real job takes well under a second (even
+# the joint graph's refs of a deep model); past this the wait is a bug (a worker re-fed
 # on every delivery), and the window must not freeze on it: the result is still applied when
-# it arrives, as a queued piece. (The suite's 600 s hang in `flush` was a deadlock, not this:
+# it arrives, as a queued piece. (A hang in `flush` far past this is a deadlock, not this:
 # see explorer/gc_policy.py.)
 FLUSH_WAIT_S = 60.0
 

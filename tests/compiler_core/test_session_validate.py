@@ -101,7 +101,7 @@ def test_fragments_check_by_type() -> None:
 
 
 def test_error_messages_never_echo_a_huge_value() -> None:
-    """Found by bench/fuzz_sessions.py: a 1 MB `schema_version` string came back in the message."""
+    """bench/fuzz_sessions.py's case: a 1 MB `schema_version` string must not come back in the message."""
     data = _real()
     data["schema_version"] = "x" * 1_000_000
     with pytest.raises(SessionFormatError) as info:

@@ -1,7 +1,7 @@
 """The compile-time bars add up: on a real training log (torchvision ResNet-50 on an H200) the
 frame's stage timers nest (backend ⊃ aot ⊃ inductor ⊃ codegen), so their own times sum to the
 frame's total, and the lazily compiled backward stacks on top instead of being folded into
-`inductor` (which made inductor outgrow aot: a 33.3 s bar over a 29.5 s compile)."""
+`inductor` (which would make inductor outgrow aot: a bar longer than the whole compile)."""
 
 from __future__ import annotations
 

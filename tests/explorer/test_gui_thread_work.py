@@ -179,10 +179,10 @@ def test_ensure_panes_shows_the_session_that_waited_for_them(
 
 
 def test_closing_the_window_waits_for_running_pane_jobs(qtbot: Any, tmp_path: Any) -> None:
-    """A pane job still running after its window closed released the window's last references
-    on its worker thread; shiboken then deleted those Qt objects inside another window's paint
-    event and Qt deadlocked (the suite's rare 600 s hang). Closing now waits for the jobs, and
-    a job holds its worker only weakly."""
+    """A pane job still running after its window closed would release the window's last
+    references on its worker thread; shiboken would then delete those Qt objects inside another
+    window's paint event and Qt deadlock. Closing waits for the jobs, and a job holds its worker
+    only weakly."""
     import gc
     import time
     import weakref

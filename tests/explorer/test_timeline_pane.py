@@ -133,9 +133,9 @@ def test_live_feed_keeps_the_event_loop_responsive(pane: TimelinePane, session: 
                                                    qtbot: QtBot) -> None:
     """6,000 samples fed as fast as a worker pipe would deliver them: the plot repaints on its
     timer while the feed runs (coalesced: far fewer repaints than records, yet it keeps up), and
-    the event loop never stalls. Bounds are 10x the idle figures of bench/timeline_pane.py
-    (40 repaints/s, 40 ms max gap), which holds the targets (≥ 30/s, ≤ 100 ms): a wall-clock
-    floor at the target failed on a busy 2-core box."""
+    the event loop never stalls. Bounds are 10x looser than the idle figures of
+    bench/timeline_pane.py, which holds the targets (≥ 30/s, ≤ 100 ms): a wall-clock floor at the
+    target would fail on a busy small box."""
     records = _records(session, copies=10)
     chunk = 40
     feed = iter(range(0, len(records), chunk))
@@ -173,8 +173,8 @@ def test_live_feed_keeps_the_event_loop_responsive(pane: TimelinePane, session: 
     repaints = pane.repaints - repaints0
     assert repaints >= 2, "the plot must repaint while records arrive, not only at the end"
     assert repaints <= len(records) // chunk + 3, "one repaint per timer tick, never per record"
-    assert rate >= 4 or elapsed < 0.5  # 10x below the measured 40/s
-    assert max(gaps) < 0.4  # 10x the measured 40 ms
+    assert rate >= 4 or elapsed < 0.5  # 10x below bench/timeline_pane.py's idle rate
+    assert max(gaps) < 0.4  # 10x bench/timeline_pane.py's idle gap
     assert len(pane.plot.layers["reduce-overhead"].curve.getData()[0]) == 2000
     qtbot.waitUntil(lambda: _cell(pane, 2, "Steps") == "2000", timeout=2000)  # table at ~5 Hz
 
@@ -219,8 +219,8 @@ def test_a_speedup_inside_its_own_noise_is_marked_and_the_quiet_ones_are_not(qtb
 
 def test_the_modes_table_and_summary_show_the_same_medians_for_a_session_saved_by_an_older_build(
         qtbot: QtBot) -> None:
-    """The bundled transformer session stored an eager median of 2.628 ms taken over steps; the
-    table showed 2.520 (over blocks, from the samples) and `summary` printed the stored one."""
+    """The bundled transformer session stores an eager median taken over steps, where its samples
+    give another over blocks: the table and `summary` must print the same one."""
     from compiler_core.queries.summary import summarize
     from tests.conftest import ROOT
 
@@ -277,8 +277,8 @@ def test_an_empty_plot_says_what_to_do_with_what_is_open(pane: TimelinePane, ses
 
 def test_the_modes_pane_shows_the_timelines_figures_for_a_session_saved_by_an_older_build(
         qtbot: QtBot) -> None:
-    """The Modes table read the stored figures (eager 2.628 ms, speedup 1.52x) beside a Timeline
-    table of 2.520 ms and 1.38x for the same steps: one screen, two speedups."""
+    """The Modes table must not read the stored figures beside a Timeline table that shows other
+    ones for the same steps: one screen, two speedups."""
     from compiler_core.queries.summary import summarize
     from explorer.panes.mode_compare_pane import ModeComparePane
     from explorer.state import SessionState

@@ -1,6 +1,6 @@
 """Well-typed but meaningless references: `links` entries that are no ref, and kernel `line_nodes`
 keys that are no line number. The type check lets them through (they are strings); clicking
-through the real window must not raise (before: `ValueError` in every selection reaching one)."""
+through the real window must not raise (a `ValueError` in every selection reaching one)."""
 
 from __future__ import annotations
 

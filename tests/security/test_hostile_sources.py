@@ -142,7 +142,7 @@ def test_a_symlink_beside_the_log_leading_out_of_the_roots_is_refused(tmp_path: 
 
 def test_a_private_file_named_only_by_co_filename_is_never_opened(tmp_path: Path) -> None:
     """A file the log quotes no line of has nothing to be checked against: it is never opened,
-    even beside the log with the lookup on (the old check called that "100 % agreement")."""
+    even beside the log with the lookup on (no quoted line is not "100 % agreement")."""
     logs = tmp_path / "logs"
     logs.mkdir()
     private = logs / "notes.py"

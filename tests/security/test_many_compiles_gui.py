@@ -1,6 +1,6 @@
 """GUI: a session of very many compiles is shown a page at a time.
 
-1e6 compiles shown whole would freeze the window for 32 s (`bench/gui_many_compiles.py` measures
+1e6 compiles shown whole would freeze the window for many seconds (`bench/gui_many_compiles.py` measures
 that case); here 25,000 show what is bounded: the selector holds one page plus page rows and still
 reaches every compile, the compile-time table and chart are capped with a note, and a huge error is
 clipped.
@@ -56,7 +56,7 @@ def test_many_compiles_are_paged_and_capped(qtbot: QtBot, window: MainWindow, ma
 
 
 def test_a_huge_error_message_is_clipped(qtbot: QtBot, window: MainWindow, tmp_path: Path) -> None:
-    """A 300 MB exception message once became a 300 MB first line; the box shows 2,000 characters."""
+    """A huge exception message must not become a huge first line; the box shows 2,000 characters."""
     window.files.loader.failed.emit(str(tmp_path / "x.json"), "ValueError: " + "x" * 5_000_000)
     box = window.findChild(QMessageBox, "problemBox")
     assert box is not None and box.textFormat() == Qt.TextFormat.PlainText

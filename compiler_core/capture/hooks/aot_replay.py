@@ -3,7 +3,7 @@
 A hit skips tracing the joint graph, partitioning and Inductor's hooks: neither our
 `compilescope_graph` records (joint, forward, backward, post-grad) nor torch's own
 `aot_*_graph` texts are logged, and the session would lose its AOT stage and saved tensors.
-Keeping the cache off costs ~0.9 s of a 5.6 s warm capture of the transformer example. So, per
+Keeping the cache off makes every warm capture redo that work, a large part of its time. So, per
 backend call, `AotRecordWatch` listens on the trace logger: it learns the AOTAutograd cache
 state and key from torch's `aotautograd_cache_*` artifact, and on a miss collects the records
 that a hit would skip; they are stored under the key and re-logged (inside the same compile

@@ -1,7 +1,7 @@
 """Fresh compiler state before a compile: the public `torch.compiler.reset()`.
 
 Not private at all (it calls `torch._dynamo.reset()`, which it documents), but it lives in the
-seam because every caller used the private spelling before: this is the one place that says how
+seam so that no caller spells the private one: this is the one place that says how
 CompileScope clears Dynamo's caches, guard failures and compile callbacks.
 """
 

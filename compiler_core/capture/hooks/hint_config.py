@@ -12,7 +12,7 @@ the worker applies it here, around the whole capture:
   `torch._dynamo.config.reorderable_logging_functions`; Dynamo then moves the call after the graph
   instead of breaking it. Only plain functions qualify: Dynamo checks
   `isinstance(fn, FunctionType | BuiltinFunctionType)`, so `logger.info` (a bound method) is never
-  reordered, measured on 2.13.
+  reordered (as of torch 2.13).
 - `COMPILESCOPE_IGNORED_LOGGING=logging.Logger.info`: added to
   `torch._dynamo.config.ignore_logging_functions` (`ignore_logger_methods` before it was renamed),
   the set Dynamo's own break hint names for a Logger method: the call is skipped under compile.

@@ -1,6 +1,6 @@
 """Torch config for an "inspect" capture: every stage must really run and say what it did.
 
-Measured on torch 2.13 CPU:
+As of torch 2.13 (CPU):
 
 - Cache hits skip the hooks. Both caches stay on anyway: on an FX graph cache hit the recording
   backend replays its stored post-grad records (post_grad_store.py), on an AOTAutograd hit the

@@ -3,9 +3,8 @@
 On an FX graph cache hit Inductor skips its post-grad passes, so the hook that sees the final
 post-grad graph never fires; torch still logs the graph's text, kernels and provenance from the
 cache, but not the node metadata (stack traces, module paths) we record. Turning the cache off
-costs a full Inductor lowering per graph (measured: +2 s of 2.3 s for the transformer example,
-warm), so instead we store each post-grad record under the FX cache key of the compile that
-produced it and replay it on a hit.
+costs a full Inductor lowering per graph, most of a warm capture, so instead we store each
+post-grad record under the FX cache key of the compile that produced it and replay it on a hit.
 
 Staleness: the key covers the graph, config and torch version, and the recording backend's
 custom pass contributes a fingerprint of the pre-Inductor graph *with* its metadata (see

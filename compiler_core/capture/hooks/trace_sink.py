@@ -47,7 +47,7 @@ class _TraceFileHandler(logging.FileHandler):
                                                         type(exc).__name__, exc)
 
 
-MAX_TEXT = 1 << 20  # one field or payload; an exception message of 300 MB was logged 9 times
+MAX_TEXT = 1 << 20  # one field or payload; torch may log one huge exception message many times
 # A graph is what the log is for, and a real model's is large: the joint graph record of a
 # 2-layer HF Llama is 1.4 MB, a 32-layer model's graphs tens of MB. Graph payloads keep this bound.
 MAX_GRAPH = 1 << 29
@@ -76,8 +76,8 @@ def _payload_limit(metadata: Any) -> int:
 
 def _bound(record: logging.LogRecord) -> None:
     """Cut any string field of the record's metadata to MAX_TEXT, and its payload to its limit
-    (`_payload_limit`): a model that raised with a 300 MB message made torch log it nine times
-    (2.8 GB, 98 s of writing)."""
+    (`_payload_limit`): torch logs the message of an exception several times over, so a model
+    that raises with a huge message would otherwise have gigabytes written to its log."""
     payload = getattr(record, "payload", None)
     metadata = getattr(record, "metadata", None)
     limit = _payload_limit(metadata)

@@ -54,7 +54,7 @@ def test_looped_reduction_accumulator_is_its_sum() -> None:
 
 
 def test_checker_rejects_the_old_wrong_marks() -> None:
-    """The check can fail: the marks the old rule 4 gave lines 37, 38 and 40 break two of its rules."""
+    """The check can fail: wrong marks on lines 37, 38 and 40 break two of its rules."""
     out = _resnet_backward()
     k = next(k for k in out.kernels if k.name == RESNET_KERNEL)
     frag = fragments(out.output_code)[RESNET_KERNEL]
@@ -91,8 +91,8 @@ def test_extern_matmul_buffers_follow_their_comment_not_graph_order() -> None:
     assert loads == [("mm_670",), ("mm_672",), ("mm_674",)]
 
 
-# Measured unmarked share of computing lines (bench/kernel_line_marks.py: 0.0 / 0.0 / 0.0 / 2.0 %)
-# plus 2 points of headroom, so a marking regression fails here.
+# The unmarked share of computing lines that bench/kernel_line_marks.py reports per log, plus 2
+# points of headroom, so a marking regression fails here.
 UNMARKED_AT_MOST = {
     "hf_llama_train": 0.02,
     "hf_bert_train": 0.02,

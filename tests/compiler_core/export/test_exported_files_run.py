@@ -1,7 +1,7 @@
 """Every file an export writes runs alone in a fresh process: the bundled example sessions (CPU
-captures; the transformer's output code used to abort this interpreter with glibc malloc errors
-on an AVX-512 machine), a fresh CPU TORCH_TRACE log exported through the CLI, and a session
-without `fx_graph_runnable` (its graph repro generated from the Dynamo graph)."""
+captures, among them the transformer's output code, which must not abort the interpreter with
+glibc malloc errors on an AVX-512 machine), a fresh CPU TORCH_TRACE log exported through the CLI,
+and a session without `fx_graph_runnable` (its graph repro generated from the Dynamo graph)."""
 
 from __future__ import annotations
 

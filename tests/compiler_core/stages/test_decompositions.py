@@ -1,7 +1,7 @@
 """Decompositions on the transformer example, from one real capture (forward + backward).
 
 The capture is the worker's own pieces (trace sink, recording backend, capture config) plus the
-stage recorders, then the shared builder; compiled once per module because it takes ~10-30 s.
+stage recorders, then the shared builder; compiled once per module because it takes tens of seconds.
 """
 
 from __future__ import annotations

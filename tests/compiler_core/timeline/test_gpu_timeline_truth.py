@@ -2,9 +2,9 @@
 
 The user's path (`python -m compiler_core capture MODEL --device cuda --steps N`, then `summary`)
 and a plain loop of the same file that imports nothing of ours (`bench/scripts/plain_loop.py`),
-run one after the other. The bound is loose on purpose: a lent GPU host drifts by 15-40 %
-between minutes, so this catches a timeline that is off by a factor (a capture's residue made
-every step 1.3-2.3x slower), not one that is off by a few per cent; that target belongs to
+run one after the other. The bound is loose on purpose: a lent GPU host drifts by tens of per
+cent between minutes, so this catches a timeline that is off by a factor (a capture's residue
+slows every step that much), not one that is off by a few per cent; that target belongs to
 `bench/timeline_truth.py`.
 
     python -m pytest tests/compiler_core/timeline/test_gpu_timeline_truth.py -q -m gpu -p no:cacheprovider \\

@@ -1,9 +1,9 @@
 """Compressed logs damaged in the middle keep everything decoded before the damage; padded and
 concatenated streams read whole.
 
-Before: the decompressor's error dropped the output of the call that raised, up to 4 MiB, which
+The traps: a decompressor's error drops the output of the call that raised, up to 4 MiB, which
 for a log under 1 MiB compressed is all of it ("not a TORCH_TRACE log", exit 2), and a second xz
-stream after stream padding (zero bytes the format allows) was reported as damage and lost.
+stream after stream padding (zero bytes the format allows) looks like damage.
 
 Real logs: bench/data's GPT-2 training log (9.7 MB; .xz as stored, .gz made here) and tlparse's
 simple.log. What "decoded before the damage" holds is found independently here: the damaged
@@ -71,7 +71,7 @@ def test_damage_in_the_middle_keeps_every_record_before_it(tmp_path: Path, kind:
     path.write_bytes(damaged)
     intact = _intact_prefix(damaged, new, GPT2)
     before = len(HEADER.findall(GPT2[:intact]))
-    assert intact > 4 << 20 and before > 2000  # more than the 4 MiB chunk that used to go
+    assert intact > 4 << 20 and before > 2000  # more than the 4 MiB chunk one failed call drops
     count, messages = _read(path)
     assert count >= before, (count, before)
     assert any("log ends early" in m for m in messages), messages
@@ -80,7 +80,7 @@ def test_damage_in_the_middle_keeps_every_record_before_it(tmp_path: Path, kind:
 
 
 def test_a_small_damaged_log_is_not_called_no_log(tmp_path: Path) -> None:
-    """A log under one read (simple.log, 25 KB gzipped) once lost all of it to one bad byte."""
+    """A log under one read (simple.log, 25 KB gzipped) must not lose all of it to one bad byte."""
     damaged = _damaged(gzip.compress(SIMPLE))
     path = tmp_path / "simple.log.gz"
     path.write_bytes(damaged)

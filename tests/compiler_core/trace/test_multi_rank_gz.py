@@ -1,7 +1,7 @@
 """Gzip-compressed per-rank logs from a real 2×H200 tensor-parallel job (resources/distributed/).
 
 Rank 1 saw a second input shape and recompiled frame 0; rank 0 did not. The recompile reason is
-logged by that torch as plain text under an `"encoding": "json"` header, which used to be dropped.
+logged by that torch as plain text under an `"encoding": "json"` header, and must not be dropped.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """A capture's timeline is timed in a fresh interpreter that holds nothing of the capture.
 
-Timing after the capture in the same process read 1.3-2.3x slow on a GPU against the user's own
-loop in a fresh process; the worker now execs a new image for the timeline, which checks itself
-for what a capture could leave behind before its first timed block."""
+Timing after the capture in the same process reads slow on a GPU against the user's own loop in
+a fresh process (docs/benchmarks.md, Findings); the worker execs a new image for the timeline,
+which checks itself for what a capture could leave behind before its first timed block."""
 
 from __future__ import annotations
 

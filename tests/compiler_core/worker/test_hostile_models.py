@@ -109,7 +109,7 @@ for fd in range(3, 1024):
     _not_success(code, err)
     assert "not written by it" in err
     assert not fake.exists()
-    # then dying: the CLI reports, it does not crash (used to be a traceback on the fake path)
+    # then dying: the CLI reports, it does not crash (no traceback on the fake path)
     code, err = _capture(model_file("forger_dies", src + "os._exit(1)\n"), capture_cache, capsys)
     _not_success(code, err)
     assert str(fake) not in err
@@ -143,7 +143,7 @@ def test_children_do_not_outlive_the_capture(model_file: ModelFile, capture_cach
 @pytest.mark.usefixtures("torch_fits_the_cap")
 def test_shared_mappings_count_against_the_cap(model_file: ModelFile, capture_cache: Path,
                                                capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
-    """RLIMIT_DATA alone let a 6 GiB MAP_SHARED mapping through a 2 GiB cap."""
+    """RLIMIT_DATA alone lets a 6 GiB MAP_SHARED mapping through a 2 GiB cap."""
     src = RUN + "\nimport mmap\nbig = mmap.mmap(-1, 6 << 30, flags=mmap.MAP_SHARED)\n"
     code, err = _capture(model_file("shared_map", src), capture_cache, capsys, "--max-memory-mb", "2048")
     assert code == protocol.EXIT_USER_ERROR, err

@@ -38,8 +38,8 @@ def test_inductor_header_splits_kernels_from_extern_calls_as_the_status_bar(wind
 
 
 def test_timeline_of_a_log_says_it_has_no_steps_and_forgets_the_last_run(window: MainWindow) -> None:
-    """After a session with a timeline, a log without one kept the old axes (steps 0-19, 10^3
-    ms) over an empty plot, with no word on why it is empty."""
+    """After a session with a timeline, a log without one must not keep the last run's axes over
+    an empty plot, and the plot says why it is empty."""
     from compiler_core.session import load
     from explorer.panes.timeline_pane import TimelinePane
     from tests.conftest import FIXTURES

@@ -132,7 +132,7 @@ def test_event_loop_stays_responsive_while_50k_nodes_lay_out_in_the_main_window(
     ).stdout
     probe = json.loads(out.strip().splitlines()[-1])
     assert probe["nodes"] == 50_000 and probe["ticks"] > 5, probe
-    # ten times the 50 ms target bench/canvas_stall_probe.py measures: a busy 2-core host read 64 ms
+    # ten times the 50 ms target bench/canvas_stall_probe.py measures: a busy host can pass the target
     assert probe["max_gap_ms"] <= 500, f"event loop stalled {probe['max_gap_ms']} ms: {probe}"
 
 
