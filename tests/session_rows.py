@@ -8,9 +8,11 @@ messages name it, so the field order is read from the model, never spelled in a 
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 import types
 import typing
+from pathlib import Path
 from typing import Any
 
 from compiler_core.session.model import Session
@@ -59,6 +61,14 @@ def locate(doc: dict[str, Any], path: str) -> tuple[Any, Any, Any]:
             args = typing.get_args(tp)
             container, key, tp = value, int(index), args[0] if args else Any
     return container, key, tp
+
+
+RECORDED_FIELDS = Path(__file__).parent / "compiler_core" / "data" / "session_fields.json"
+
+
+def as_packed_of(version: int, data: dict[str, Any]) -> dict[str, Any]:
+    """Today's encoded file as schema 2 or 3 wrote it: the same rows under a `fields` header."""
+    return {**data, "schema_version": version, "fields": json.loads(RECORDED_FIELDS.read_text())}
 
 
 def set_at(doc: dict[str, Any], path: str, value: Any) -> None:

@@ -23,13 +23,7 @@ from compiler_core.session.model import Session
 from tests.bench_scripts import BENCH
 from tests.compiler_core.test_session_codec import _sample
 from tests.conftest import FIXTURES
-from tests.session_rows import get_at
-
-
-def _fields() -> dict[str, list[str]]:
-    recorded: dict[str, list[str]] = json.loads(
-        (Path(__file__).parent / "compiler_core" / "data" / "session_fields.json").read_text())
-    return recorded
+from tests.session_rows import as_packed_of, get_at
 
 
 def _schema_1(session: Session) -> dict[str, Any]:
@@ -39,10 +33,7 @@ def _schema_1(session: Session) -> dict[str, Any]:
 
 
 def _schema_3(session: Session) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(dumps(session))
-    data["schema_version"] = 3
-    data["fields"] = _fields()
-    return data
+    return as_packed_of(3, json.loads(dumps(session)))
 
 
 def _convert(tmp_path: Path, data: dict[str, Any], name: str = "old.json") -> Path:

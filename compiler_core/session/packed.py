@@ -337,5 +337,13 @@ def unpack(data: bytes | str) -> Session:
         maker = ModelMaker(ROW, stored.tables, links_from=decode_links)
         session: Session = maker.make(Session, stored.session)
     except msgspec.ValidationError as exc:
-        raise bad_value(exc, _FILE) from None
+        raise bad_value(exc, _FILE, _plain_json(data)) from None
     return session
+
+
+def _plain_json(data: bytes | str) -> Any:
+    """The file as builtins, for naming a bad mapping entry by its key (on the error path only)."""
+    try:
+        return msgspec.json.decode(data)
+    except (msgspec.DecodeError, RecursionError):
+        return None

@@ -235,11 +235,12 @@ class BadValueError(ValueError):
         self.problem = problem
 
 
-def bad_value(exc: msgspec.ValidationError, struct: Any) -> BadValueError:
-    """msgspec's `Expected `str`, got `int` - at `$...`` in our words, its path by field name."""
+def bad_value(exc: msgspec.ValidationError, stored: Any, data: Any = None) -> BadValueError:
+    """msgspec's `Expected `str`, got `int` - at `$...`` in our words, its path by field name;
+    with the value that was decoded (`data`), a mapping's entry is named by its key."""
     problem, _, at = str(exc).partition(" - at `")
     problem = problem.replace("`", "")
-    return BadValueError(field_path(struct, at.rstrip("`")), problem[:1].lower() + problem[1:])
+    return BadValueError(field_path(stored, at.rstrip("`"), data), problem[:1].lower() + problem[1:])
 
 
 def checked(tp: Any, data: Any) -> Any:
@@ -249,7 +250,7 @@ def checked(tp: Any, data: Any) -> Any:
     try:
         value = msgspec.convert(data, stored)
     except msgspec.ValidationError as exc:
-        raise bad_value(exc, stored) from None
+        raise bad_value(exc, stored, data) from None
     make = ModelMaker(OBJECT).converter(tp)
     return value if make is None else make(value)
 
@@ -264,40 +265,77 @@ def plain(value: Any) -> Any:
 _STEP = re.compile(r"\.(\w+)|\[(\d+)\]|\[\.\.\.\]")
 
 
-def field_path(struct: Any, at: str) -> str:
+_NO_DATA = object()
+
+
+def field_path(stored: Any, at: str, data: Any = _NO_DATA) -> str:
     """msgspec's `$.session[2][0][0]` as a reader writes it: `compiles[0].compile_id`.
 
-    Walks the stored types: a row's index is its field's name, an array's index stays an index,
-    a mapping's entry is `[…]`."""
-    info: Any = msgspec.inspect.type_info(struct)
+    Walks the stored types: a row's index is its field's name, an array's index stays an index.
+    msgspec does not say which entry of a mapping was wrong: with the decoded `data` at hand (an
+    error path only) the first entry that does not fit is named by its key, else `[…]`."""
+    tp: Any = stored
     out: list[str] = []
     for m in _STEP.finditer(at.removeprefix("$")):
         name, index = m.group(1), m.group(2)
-        info = _unwrap(info)
-        if isinstance(info, msgspec.inspect.StructType):
-            fields = info.fields
+        tp = _unwrap(tp)
+        if isinstance(tp, type) and issubclass(tp, msgspec.Struct):
+            fields = msgspec.structs.fields(tp)
             if name is not None:
-                f = next((x for x in fields if x.name == name), None)
+                pos, f = next(((i, x) for i, x in enumerate(fields) if x.name == name), (-1, None))
+                step: Any = name
             else:
-                f = fields[int(index)] if index is not None and int(index) < len(fields) else None
+                pos = int(index) if index is not None else -1
+                f = fields[pos] if 0 <= pos < len(fields) else None
+                step = pos
             if f is None:
                 break
             out.append(f".{f.name}")
-            info = f.type
+            tp, data = f.type, _step(data, step)
+        elif typing.get_origin(tp) is dict:
+            value_tp = typing.get_args(tp)[1]
+            key = _bad_key(data, value_tp)
+            out.append("[…]" if key is _NO_DATA else f"[{key!r:.80}]")
+            tp, data = value_tp, _step(data, key)
         else:
+            args = typing.get_args(tp)
             out.append(f"[{index}]" if index is not None else "[…]")
-            info = getattr(info, "item_type", None) or getattr(info, "value_type", None)
+            tp = args[0] if args else Any
+            data = _step(data, int(index)) if index is not None else _NO_DATA
     path = "".join(out).lstrip(".")
     return path.removeprefix("session.").removeprefix("session")
 
 
-def _unwrap(info: Any) -> Any:
-    """The one non-None member of an optional."""
-    if isinstance(info, msgspec.inspect.UnionType):
-        members = [t for t in info.types if not isinstance(t, msgspec.inspect.NoneType)]
-        if len(members) == 1:
-            return members[0]
-    return info
+def _step(data: Any, key: Any) -> Any:
+    try:
+        return data[key]
+    except (KeyError, IndexError, TypeError):
+        return _NO_DATA
+
+
+def _bad_key(data: Any, value_tp: Any) -> Any:
+    if not isinstance(data, dict):
+        return _NO_DATA
+    for key, value in data.items():
+        try:
+            msgspec.convert(value, value_tp)
+        except (msgspec.ValidationError, RecursionError):
+            return key
+    return _NO_DATA
+
+
+def _unwrap(tp: Any) -> Any:
+    """The type inside an Annotated, and the one non-None member of an optional."""
+    while True:
+        if typing.get_origin(tp) is Annotated:
+            tp = typing.get_args(tp)[0]
+        elif typing.get_origin(tp) in (typing.Union, types.UnionType):
+            members = [a for a in typing.get_args(tp) if a is not type(None)]
+            if len(members) != 1:
+                return tp
+            tp = members[0]
+        else:
+            return tp
 
 
 def _tuple_item(tp: Any) -> Any:

@@ -46,11 +46,11 @@ CASES: list[tuple[Callable[[dict[str, Any]], object], str]] = [
     (_put("links", [["a|", "b|", [1, "x"]]]), "links[0][2][0]: expected str, got int"),
     (_put("meta.ranks", [True]), "meta.ranks[0]: expected int, got bool"),
     (_put("compiles[0].rank", 10**30), "compiles[0].rank: expected int <= 9223372036854775807"),
-    (_put("sources", {"a.py": None}), "sources[…]: expected str, got null"),
+    (_put("sources", {"a.py": None}), "sources['a.py']: expected str, got null"),
     (_put("compiles", {"0": {}}), "compiles: expected array, got object"),
     (_put("compiles[0]", "x"), "compiles[0]: expected array, got str"),
     (_put("compiles[0].metrics.stage_s", {"aot": "1"}),
-     "compiles[0].metrics.stage_s[…]: expected float, got str"),
+     "compiles[0].metrics.stage_s['aot']: expected float, got str"),
     (_put("meta.dynamic", 1), "meta.dynamic: expected bool | null, got int"),
     (_put(f"{NODE}.attrs", []), f"{NODE}.attrs: expected object, got array"),
     # closed vocabularies (session/vocab.py): a word outside one is refused, not carried into refs

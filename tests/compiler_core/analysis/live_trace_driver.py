@@ -32,8 +32,8 @@ def _enriching_backend() -> object:
     import torch
     from torch._inductor.compile_fx import compile_fx
 
-    from compiler_core.session.codec import to_jsonable
     from compiler_core.session.model import Graph, Node
+    from compiler_core.session.wire import plain
 
     def backend(gm: torch.fx.GraphModule, example_inputs: list[object]) -> object:
         nodes = tuple(
@@ -41,7 +41,7 @@ def _enriching_backend() -> object:
                  attrs={"seq_nr": str(n.meta.get("seq_nr", ""))})
             for n in gm.graph.nodes
         )  # fmt: skip
-        payload = {"stage": "dynamo", "graph": to_jsonable(Graph("dynamo", nodes))}
+        payload = {"stage": "dynamo", "graph": plain(Graph("dynamo", nodes))}
         torch._logging.trace_structured(
             "artifact",
             metadata_fn=lambda: {"name": "compilescope_graph", "encoding": "json"},

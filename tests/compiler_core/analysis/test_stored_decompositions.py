@@ -1,45 +1,45 @@
 """Decomposition tables are built once with the session and stored in it.
 
 The view (queries/decompositions.py) only looks them up; a file saved before they were stored
-gets them when it is opened (analysis/saved_sessions.py) from the same build function; the
-session layer's own decode leaves them out.
+gets them from bench/convert_sessions.py, by the same build function; a load never builds them.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import lzma
 from pathlib import Path
+
+import msgspec
 
 from compiler_core.analysis import import_trace
 from compiler_core.analysis.decompositions import with_decompositions
 from compiler_core.queries.decompositions import decomposition_summary, decomposition_table
 from compiler_core.session import load, loads
 from compiler_core.session.codec import dumps
-from compiler_core.session.codec import load as open_session
+from tests.bench_scripts import bench_module
 from tests.conftest import FIXTURES
 
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def test_an_old_file_gets_the_tables_on_load_and_a_new_one_stores_them() -> None:
-    path = FIXTURES / "transformer_block.json"
-    assert '"decomposition"' not in path.read_text()  # a file saved before decompositions were stored
-    assert all(c.decomposition is None for c in load(path).compiles)  # the decode alone
-    session = open_session(path)
+def test_an_old_file_gets_the_tables_when_converted_and_a_load_builds_nothing() -> None:
+    session = load(FIXTURES / "transformer_block.json")
     c = next(c for c in session.compiles if c.decomposition is not None and c.decomposition.rows)
     rows = decomposition_table(session, c.compile_id, c.rank)
     assert any(r.decomposed for r in rows)
     assert any(r.kernels for r in rows) and any(r.backward_kernels for r in rows)
     assert decomposition_summary(session, c.compile_id, c.rank).ops_out
-    # the same tables the builder makes, and written to the file from now on
+    # the same tables the builder makes
     bare = dataclasses.replace(session, compiles=tuple(
         dataclasses.replace(x, decomposition=None) for x in session.compiles))
     assert with_decompositions(bare).compiles == session.compiles
-    packed = json.loads(dumps(session))
-    assert "decomposition" in packed["fields"]["Compile"] and loads(json.dumps(packed)) == session
-    # the view only looks up: a session made in memory without them shows none
+    # a file saved before they were stored (schema 1) gets them from the converter
+    old = msgspec.to_builtins(bare)
+    old["schema_version"] = 1
+    assert bench_module("legacy_sessions").legacy_session(old).compiles == session.compiles
+    # a load is the decode alone: what a file lacks stays absent, and the view only looks up
+    assert loads(dumps(bare)) == bare
     assert decomposition_table(bare, c.compile_id, c.rank) == []
 
 

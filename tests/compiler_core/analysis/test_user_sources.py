@@ -22,14 +22,11 @@ import pytest
 from compiler_core.analysis import import_trace
 from compiler_core.analysis.source_lookup import SourceLookup
 from compiler_core.analysis.user_sources import MIN_MATCHES, agreement, with_local_sources
-from compiler_core.session import Session, SourceOrigin, dumps, load, loads, save
-from compiler_core.session.source_quotes import (
-    quote_text,
-    quoted_lines,
-    with_source_origins,
-    without_local_sources,
-)
+from compiler_core.session import Session, SourceOrigin, dumps, load, save
+from compiler_core.session.source_quotes import quote_text, quoted_lines, without_local_sources
+from tests.bench_scripts import bench_module
 from tests.conftest import ROOT
+from tests.session_rows import as_packed_of
 
 MODEL = '''import torch
 
@@ -233,7 +230,7 @@ def test_matching_quotes_is_linear_in_the_file_and_the_graph(tmp_path: Path) -> 
 
 def test_an_old_session_with_aligned_text_shows_the_quotes_alone(gpt2_log: Path) -> None:
     """A session saved before `source_origins` (schema 2) by the builder that aligned another
-    version's lines around the quotes: on load its text is the log's quotes alone again."""
+    version's lines around the quotes: converted, its text is the log's quotes alone again."""
     fresh = import_trace(gpt2_log)
     gpt2 = next(p for p in fresh.sources if p.endswith("models/gpt2/modeling_gpt2.py"))
     utils = next(p for p in fresh.sources if p.endswith("transformers/pytorch_utils.py"))
@@ -242,12 +239,11 @@ def test_an_old_session_with_aligned_text_shows_the_quotes_alone(gpt2_log: Path)
             "50 lines the log quotes, with 600 lines of the local version aligned on them (others blank)")
     old = Session(meta=fresh.meta, compiles=fresh.compiles, links=fresh.links,
                   sources={gpt2: mixed, utils: "def f():\n    pass\n"}, source_notes={gpt2: note})
-    data = json.loads(dumps(old))
-    data["schema_version"] = 2
-    loaded = loads(json.dumps(data))
+    legacy = bench_module("legacy_sessions")
+    loaded = legacy.legacy_session(as_packed_of(2, json.loads(dumps(old))))
     assert loaded.source_origins == {gpt2: SourceOrigin.QUOTE, utils: SourceOrigin.LOOKUP}
     assert loaded.sources[gpt2] == fresh.sources[gpt2] and "is_decoder" not in loaded.sources[gpt2]
-    assert with_source_origins(loaded) is loaded
+    assert legacy.with_source_origins(loaded) is loaded
 
 
 def test_cli_reads_local_sources_only_when_asked_and_saves_them_only_when_told(

@@ -21,8 +21,8 @@ from compiler_core.capture.graph_records import (
 )
 from compiler_core.capture.hooks.recording_backend import ARTIFACT_NAME, emit_graph
 from compiler_core.capture.hooks.trace_sink import TraceLogSink
-from compiler_core.session.codec import from_jsonable
 from compiler_core.session.model import Graph
+from compiler_core.session.wire import checked
 
 HEADER = re.compile(r"^V\d{4} \d\d:\d\d:\d\d\.\d{6} \d+ \S+:\d+\] (\{.*\})$")
 
@@ -94,7 +94,7 @@ def test_emitted_graph_round_trips_with_metadata(tmp_path: Path) -> None:
     assert "frame_id" in meta and "frame_compile_id" in meta  # logged inside the compile context
     body = json.loads(payload or "")
     assert body["stage"] == "dynamo"
-    graph = from_jsonable(Graph, body["graph"])
+    graph = checked(Graph, body["graph"])
     assert graph == graph_record(graphs[0].graph, "dynamo")
     linear = next(n for n in graph.nodes if n.op == "call_function" and "linear" in n.target)
     assert linear.module_path == "lin"

@@ -62,9 +62,9 @@ def test_artifact_round_trip_and_bad_payloads() -> None:
     )
     import json
 
-    from compiler_core.session.codec import to_jsonable
+    from compiler_core.session.wire import plain
 
-    payload = json.dumps({"graph": "forward", "results": [to_jsonable(result)]})
+    payload = json.dumps({"graph": "forward", "results": [plain(result)]})
     assert autotune_from_artifact(payload) == [result]
     assert autotune_from_artifact("not json") == []
     assert autotune_from_artifact({"results": [{"no_op_field": 1}, 3]}) == []

@@ -42,7 +42,7 @@ CASES: list[tuple[str, Any, str, Any, str, tuple[Any, ...], Any]] = [
     ("fail_type a list", SIMPLE, "compilation_metrics", None, "meta",
      ("compilation_metrics", "fail_type"), ["x"]),
     ("artifact name a list", SIMPLE, "artifact", None, "meta", ("artifact", "name"), [1]),
-    # JSON ints have no size; orjson refuses to save a session holding an int past 64 bits
+    # JSON ints have no size; a session holding an int past 64 bits would not reopen, so it is never saved
     ("frame_id beyond 64 bits", SIMPLE, "compilation_metrics", None, "meta", ("frame_id",), 10**49),
     ("compile time beyond 64 bits", SIMPLE, "compilation_metrics", None, "meta",
      ("compilation_metrics", "entire_frame_compile_time_s"), -(10**30)),
