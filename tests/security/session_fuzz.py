@@ -1,14 +1,18 @@
-"""Hypothesis strategies for hostile session files, derived from the session schema.
+"""Hypothesis strategies for hostile session files, derived from the stored types the codec reads.
 
-`mutations(base)` draws a mutated copy of a real session's JSON. Every node of the base document
-is indexed with the schema type it must have (walked from `Session`'s type hints, as the validator
-walks them), and a mutation picks one and:
+`mutations(base)` draws a mutated copy of a real session file's JSON. Every node of the base
+document is indexed with the stored type it must have, walked from the msgspec struct of the whole
+file (`packed._FILE`, derived from the model's dataclasses), so the fuzzer follows the codec's own
+description of the file: a row is a list indexed by field position, an interned `SourceLoc` or
+`TensorMeta` is an index into the tables, ints carry their bounds. A mutation picks one node and:
 
 - replaces it with a value of the *wrong* type (type confusion: an int where a str goes, an
-  object where a list goes, ...),
-- replaces it with a *well-typed* but hostile value (huge or markup-laden strings, 64-bit edge
-  ints, NaN and infinities, empty or long lists, unknown or missing dataclass fields),
-- deletes it (a dataclass field or a list item), or
+  object where a row goes, an int past its bounds, a word outside an enum, ...),
+- replaces it with a *well-typed* but hostile value (huge or markup-laden strings, ints at their
+  bounds, NaN and infinities, empty or long lists, rows cut to their required fields or carrying
+  extra cells, table indexes past the table),
+- deletes it (a list item, a mapping entry or object field, or a row's tail, which may take a
+  required field with it), or
 - buries it in deep nesting.
 
 Several mutations can stack. `check_one(data, show)` is the property: loading either raises the
@@ -20,48 +24,103 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import dataclasses
 import itertools
 import json
 import sys
 import types
 import typing
 from collections.abc import Callable, Iterator
-from typing import Any
+from enum import Enum
+from typing import Annotated, Any
 
+import msgspec
 from hypothesis import strategies as st
 
 from compiler_core.session import Ref, RefKind, Session, SessionFormatError, loads
 from compiler_core.session.links import decode_or_none
+from compiler_core.session.packed import _FILE
 
 Path = tuple[str | int, ...]
+FILE: Any = _FILE  # the stored type of a whole session file: what the codec decodes a file into
 MARKUP = '<img src="/dev/zero"><a href=file:///etc/passwd>x</a><h1>big</h1>'
 INT64 = 2**63 - 1
+
+
+def _bounds(tp: Any) -> tuple[Any, int | None, int | None]:
+    """The type inside an Annotated, with its msgspec.Meta bounds (inclusive; None: unbounded)."""
+    lo: int | None = None
+    hi: int | None = None
+    while typing.get_origin(tp) is Annotated:
+        tp, *metas = typing.get_args(tp)
+        for m in metas:
+            if isinstance(m, msgspec.Meta):
+                lo = m.ge if m.ge is not None else (m.gt + 1 if m.gt is not None else lo)
+                hi = m.le if m.le is not None else (m.lt - 1 if m.lt is not None else hi)
+    return tp, lo, hi
+
+
+def _bare(tp: Any) -> Any:
+    return _bounds(tp)[0]
+
+
+def _is_struct(tp: Any) -> bool:
+    return isinstance(tp, type) and issubclass(tp, msgspec.Struct)
+
+
+def is_row(tp: Any) -> bool:
+    """A struct stored as a positional row (a JSON array in field order)."""
+    return _is_struct(tp) and bool(tp.__struct_config__.array_like)
+
+
+def _members(tp: Any) -> list[Any]:
+    """The members of a union, each with its bounds (`[tp]` when it is not a union)."""
+    bare = _bare(tp)
+    if typing.get_origin(bare) in (typing.Union, types.UnionType):
+        return [m for a in typing.get_args(bare) for m in _members(a)]
+    return [tp]
+
+
+def _tuple_items(tp: Any, n: int) -> list[Any]:
+    """The item types of the first `n` items of a list stored for tuple type `tp`."""
+    args = typing.get_args(tp)
+    if len(args) == 2 and args[1] is Ellipsis:
+        return [args[0]] * n
+    return list(args[:n])
+
+
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    return {float: "float", str: "str", list: "array", dict: "object"}.get(type(value), "other")
 
 
 def typed_paths(
     tp: Any, data: Any, path: Path = (), keyed: bool = False
 ) -> Iterator[tuple[Path, Any, bool]]:
-    """Every (path, expected type, is a mapping entry) in `data`, following `tp` (a model type)."""
+    """Every (path, stored type, is a mapping entry) in `data`, following `tp` (a stored type:
+    `FILE` for a whole file). A row's cells are reached by position, an object's by field name;
+    cells past a short row (defaults the writer dropped) and unknown keys are not walked."""
     yield path, tp, keyed
-    origin = typing.get_origin(tp)
-    if origin in (typing.Union, types.UnionType):
-        members = [a for a in typing.get_args(tp) if a is not type(None)]
-        if data is not None and members:
-            inner = next((m for m in members if dataclasses.is_dataclass(m)), members[0])
-            yield from list(typed_paths(inner, data, path, keyed))[1:]
+    members = [m for m in _members(tp) if _json_kind(data) in _kind_of(m)]
+    if not members:  # a value that does not fit (an earlier mutation): nothing inside to type
         return
-    if dataclasses.is_dataclass(tp) and isinstance(tp, type) and isinstance(data, dict):
-        hints = typing.get_type_hints(tp)
-        for f in dataclasses.fields(tp):
-            if f.name in data:
-                yield from typed_paths(hints[f.name], data[f.name], (*path, f.name))
-    elif origin is tuple and isinstance(data, list):
-        item = typing.get_args(tp)[0]
-        for i, v in enumerate(data):
+    inner = _bare(members[0])
+    if is_row(inner) and isinstance(data, list):
+        for i, f in enumerate(msgspec.structs.fields(inner)[: len(data)]):
+            yield from typed_paths(f.type, data[i], (*path, i))
+    elif _is_struct(inner) and isinstance(data, dict):
+        for f in msgspec.structs.fields(inner):
+            if f.encode_name in data:
+                yield from typed_paths(f.type, data[f.encode_name], (*path, f.encode_name))
+    elif typing.get_origin(inner) is tuple and isinstance(data, list):
+        for i, (item, v) in enumerate(zip(_tuple_items(inner, len(data)), data, strict=False)):
             yield from typed_paths(item, v, (*path, i))
-    elif origin is dict and isinstance(data, dict):
-        value_tp = typing.get_args(tp)[1]
+    elif typing.get_origin(inner) is dict and isinstance(data, dict):
+        value_tp = typing.get_args(inner)[1]
         for k, v in data.items():
             yield from typed_paths(value_tp, v, (*path, k), True)
 
@@ -75,9 +134,20 @@ def _text() -> st.SearchStrategy[str]:
     )
 
 
-def _ints() -> st.SearchStrategy[int]:
-    edges = [-1, 0, 2**31, -(2**31) - 1, INT64, -INT64 - 1]
-    return st.one_of(st.integers(-5, 100_000), st.sampled_from(edges))
+def _ints(lo: int | None = None, hi: int | None = None) -> st.SearchStrategy[int]:
+    """Ints within [lo, hi]: mostly small (table indexes that exist), sometimes at the bounds."""
+    lo_, hi_ = -(INT64 + 1) if lo is None else lo, INT64 if hi is None else hi
+    edges = [e for e in (lo_, hi_, lo_ + 1, hi_ - 1, -1, 0, 1, 2**31, -(2**31) - 1) if lo_ <= e <= hi_]
+    small = st.integers(max(lo_, -5), min(hi_, max(lo_, -5) + 8))
+    return st.one_of(small, st.integers(max(lo_, -5), min(hi_, 100_000)), st.sampled_from(edges))
+
+
+def _out_of_bounds(lo: int | None, hi: int | None) -> st.SearchStrategy[int]:
+    """Ints just past `tp`'s bounds, and ones past 64 bits, which Qt's C ints would not hold."""
+    outside = [2**64, -(2**64)]
+    outside += [lo - 1, lo - 2**40] if lo is not None else []
+    outside += [hi + 1] if hi is not None else []
+    return st.sampled_from(outside)
 
 
 def _floats() -> st.SearchStrategy[float]:
@@ -85,33 +155,92 @@ def _floats() -> st.SearchStrategy[float]:
     return st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.sampled_from(edges))
 
 
-def well_typed(tp: Any, depth: int = 0) -> st.SearchStrategy[Any]:
-    """JSON of type `tp` (hostile but valid): what the validator must let through."""
-    origin = typing.get_origin(tp)
-    if origin in (typing.Union, types.UnionType):
-        return st.one_of([well_typed(a, depth) for a in typing.get_args(tp)])
-    if tp is type(None):
-        return st.none()
-    if tp is str:
-        return _text()
-    if tp is bool:
-        return st.booleans()
-    if tp is int:
-        return _ints()
-    if tp is float:
-        return st.one_of(_floats(), _ints())
-    if depth > 3:
-        return st.nothing()
+def _fields(struct: Any) -> tuple[Any, ...]:
+    return tuple(msgspec.structs.fields(struct))
+
+
+def minimal(tp: Any) -> Any:
+    """The smallest JSON value of stored type `tp` (rows with their required fields only)."""
+    bare, lo, _hi = _bounds(tp)
+    members = _members(tp)
+    if len(members) > 1:
+        return None if type(None) in members else minimal(members[0])
+    origin = typing.get_origin(bare)
+    if bare is type(None):
+        return None
+    if bare is str:
+        return ""
+    if bare is bool:
+        return False
+    if bare is int:
+        return max(lo or 0, 0)
+    if bare is float:
+        return 0.0
+    if isinstance(bare, type) and issubclass(bare, Enum):
+        return next(iter(bare)).value
     if origin is tuple:
-        return st.lists(well_typed(typing.get_args(tp)[0], depth + 1), max_size=4)
+        args = typing.get_args(bare)
+        return [] if Ellipsis in args else [minimal(a) for a in args]
     if origin is dict:
-        return st.dictionaries(_text(), well_typed(typing.get_args(tp)[1], depth + 1), max_size=3)
-    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
-        hints = typing.get_type_hints(tp)
-        fields = dataclasses.fields(tp)
-        required = {f.name: well_typed(hints[f.name], depth + 1) for f in fields
-                    if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
-        optional = {f.name: well_typed(hints[f.name], depth + 1) for f in fields if f.name not in required}
+        return {}
+    if is_row(bare):
+        fields = _fields(bare)
+        last = max((i + 1 for i, f in enumerate(fields) if f.required), default=0)
+        return [minimal(f.type) for f in fields[:last]]
+    if _is_struct(bare):
+        return {f.encode_name: minimal(f.type) for f in _fields(bare) if f.required}
+    return None
+
+
+@st.composite
+def _row(draw: Callable[..., Any], struct: Any, depth: int) -> list[Any]:
+    """A row of `struct`: its required fields, then a drawn number of the others in field order
+    (a writer drops trailing defaults), sometimes with extra cells (a newer build's fields)."""
+    fields = _fields(struct)
+    required = max((i + 1 for i, f in enumerate(fields) if f.required), default=0)
+    n = draw(st.integers(required, len(fields)))
+    row = [draw(well_typed(f.type, depth + 1)) for f in fields[:n]]
+    if n == len(fields) and draw(st.booleans()):
+        row += draw(st.lists(st.one_of(_ints(), _text(), st.none()), min_size=1, max_size=3))
+    return row
+
+
+def well_typed(tp: Any, depth: int = 0) -> st.SearchStrategy[Any]:
+    """JSON of stored type `tp` (hostile but valid): what the codec's type check must let
+    through (a table index may still point past the table: that is the codec's to refuse)."""
+    bare, lo, hi = _bounds(tp)
+    members = _members(tp)
+    if len(members) > 1:
+        return st.one_of([well_typed(m, depth) for m in members])
+    origin = typing.get_origin(bare)
+    if bare is type(None):
+        return st.none()
+    if bare is str:
+        return _text()
+    if bare is bool:
+        return st.booleans()
+    if bare is int:
+        return _ints(lo, hi)
+    if bare is float:
+        return st.one_of(_floats(), _ints())
+    if isinstance(bare, type) and issubclass(bare, Enum):
+        return st.sampled_from([m.value for m in bare])
+    if depth > 3:  # deep enough: containers empty, rows with their required fields only
+        return st.just(minimal(bare))
+    if origin is tuple:
+        args = typing.get_args(bare)
+        if len(args) == 2 and args[1] is Ellipsis:
+            return st.lists(well_typed(args[0], depth + 1), max_size=4)
+        return st.tuples(*(well_typed(a, depth + 1) for a in args)).map(list)
+    if origin is dict:
+        return st.dictionaries(_text(), well_typed(typing.get_args(bare)[1], depth + 1), max_size=3)
+    if is_row(bare):
+        return _row(bare, depth)
+    if _is_struct(bare):
+        fields = _fields(bare)
+        required = {f.encode_name: well_typed(f.type, depth + 1) for f in fields if f.required}
+        optional = {f.encode_name: well_typed(f.type, depth + 1) for f in fields if not f.required}
+        optional["unknown field"] = _text()  # ignored, as a newer build's field is
         return st.fixed_dictionaries(required, optional=optional)
     return st.none()
 
@@ -125,28 +254,42 @@ def _json_kinds() -> dict[str, st.SearchStrategy[Any]]:
 
 
 def _kind_of(tp: Any) -> set[str]:
-    """The JSON kinds `tp` accepts (so a confusing value is drawn from the others)."""
-    origin = typing.get_origin(tp)
-    if origin in (typing.Union, types.UnionType):
-        return set().union(*(_kind_of(a) for a in typing.get_args(tp)))
-    if tp is type(None):
+    """The JSON kinds stored type `tp` accepts (so a confusing value is drawn from the others)."""
+    members = _members(tp)
+    if len(members) > 1:
+        return set().union(*(_kind_of(m) for m in members))
+    bare = _bare(members[0])
+    origin = typing.get_origin(bare)
+    if bare is Any:
+        return set(_json_kinds())
+    if bare is type(None):
         return {"null"}
-    if tp is str:
+    if bare is str or (isinstance(bare, type) and issubclass(bare, Enum)):
         return {"str"}
-    if tp is bool:
+    if bare is bool:
         return {"bool"}
-    if tp is int:
+    if bare is int:
         return {"int"}
-    if tp is float:
+    if bare is float:
         return {"float", "int"}
-    if origin is tuple:
+    if origin is tuple or is_row(bare):
         return {"array"}
     return {"object"}
 
 
 def wrong_typed(tp: Any) -> st.SearchStrategy[Any]:
+    """JSON that stored type `tp` refuses: another JSON kind, an int past its bounds, a word
+    outside its enum."""
     kinds = _json_kinds()
-    return st.one_of([s for k, s in kinds.items() if k not in _kind_of(tp)])
+    wrong = [s for k, s in kinds.items() if k not in _kind_of(tp)]
+    members = _members(tp)
+    if len(members) == 1:
+        bare, lo, hi = _bounds(tp)
+        if bare is int:
+            wrong.append(_out_of_bounds(lo, hi))
+        elif isinstance(bare, type) and issubclass(bare, Enum):
+            wrong.append(st.sampled_from(["fine", "", bare.__name__, next(iter(bare)).value.upper()]))
+    return st.one_of(wrong) if wrong else st.nothing()
 
 
 def deep(depth: int) -> Any:
@@ -156,40 +299,46 @@ def deep(depth: int) -> Any:
     return value
 
 
+def _parent(doc: Any, path: Path) -> Any:
+    for step in path[:-1]:
+        doc = doc[step]
+    return doc
+
+
 def _set(doc: Any, path: Path, value: Any) -> Any:
     if not path:
         return value
-    parent = doc
-    for step in path[:-1]:
-        parent = parent[step]
-    parent[path[-1]] = value
+    _parent(doc, path)[path[-1]] = value
     return doc
 
 
 def _rekey(doc: Any, path: Path, key: str) -> Any:
-    parent = doc
-    for step in path[:-1]:
-        parent = parent[step]
+    parent = _parent(doc, path)
     parent[key] = parent.pop(path[-1])
     return doc
 
 
-def _delete(doc: Any, path: Path) -> Any:
+def _delete(doc: Any, path: Path, in_row: bool) -> Any:
+    """Delete the item or entry at `path`; in a row, the cell and every one after it (a row is
+    positional: its tail is what a writer drops, and what it drops may be a required field)."""
     if not path:
         return doc
-    parent = doc
-    for step in path[:-1]:
-        parent = parent[step]
-    del parent[path[-1]]
+    parent = _parent(doc, path)
+    if in_row:
+        del parent[path[-1]:]
+    else:
+        del parent[path[-1]]
     return doc
 
 
 @st.composite
 def mutations(draw: Callable[..., Any], base: dict[str, Any], max_steps: int = 3) -> dict[str, Any]:
-    """A mutated deep copy of `base` (a session's JSON): 1..max_steps schema-aware mutations."""
+    """A mutated deep copy of `base` (a session file's JSON): 1..max_steps type-aware mutations."""
     doc = copy.deepcopy(base)
     for _ in range(draw(st.integers(1, max_steps))):
-        paths = [t for t in typed_paths(Session, doc) if t[0]]  # re-indexed: earlier steps moved things
+        typed = list(typed_paths(FILE, doc))  # re-indexed: earlier steps moved things
+        type_at = {p: tp for p, tp, _ in typed}
+        paths = [t for t in typed if t[0]]
         path, tp, keyed = paths[draw(st.integers(0, len(paths) - 1))]
         how = draw(st.sampled_from(["wrong", "wrong", "hostile", "hostile", "delete", "deep", "rekey"]))
         if how == "rekey" and keyed:  # a mapping's key: a ref, a path, a line number, a node name
@@ -199,7 +348,8 @@ def mutations(draw: Callable[..., Any], base: dict[str, Any], max_steps: int = 3
         elif how == "hostile":
             doc = _set(doc, path, draw(well_typed(tp)))
         elif how == "delete":
-            doc = _delete(doc, path)
+            in_row = any(is_row(m) for m in _members(type_at[path[:-1]]))
+            doc = _delete(doc, path, in_row and isinstance(_parent(doc, path), list))
         else:
             doc = _set(doc, path, deep(draw(st.sampled_from([50, 5_000, 100_000]))))
     return doc

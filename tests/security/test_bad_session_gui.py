@@ -13,6 +13,7 @@ from pytestqt.qtbot import QtBot
 from compiler_core.session import Session
 from explorer.main_window import MainWindow
 from tests.conftest import FIXTURES
+from tests.session_rows import set_at
 
 
 def test_a_wrong_typed_session_is_reported_by_field_and_the_window_stays_up(
@@ -20,7 +21,7 @@ def test_a_wrong_typed_session_is_reported_by_field_and_the_window_stays_up(
 ) -> None:
     window.set_session(transformer, "good.json")
     data = json.loads((FIXTURES / "transformer_block.json").read_text())
-    data["compiles"][0]["compile_id"] = 5
+    set_at(data, "compiles[0].compile_id", 5)
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(data))
     with qtbot.waitSignal(window.files.loader.failed, timeout=20_000):

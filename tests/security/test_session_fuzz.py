@@ -1,8 +1,9 @@
-"""Schema-derived fuzzing of real session files, bounded for CI.
+"""Fuzzing of real session files from the codec's stored types, bounded for CI.
 
-Type-confusing, hostile, deleted and deeply nested values at random places of a real session;
-each load must end in the codec's clear error or in a session the real window shows without an
-exception. `bench/fuzz_sessions.py` runs the same property on many more examples.
+Type-confusing, hostile, deleted and deeply nested values at random places of a real session
+file (rows, tables, links, mappings); each load must end in the codec's clear error or in a
+session the real window shows without an exception. `bench/fuzz_sessions.py` runs the same
+property on many more examples.
 """
 
 from __future__ import annotations
@@ -14,18 +15,20 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from PySide6.QtWidgets import QApplication
 
-from compiler_core.session import Session
 from explorer.main_window import MainWindow
 from tests.conftest import FIXTURES
-from tests.security.session_fuzz import check_one, encode, mutations, show_in, typed_paths
+from tests.security.session_fuzz import FILE, check_one, encode, mutations, show_in, typed_paths
 
 BASE: dict[str, Any] = json.loads((FIXTURES / "gpu_stages_h100.json").read_text())
 
 
 def test_every_node_of_a_real_session_is_typed() -> None:
-    paths = list(typed_paths(Session, BASE))
+    paths = list(typed_paths(FILE, BASE))
     assert len(paths) > 1000 and all(tp is not None for _, tp, _ in paths)
-    assert sum(keyed for _, _, keyed in paths) > 100  # mapping entries: links, attrs, line_nodes
+    assert sum(keyed for _, _, keyed in paths) > 100  # mapping entries: attrs, line_nodes, metrics
+    assert any(path[:3] == ("tables", "SourceLoc", 0) for path, _, _ in paths)
+    linked = json.loads((FIXTURES / "mlp_graph_break.json").read_text())  # BASE has no links
+    assert any(len(path) == 5 and path[:2] == ("session", 3) for path, _, _ in typed_paths(FILE, linked))
 
 
 @pytest.mark.timeout(600)
