@@ -18,14 +18,14 @@ if TYPE_CHECKING:
 
 def read_log(args: argparse.Namespace, *, sessions: bool = False) -> Session:
     """The session of `args.path`: a trace log, a folder of logs, `-` for standard input, or
-    with `sessions` a saved session `.json` too. Raises OSError when there is nothing to read
-    (no such path, a folder without a log in it)."""
+    with `sessions` a saved session `.json` (or `.json.xz`) too. Raises OSError when there is
+    nothing to read (no such path, a folder without a log in it)."""
     from compiler_core.analysis import import_trace
     from compiler_core.cli.progress_line import progress_line
-    from compiler_core.session.codec import load
+    from compiler_core.session.codec import SESSION_SUFFIXES, load
 
     with readable(args.path) as path, progress_line(path):
-        if sessions and path.endswith(".json"):
+        if sessions and path.endswith(SESSION_SUFFIXES):
             session = load(path)
         else:
             session = import_trace(path, limits=limits_from_args(args), lookup=lookup_from_args(args))

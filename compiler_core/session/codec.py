@@ -15,6 +15,7 @@ a fraction of the time a parse to builtins followed by a Python type check took.
 
 from __future__ import annotations
 
+import lzma
 import os
 import tempfile
 from pathlib import Path
@@ -90,9 +91,22 @@ def loads(text: str | bytes) -> Session:
             raise SessionFormatError(f"damaged session: {exc}"[:500]) from exc
 
 
+SESSION_SUFFIXES = (".json", ".json.xz")  # .xz: how sessions are kept beside their logs in a repo
+MAX_UNPACKED = 2**30  # a compressed session is refused past this, not unpacked into all memory
+
+
 def load(path: str | os.PathLike[str]) -> Session:
-    """`loads` of the file at `path`: the session as stored (see `loads`)."""
-    return loads(Path(path).read_bytes())
+    """`loads` of the file at `path` (`.json`, or `.json.xz`): the session as stored."""
+    raw = Path(path).read_bytes()
+    if str(path).endswith(".xz"):
+        unpacker = lzma.LZMADecompressor()
+        try:
+            raw = unpacker.decompress(raw, max_length=MAX_UNPACKED)
+        except lzma.LZMAError as exc:
+            raise SessionFormatError(f"not a readable .xz file: {exc}") from exc
+        if not unpacker.eof:
+            raise SessionFormatError(f"unpacks to more than {MAX_UNPACKED >> 20} MiB: not a session")
+    return loads(raw)
 
 
 def save(session: Session, path: str | os.PathLike[str], *, include_sources: bool = False) -> None:

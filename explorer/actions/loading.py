@@ -13,7 +13,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 
 from compiler_core.session import LinkIndex, Session
-from compiler_core.session.codec import load
+from compiler_core.session.codec import SESSION_SUFFIXES, load
 from compiler_core.trace.read_limits import open_regular
 from compiler_core.worker.capture_outcome import CaptureOutcome, recover_session
 from compiler_core.worker.protocol import CaptureSpec
@@ -30,7 +30,7 @@ def kind_of(path: str | Path) -> str:
         return TRACE
     if p.suffix == ".py":
         return MODEL
-    if p.suffix == ".json":
+    if p.name.endswith(SESSION_SUFFIXES):
         return SESSION
     try:  # never `open` a FIFO or device by name: it can block forever
         with open(open_regular(str(p)), "rb") as handle:

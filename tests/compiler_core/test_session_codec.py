@@ -182,3 +182,23 @@ def test_a_save_killed_at_any_moment_leaves_a_whole_session(tmp_path: Path) -> N
 def test_ref_encoding_round_trips() -> None:
     for ref in (Ref.kernel_line("1/2", "forward", "k0", 7, 3), Ref.source_line("a|b.py", 4)):
         assert Ref.decode(ref.encode()) == ref
+
+
+def test_a_compressed_session_loads_and_a_bomb_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sessions are kept as `.json.xz` beside their logs; one that unpacks past the cap is refused
+    before it fills memory."""
+    import lzma
+
+    from compiler_core.session import codec
+
+    path = tmp_path / "s.json.xz"
+    path.write_bytes(lzma.compress(dumps(_sample()).encode()))
+    assert load(path) == _sample()
+    monkeypatch.setattr(codec, "MAX_UNPACKED", 100)
+    with pytest.raises(SessionFormatError, match="unpacks to more than"):
+        load(path)
+    path.write_bytes(b"not xz")
+    with pytest.raises(SessionFormatError, match=r"not a readable \.xz"):
+        load(path)

@@ -17,7 +17,7 @@ from pytestqt.qtbot import QtBot
 from explorer.actions.capture_dialog import UNTRUSTED_NOTICE, CaptureOptionsDialog
 from explorer.actions.loading import MODEL, SESSION, TRACE, kind_of
 from explorer.main_window import MainWindow
-from tests.conftest import EXAMPLES, FIXTURES
+from tests.conftest import EXAMPLES, FIXTURES, ROOT
 
 
 def _open_and_wait(qtbot: QtBot, window: MainWindow, path: Path) -> None:
@@ -29,6 +29,7 @@ def _open_and_wait(qtbot: QtBot, window: MainWindow, path: Path) -> None:
 
 def test_kinds_are_recognised(shared_traces: Path) -> None:
     assert kind_of(FIXTURES / "transformer_block.json") == SESSION
+    assert kind_of(ROOT / "bench" / "corpus" / "sessions" / "cuda" / "hf_phi_infer.json.xz") == SESSION
     assert kind_of(shared_traces / "inputs" / "simple.log") == TRACE
     assert kind_of(shared_traces / "inputs" / "multi_rank_logs") == TRACE
     assert kind_of(EXAMPLES / "small_cnn.py") == MODEL
