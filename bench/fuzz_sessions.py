@@ -2,8 +2,9 @@
 
     QT_QPA_PLATFORM=offscreen python bench/fuzz_sessions.py [--examples 500] [--json]
 
-The same schema-derived mutations and property as `tests/security/test_session_fuzz.py` (CI runs
-25), on real session files, each shown in one real MainWindow. A crash is any exception other
+The same mutations (drawn from the codec's stored types: rows, tables, links, bounded ints,
+enums) and property as `tests/security/test_session_fuzz.py` (CI runs 25), on real session files,
+each shown in one real MainWindow. A crash is any exception other
 than the codec's clear SessionFormatError, raised by load or by the window while showing an
 accepted session. Crashes are printed with the mutated field; the target is zero.
 """
