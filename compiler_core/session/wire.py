@@ -83,6 +83,8 @@ def stored_struct(cls: type, layout: Layout) -> type[msgspec.Struct]:
         tp = LINK_GROUPS if (cls is Session and f.name == "links") else stored_type(hints[f.name], layout)
         if f.default_factory is not dataclasses.MISSING:
             fields.append((f.name, tp, msgspec.field(default_factory=f.default_factory)))
+        elif dataclasses.is_dataclass(f.default) and tp is INDEX:  # an interned default: no row
+            fields.append((f.name, INDEX | None, None))  # to point at, so absent reads as None
         elif dataclasses.is_dataclass(f.default):  # Session.meta: its struct, made when absent
             fields.append((f.name, tp, msgspec.field(default_factory=_struct_of(f.default, tp))))
         elif f.default is not dataclasses.MISSING:
@@ -148,6 +150,8 @@ class ModelMaker:
             conv = self.converter(hints[f.name])
             if cls is Session and f.name == "links":
                 conv = self.links_from
+            elif self.layout == ROW and hints[f.name] in INTERNED and dataclasses.is_dataclass(f.default):
+                conv = _absent_is(f.default, conv)
             convs.append(conv)
         at = [(i, c) for i, c in enumerate(convs) if c is not None]
         astuple = msgspec.structs.astuple
@@ -207,10 +211,10 @@ class ModelMaker:
 
     def _interned(self, tp: type) -> Conv:
         def lookup(i: int) -> Any:
-            try:
-                return self.tables[tp][i]
-            except (IndexError, KeyError):
-                raise msgspec.ValidationError(f"{tp.__name__} {i} is past the file's table") from None
+            table = self.tables.get(tp, ())
+            if i < len(table):
+                return table[i]
+            raise BadValueError(f"tables.{tp.__name__}", f"index {i} is past the table ({len(table)} rows)")
 
         return lookup
 
@@ -241,6 +245,14 @@ def bad_value(exc: msgspec.ValidationError, stored: Any, data: Any = None) -> Ba
     problem, _, at = str(exc).partition(" - at `")
     problem = problem.replace("`", "")
     return BadValueError(field_path(stored, at.rstrip("`"), data), problem[:1].lower() + problem[1:])
+
+
+def _absent_is(default: Any, conv: Conv | None) -> Conv:
+    """An interned field whose default no table row holds: absent (None) reads as the default."""
+    def make(v: Any) -> Any:
+        return default if v is None or conv is None else conv(v)
+
+    return make
 
 
 def checked(tp: Any, data: Any) -> Any:

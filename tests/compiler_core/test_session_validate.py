@@ -15,7 +15,7 @@ import pytest
 
 from compiler_core.session import SCHEMA_VERSION, SessionFormatError, dumps, load, loads
 from compiler_core.session.codec import SessionValidationError
-from compiler_core.session.model import Compile, Dim, Kernel
+from compiler_core.session.model import Compile, Dim, Kernel, TensorMeta
 from compiler_core.session.wire import BadValueError, checked
 from tests.conftest import FIXTURES
 from tests.session_rows import get_at, set_at
@@ -122,3 +122,15 @@ def test_a_file_the_app_writes_is_checked_by_position() -> None:
     with pytest.raises(SessionValidationError) as info:
         loads(json.dumps(packed))
     assert str(info.value).startswith("compiles[0].compile_id: expected str, got int"), str(info.value)
+
+
+def test_an_interned_slot_reads_its_default_when_cut_and_is_refused_past_its_table() -> None:
+    """`SavedTensor.meta` defaults to a TensorMeta no table row holds: a row cut before it reads
+    that default; an index past the table is refused with the table named, never an IndexError."""
+    data = _real()
+    saved = get_at(data, "compiles[0].aot.saved_tensors")
+    saved[0] = saved[0][:1]
+    assert loads(json.dumps(data)).compiles[0].aot.saved_tensors[0].meta == TensorMeta()
+    set_at(data, f"{NODE}.source", 10**6)
+    with pytest.raises(SessionValidationError, match=r"^tables\.SourceLoc: index 1000000 is past the table"):
+        loads(json.dumps(data))
