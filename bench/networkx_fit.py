@@ -31,7 +31,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import warnings
 from collections import deque
 from collections.abc import Callable
 from functools import partial
@@ -39,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from bench_figures import decompressed, figure, report
+from oracle import block_hash
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -103,16 +103,7 @@ def _wl_runs(g: Graph, tree: Any) -> tuple[int, int]:
     for by_index in blocks.values():
         hashes = {}
         for i, members in by_index.items():
-            names = {x.name for x in members}
-            dg = nx.DiGraph()
-            for x in members:
-                shapes = ";".join(f"{o.dtype}{list(o.shape)}" for o in x.outputs)
-                op = "".join(ch for ch in x.target if not ch.isdigit())
-                dg.add_node(x.name, label=f"{x.op}:{op}:{shapes}")
-                dg.add_edges_from((a, x.name) for a in x.inputs if a in names)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", UserWarning)
-                hashes[i] = nx.weisfeiler_lehman_graph_hash(dg, node_attr="label", iterations=3)
+            hashes[i] = block_hash(members)
         run = 1
         for i in sorted(hashes)[1:]:
             if hashes[i] == hashes.get(i - 1):

@@ -565,6 +565,23 @@ def _kernel_claims(session: Any, raw: RawLog) -> tuple[str, str]:
 _NUMBERED_PART = re.compile(r"^(.*?[^A-Za-z0-9])?(\d+)$")
 
 
+def block_hash(nodes: list[Any]) -> str:
+    """networkx's Weisfeiler-Lehman hash of one numbered block's subgraph: ops with digits
+    stripped and the dtypes and shapes of their outputs (stages that differ only in channels or
+    kernel sizes are not repeats), edges from node inputs inside the block."""
+    import networkx as nx
+
+    names = {x.name for x in nodes}
+    dg = nx.DiGraph()
+    for x in nodes:
+        shapes = ";".join(f"{o.dtype}{list(o.shape)}" for o in x.outputs)
+        dg.add_node(x.name, label=f"{x.op}:{re.sub(r'[0-9_]+', '', x.target)}:{shapes}")
+        dg.add_edges_from((a, x.name) for a in x.inputs if a in names)
+    with warnings.catch_warnings():  # networkx 3.5 notes its directed hashes changed: all are
+        warnings.simplefilter("ignore", UserWarning)  # compared within one run here
+        return str(nx.weisfeiler_lehman_graph_hash(dg, node_attr="label", iterations=3))
+
+
 def _fold(session: Any) -> tuple[str, str]:
     """Repeated blocks of the largest Dynamo graph, found with networkx's Weisfeiler-Lehman hash
     of each numbered sibling's subgraph (ops with digits stripped and the dtypes and shapes of
@@ -572,8 +589,6 @@ def _fold(session: Any) -> tuple[str, str]:
     from node inputs), must
     be folded by the app (all but at most one of a run), and no node may sit directly under the
     parent of folded siblings (a block's nodes spilled out of it)."""
-    import networkx as nx
-
     from explorer.layout import build_groups, from_graph
 
     graphs = [c.dynamo_graph for c in session.compiles if c.dynamo_graph is not None]
@@ -596,15 +611,7 @@ def _fold(session: Any) -> tuple[str, str]:
     for (parent, prefix), by_index in members.items():
         hashes = {}
         for i, nodes in by_index.items():
-            names = {x.name for x in nodes}
-            dg = nx.DiGraph()
-            for x in nodes:
-                shapes = ";".join(f"{o.dtype}{list(o.shape)}" for o in x.outputs)
-                dg.add_node(x.name, label=f"{x.op}:{re.sub(r'[0-9_]+', '', x.target)}:{shapes}")
-                dg.add_edges_from((a, x.name) for a in x.inputs if a in names)
-            with warnings.catch_warnings():  # networkx 3.5 notes its directed hashes changed: all are
-                warnings.simplefilter("ignore", UserWarning)  # compared within one run here
-                hashes[i] = nx.weisfeiler_lehman_graph_hash(dg, node_attr="label", iterations=3)
+            hashes[i] = block_hash(nodes)
         rank = siblings.get(parent, {})
         run: list[int] = []
         for i in sorted(hashes):

@@ -35,7 +35,15 @@ import msgspec
 
 from compiler_core.session.model import SCHEMA_VERSION, Graph, Kernel, Session
 from compiler_core.session.refs import split_prefix
-from compiler_core.session.wire import INTERNED, ROW, ModelMaker, bad_value, stored_file, stored_struct
+from compiler_core.session.wire import (
+    INTERNED,
+    ROW,
+    ModelMaker,
+    bad_value,
+    stored_file,
+    stored_struct,
+    tuple_item,
+)
 
 _SHARED: tuple[type, ...] = (Graph, Kernel)  # encoded once per object (frozen, held by the session)
 _PRIMITIVES = (str, int, float, bool, type(None))
@@ -243,7 +251,7 @@ def _enc_conv(tp: Any) -> Callable[[Any, _Tables], Any] | None:
             return lambda v, t: None if v is None else opt(v, t)
         raise TypeError(f"the session codec stores no union of several non-plain types: {tp}")
     if origin is tuple:
-        item = _tuple_item(tp)
+        item = tuple_item(tp)
         if item in INTERNED:
             return _interned_tuple_conv(item)
         each = _enc_conv(item)
@@ -303,13 +311,6 @@ def _is_plain(tp: Any) -> bool:
         key, val = typing.get_args(tp)
         return key is str and _is_plain(val)
     return False
-
-
-def _tuple_item(tp: Any) -> Any:
-    args = typing.get_args(tp)
-    if len(args) == 2 and args[1] is Ellipsis:
-        return args[0]
-    raise TypeError(f"fixed-length tuple fields are not supported by the codec: {tp}")
 
 
 # -------------------------------------------------------------------------------------- decoding

@@ -59,7 +59,7 @@ def stored_type(tp: Any, layout: Layout) -> Any:
         args = tuple(stored_type(a, layout) for a in typing.get_args(tp))
         return typing.Union[args]  # noqa: UP007 - built from a runtime tuple of members
     if origin is tuple:
-        return tuple[stored_type(_tuple_item(tp), layout), ...]  # type: ignore[misc]
+        return tuple[stored_type(tuple_item(tp), layout), ...]  # type: ignore[misc]
     if origin is dict:
         key, value = typing.get_args(tp)
         if key is not str:
@@ -192,7 +192,7 @@ class ModelMaker:
                 return None
             return lambda v: None if v is None else inner(v)
         if origin is tuple:
-            item = self.converter(_tuple_item(tp))
+            item = self.converter(tuple_item(tp))
             if item is None:
                 return None
             each: Conv = item
@@ -350,7 +350,7 @@ def _unwrap(tp: Any) -> Any:
             return tp
 
 
-def _tuple_item(tp: Any) -> Any:
+def tuple_item(tp: Any) -> Any:
     args = typing.get_args(tp)
     if len(args) == 2 and args[1] is Ellipsis:
         return args[0]
