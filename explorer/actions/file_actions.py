@@ -108,7 +108,7 @@ class FileActions(QObject):
             self.open_path(path)
 
     def open_session_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self.window, "Open session", "", "Sessions (*.json)")
+        path, _ = QFileDialog.getOpenFileName(self.window, "Open session", "", "Sessions (*.json *.json.xz)")
         if path:
             self.open_path(path)
 

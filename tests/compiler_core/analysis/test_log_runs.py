@@ -12,10 +12,14 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from compiler_core.analysis import import_trace
 from compiler_core.queries.summary import summarize
-from compiler_core.session import dumps, load, loads, save
+from compiler_core.session import SessionFormatError, dumps, load, loads, save
+from tests.bench_scripts import bench_module
 from tests.cpu_logs import cpu_log
+from tests.session_rows import as_packed_of, get_at
 
 
 def _explain_counts() -> dict[str, int]:
@@ -65,21 +69,23 @@ def test_another_process_appending_to_the_log_starts_a_run(tmp_path: Path) -> No
     assert any("new process" in d.message for d in session.diagnostics)
 
 
-def test_runs_survive_a_save_and_an_older_session_gets_them_from_its_ids(tmp_path: Path) -> None:
+def test_runs_survive_a_save_and_a_converted_older_session_gets_them_from_its_ids(tmp_path: Path) -> None:
     session = import_trace(cpu_log("two_runs.py").path)
     path = tmp_path / "runs.json"
     save(session, path)
     assert [c.run for c in load(path).compiles] == [0, 0, 1, 1, 2, 2]
     # the same session as schema 2 wrote it: no `run` field, the runs only in the ids' `#N`
-    packed = json.loads(dumps(replace(session, compiles=tuple(replace(c, run=0) for c in session.compiles))))
-    packed["schema_version"] = 2
+    packed = as_packed_of(2, json.loads(dumps(replace(session, compiles=tuple(
+        replace(c, run=0) for c in session.compiles)))))  # fmt: skip
     fields = packed["fields"]["Compile"]
     at = fields.index("run")
     del fields[at]
-    for row in packed["session"][packed["fields"]["Session"].index("compiles")]:
+    for row in get_at(packed, "compiles"):
         if len(row) > at:
             del row[at]
-    old = loads(json.dumps(packed))
+    with pytest.raises(SessionFormatError, match="convert_sessions"):
+        loads(json.dumps(packed))
+    old = bench_module("legacy_sessions").legacy_session(packed)  # what the converter reads
     assert [c.run for c in old.compiles] == [0, 0, 1, 1, 2, 2]
 
 
