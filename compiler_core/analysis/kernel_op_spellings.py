@@ -31,6 +31,10 @@ INNER_SPELLINGS = {
     "std": (" / ", " - ", " * ", "sqrt"), "prepare_softmax_online": (" - ", "exp", " * "),
     "logsumexp": (" - ", "exp", "log"), "pow": (" * ",),
 }  # fmt: skip
+# Every form above: what a line's reader reports its value spells (`KernelLine.spells`). A form
+# that is an identifier (`maximum`, `exp`) is spelled by any name in the value that contains it.
+SPELLING_FORMS = frozenset(f for table in (SPELLINGS, INNER_SPELLINGS) for forms in table.values()
+                           for f in forms)  # fmt: skip
 # (a bf16 / f16 constant is computed in f32)
 LOW_FLOATS = {"bf16": "f32", "f16": "f32"}
 
