@@ -77,6 +77,13 @@ class KernelFacts:
                 out |= self.node_inputs.get(x, set())
         return out
 
+    def spells_op(self, name: str) -> bool:
+        """Whether some line of the kernel spells node `name`'s op (else it may be a pure
+        copy or layout op)."""
+        op = self.ops.get(name, "").rstrip("_")
+        forms = SPELLINGS.get(op, ())
+        return bool(op) and any(op in kl.words or any(f in kl.spells for f in forms) for kl in self.lines)
+
     def _spelled(self, name: str, kl: KernelLine, lits: list[float]) -> bool:
         op = self.ops.get(name, "").rstrip("_")
         if not op:

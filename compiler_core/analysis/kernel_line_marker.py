@@ -46,7 +46,6 @@ from compiler_core.analysis.kernel_line_kinds import (
 from compiler_core.analysis.kernel_op_spellings import (
     GATHER_OPS,
     REDUCTION_OPS,
-    op_has_line,
 )
 from compiler_core.session.model import Kernel
 
@@ -75,7 +74,7 @@ class LineMarker:
         self.written: dict[str, list[str]] = {}
         self.written_before_body: dict[str, list[str]] = {}
         self.out: dict[str, list[str]] = {}
-        self.op_matched = {n for n in fused if op_has_line(n, ops, kernel.source)}
+        self.op_matched = {n for n in fused if self.facts.spells_op(n)}
         self._handlers: dict[str, _Handler] = {
             LOOP: self._loop, BODY: self._body, TAIL: self._tail, STORE: self._store, LOAD: self._load,
             MULTI: self._multi, ACC_START: self._acc_start, OTHER: self._other,

@@ -61,12 +61,6 @@ def aten_op(target: str) -> str:
     return parts[1] if len(parts) >= 2 and parts[0] in ("aten", "prims") else parts[-1]
 
 
-def op_has_line(name: str, ops: dict[str, str], source: str) -> bool:
-    """Whether the kernel spells node `name`'s op anywhere (else it may be a pure copy/layout op)."""
-    op = ops.get(name, "").rstrip("_")
-    return bool(op) and (op in source or any(s in source for s in SPELLINGS.get(op, ())))
-
-
 def copy_node(fused: list[str], op_matched: set[str], ops: dict[str, str]) -> list[str]:
     """A store of a value no op line made: the kernel's one node whose op it never spells (a
     clone / layout copy; views are no code), else nothing; the kernel's last node would be a guess."""
