@@ -4,13 +4,15 @@ The marker's handlers (`kernel_line_marker`) ask these questions of one kernel: 
 fused node a line computes (its op spelled, every operand carrying a node it reads, its literals
 the node's scalars, and a reduced value going only to what a reduction reads), which node a line
 is an inner step of, which constant a literal is, and what a store line stores. The answers hold
-the line to Inductor's own record (the fragment) where the kernel has one.
+the line to Inductor's own record (the fragment) where the kernel has one. What a line spells, its
+operands and its literals are what its reader found (`KernelLine`: Triton's syntax tree, C++'s
+text); these questions never read the line's text.
 """
 
 from __future__ import annotations
 
-from compiler_core.analysis.kernel_fragment import Fragment, literal_dtype, numbers
-from compiler_core.analysis.kernel_line_kinds import LOAD, STORE, TMP, KernelLine, def_use, read_lines
+from compiler_core.analysis.kernel_fragment import Fragment
+from compiler_core.analysis.kernel_line_kinds import LOAD, STORE, KernelLine, def_use, read_lines
 from compiler_core.analysis.kernel_op_spellings import (
     CONSTANT_OPS,
     INNER_SPELLINGS,
@@ -20,7 +22,6 @@ from compiler_core.analysis.kernel_op_spellings import (
     SPELLINGS,
     close,
     copy_node,
-    word_re,
 )
 from compiler_core.session.model import Kernel
 
@@ -76,19 +77,25 @@ class KernelFacts:
                 out |= self.node_inputs.get(x, set())
         return out
 
-    def _spelled(self, name: str, expr: str, lits: list[float]) -> bool:
+    def spells_op(self, name: str) -> bool:
+        """Whether some line of the kernel spells node `name`'s op (else it may be a pure
+        copy or layout op)."""
+        op = self.ops.get(name, "").rstrip("_")
+        forms = SPELLINGS.get(op, ())
+        return bool(op) and any(op in kl.words or any(f in kl.spells for f in forms) for kl in self.lines)
+
+    def _spelled(self, name: str, kl: KernelLine, lits: list[float]) -> bool:
         op = self.ops.get(name, "").rstrip("_")
         if not op:
             return False
-        if op == "reciprocal" and " / " in expr and 1.0 in lits:  # `1 / x` with the 1 in a tmp
+        spells = kl.spells
+        if op == "reciprocal" and " / " in spells and 1.0 in lits:  # `1 / x` with the 1 in a tmp
             return True
-        if op == "sum" and " + " in expr:  # a reduction over 2 elements, unrolled (`x[0] + x[1]`)
-            return len(lits) == 0 and expr.count("tmp") == 2 and len(set(TMP.findall(expr))) == 2
-        if op == "div" and " * " in expr:  # `div(x, 512)` is emitted as `x * 0.001953125`
+        if op == "sum" and " + " in spells:  # a reduction over 2 elements, unrolled (`x[0] + x[1]`)
+            return len(lits) == 0 and len(kl.tmps) == 2 and len(set(kl.tmps)) == 2
+        if op == "div" and " * " in spells:  # `div(x, 512)` is emitted as `x * 0.001953125`
             return any(c and abs(v * c - 1) < 1e-6 for v in lits for c in self.scalars.get(name, ()))
-        return (op in expr and bool(word_re(op).search(expr))) or any(
-            s in expr for s in SPELLINGS.get(op, ())
-        )
+        return op in kl.words or any(s in spells for s in SPELLINGS.get(op, ()))
 
     def _literals_fit(self, name: str, lits: list[float]) -> bool:
         """A literal operand is one of the node's scalar arguments (or its reciprocal for a div)."""
@@ -98,19 +105,20 @@ class KernelFacts:
         div = self.ops.get(name) == "div"
         return all(any(close(v, c) or (div and c and close(v * c, 1.0)) for c in held) for v in lits)
 
-    def op(self, expr: str, line: int, used: set[str], sets: list[set[str]], lits: list[float]) -> str | None:
+    def op(self, kl: KernelLine, line: int, used: set[str], sets: list[set[str]],
+           lits: list[float]) -> str | None:  # fmt: skip
         """The unused fused node the line computes: its op is spelled, every operand carries a
         node it reads, the literals are its scalars, and when the line's value is reduced, it is
         something a reduction of the kernel reads. The most operands read wins, then the earliest."""
         best: str | None = None
         score = 0.0
         if not sets:  # operands no line made known: only the kernel's one node spelled so
-            spelled = [n for n in self.fused if n not in used and self._spelled(n, expr, lits)]
+            spelled = [n for n in self.fused if n not in used and self._spelled(n, kl, lits)]
             return spelled[0] if len(spelled) == 1 else None
         for name in self.fused:
-            if not self._spelled(name, expr, lits):
+            if not self._spelled(name, kl, lits):
                 continue
-            if name in used and self.computed_from.get(name, set()) & set(TMP.findall(expr)):
+            if name in used and self.computed_from.get(name, set()) & set(kl.tmps):
                 continue  # a node is computed again only from other values (a cat's other branch)
             if name in used and best is not None:
                 continue
@@ -125,10 +133,10 @@ class KernelFacts:
             if best is None or overlap > score:
                 best, score = name, overlap
         if best is not None:
-            self.computed_from.setdefault(best, set()).update(TMP.findall(expr))
+            self.computed_from.setdefault(best, set()).update(kl.tmps)
         return best
 
-    def inner(self, expr: str, line: int, sets: list[set[str]], lits: list[float]) -> str | None:
+    def inner(self, kl: KernelLine, line: int, sets: list[set[str]], lits: list[float]) -> str | None:
         """A line inside a node an operand already carries: var_mean's `x - mean` and its square
         before the second sum, a pow's repeated product, a reduction's last `/ N`. The other
         operands carry what the node reads; a reduction's inner steps other than its `/ N` feed
@@ -139,15 +147,15 @@ class KernelFacts:
                 continue
             op = self.ops.get(name, "")
             steps = INNER_SPELLINGS.get(op, ())
-            step = any(t in expr for t in steps)
-            if not step and not (op not in REDUCTION_OPS and self._spelled(name, expr, lits)):
+            step = any(t in kl.spells for t in steps)
+            if not step and not (op not in REDUCTION_OPS and self._spelled(name, kl, lits)):
                 continue
             if op == "pow" and (lits or not self.scalars.get(name, set()) - {0.0, 1.0, 2.0}):
                 continue  # a pow's inner product multiplies by its base; `x * x` is all of pow 2
             reads = self.reads(name) | {name}
             if any(not s & reads for s in sets):
                 continue
-            if op in REDUCTION_OPS and " / " not in expr and line not in self.into_reduction:
+            if op in REDUCTION_OPS and " / " not in kl.spells and line not in self.into_reduction:
                 continue
             if line in self.into_reduction and name not in self.upstream:
                 continue
@@ -173,10 +181,10 @@ class KernelFacts:
             n for n in self.fused if n != node and n not in used and mine and self._twin_key.get(n) == mine
         ]
 
-    def squares(self, node: str, expr: str, used: set[str]) -> list[str]:
+    def squares(self, node: str, kl: KernelLine, used: set[str]) -> list[str]:
         """`x * x` that is the first product of `pow(x, 3)` is also the kernel's `pow(x, 2)`
         (Inductor lowers an integer pow to products and shares the common one)."""
-        operands = TMP.findall(expr)
+        operands = kl.tmps
         if self.ops.get(node) != "pow" or len(operands) != 2 or operands[0] != operands[1]:
             return []
         base = self.node_inputs.get(node, set())
@@ -189,7 +197,7 @@ class KernelFacts:
         own lowering, when every operand is the reduction's input or its own earlier step."""
         if not self.strict or line not in self.into_reduction:
             return None
-        if not kl.cast and any(self._spelled(n, kl.expr, []) for n in self.fused):
+        if not kl.cast and any(self._spelled(n, kl, []) for n in self.fused):
             return None
         for name in self.fused:
             if self.ops.get(name) in REDUCTION_OPS and name not in used:
@@ -200,13 +208,11 @@ class KernelFacts:
 
     def constant(self, kl: KernelLine, line: int, used: set[str]) -> str | None:
         """A constant-making node holding the line's literal, or an iota spelled as its index."""
-        expr = kl.expr
         if kl.index:  # an iota, read along one axis or several (`x0`, `x1`)
             if line not in self.valued:
                 return None
             return next((n for n in self.fused if self.ops.get(n) in ("iota", "arange")), None)
-        value = numbers(expr)
-        dtype = literal_dtype(expr)
+        value, dtype = kl.numbers, kl.dtype
         for name in self.fused:
             if name in used or self.ops.get(name) not in CONSTANT_OPS or self.ops.get(name) == "iota":
                 continue

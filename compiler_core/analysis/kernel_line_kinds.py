@@ -5,13 +5,12 @@ line; this module decides the kind. A Triton kernel is Python, so its statements
 `ast`: which `tmp` a line assigns, which `tmp`s its value reads (a random op's offset left out),
 whether it loads or stores and through which pointer parameters, and what it defines and
 reads in the kernel's def-use chains (`def_use`; names are matched whole, never searched for in
-the text). A C++ kernel (and any other non-Python kernel) is read with
-regular expressions over its text. Both give the same `KernelLine`, so the marker never asks
-which language it reads.
-
-What the assigned expression spells (` * ` for a `mul`, a literal's value, an index variable)
-is read from its text by the marker, the same way for both languages: that is how Inductor
-writes an op, and the text is what `expr` keeps.
+the text), and what its value spells: the op forms of `kernel_op_spellings` (a `BinOp` of `Mult`
+spells ` * `, a call of `tl_math.exp` spells `exp`), its names, its literal numbers, the value
+and dtype of a literal, and the names the line refers to (rule 6 of `kernel_lines`). A C++
+kernel (and any other non-Python kernel) is read with regular expressions over its text. Both
+give the same `KernelLine`, so the marker never asks which language it reads, nor reads `text`
+or `expr` (kept as written, for display and tests).
 """
 
 from __future__ import annotations
@@ -21,7 +20,16 @@ import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from compiler_core.analysis.kernel_fragment import Flow, statements, stored_value
+from compiler_core.analysis.kernel_fragment import (
+    TL_DTYPES,
+    Flow,
+    literal_dtype,
+    literal_value,
+    numbers,
+    statements,
+    stored_value,
+)
+from compiler_core.analysis.kernel_op_spellings import SPELLING_FORMS
 
 TMP = re.compile(r"\b_?tmp\d+\b")  # `_tmpN`: a looped reduction's accumulator
 PTR = re.compile(r"\b((?:in_out|in|out)_ptr\d+)\b")
@@ -44,6 +52,9 @@ _INDEX = re.compile(r"^[\sxyzr0-9_+\-*/%()]*\b[xyzr]\w*\b[\sxyzr0-9_+\-*/%()]*$"
 _NAMED = re.compile(r"^\s*(_?tmp\d+_\w+)\s*=\s*(.*?);?\s*$")
 _TUPLE = re.compile(r"^\s*(_?tmp\w+(?:,\s*_?tmp\w+)+)\s*=\s*(.*)$")
 _USE = re.compile(r"\b_?tmp\d+(?:_[a-z0-9_]+)?\b")
+_WORD = re.compile(r"\w+")
+# A name the line refers to: a whole word, not an attribute (`.where`) nor a call (`where(`).
+_REFERENCE = re.compile(r"(?<![.\w])\w+\b(?!\s*\()")
 
 # Triton names, for the `ast` reading.
 _TMP_NAME = re.compile(r"_?tmp\d+")
@@ -62,6 +73,12 @@ _TL_REDUCTIONS = {"sum", "max", "min", "reduce", "argmax", "argmin", "prod", "xo
 _HELPER_REDUCTION = re.compile(r"\w*(?:max2|min2|prod|welford|online_softmax|any)\w*")
 _HELPER_MULTI = re.compile(r"\w*(?:welford|online_softmax)\w*")
 _RANDOM = {("tl", "rand"), ("tl", "randn"), ("triton_helpers", "randint64"), ("tl", "randint")}
+# The op forms (`SPELLING_FORMS`) an operator spells, and those that are names (`maximum`).
+_OPERATOR_FORMS: dict[type, str] = {
+    ast.Add: " + ", ast.Sub: " - ", ast.Mult: " * ", ast.Div: " / ", ast.BitAnd: " & ", ast.BitOr: " | ",
+    ast.LtE: " <= ", ast.Lt: " < ", ast.GtE: " >= ", ast.Gt: " > ", ast.Eq: " == ", ast.NotEq: " != ",
+}  # fmt: skip
+_NAME_FORMS = tuple(f for f in SPELLING_FORMS if f.isidentifier())
 
 # The kinds, in the order a line is tried against them.
 LOOP, BODY, TAIL = "loop", "body", "tail"
@@ -104,6 +121,16 @@ class KernelLine:
     reads: tuple[str, ...] = ()
     cast: bool = False  # the value is one `tmp` cast to a dtype (`tmp3.to(tl.float32)`)
     index: bool = False  # the value is index arithmetic: index variables and literals alone
+    # What a value spells: the op forms of `kernel_op_spellings` (` + `, `maximum`, `.to(`), the
+    # names it writes (`tl`, `exp`, `tmp3`), its literal numbers, and for a literal (`0.5`,
+    # `tl.full([1], 0, tl.int64)`) its value and dtype (`i64`).
+    spells: frozenset[str] = frozenset()
+    words: frozenset[str] = frozenset()
+    numbers: frozenset[float] = frozenset()
+    literal: float | None = None
+    dtype: str | None = None
+    # Names the line refers to (a variable, a parameter, a keyword; not a call nor an attribute).
+    named: frozenset[str] = frozenset()
 
 
 def def_use(lines: tuple[KernelLine, ...]) -> Flow:
@@ -167,15 +194,17 @@ def _kind_of_value(target: str, tmps: tuple[str, ...], operands: tuple[str, ...]
 def _cpp_line(text: str) -> KernelLine:
     """A C++ (or other non-Python) statement read from its text."""
     pointers = tuple(PTR.findall(text))
+    named = frozenset(_REFERENCE.findall(text))
     if text.lstrip().startswith("for "):
-        return KernelLine(text, LOOP, pointers=pointers)
+        return KernelLine(text, LOOP, pointers=pointers, named=named)
     if _BODY.match(text):
-        return KernelLine(text, BODY)
+        return KernelLine(text, BODY, named=named)
     if _TAIL.match(text):
-        return KernelLine(text, TAIL)
+        return KernelLine(text, TAIL, named=named)
     m = _ASSIGN.match(text)
     target, expr = (m.group(1), m.group(2)) if m else (None, "")
-    line = KernelLine(text, target=target, expr=expr, tmps=tuple(TMP.findall(expr)), pointers=pointers)
+    line = KernelLine(text, target=target, expr=expr, tmps=tuple(TMP.findall(expr)), pointers=pointers,
+                      named=named)  # fmt: skip
     if _STORE.search(text):
         return replace(line, kind=STORE, store_pointers=tuple(PTR.findall(text.split(",", 1)[0])),
                        stored=tuple(TMP.findall(stored_value(text))),
@@ -195,7 +224,10 @@ def _cpp_line(text: str) -> KernelLine:
     reduces, carries = bool(_REDUCTION.search(expr)), bool(_CARRY.match(expr))
     kind = _kind_of_value(target, line.tmps, line.tmps, False, None, reduces, carries)
     return replace(line, kind=kind, operands=line.tmps, reduces=reduces, carries=carries,
-                   cast=bool(_CAST.match(expr)), index=bool(_INDEX.match(expr)))
+                   cast=bool(_CAST.match(expr)), index=bool(_INDEX.match(expr)),
+                   spells=frozenset(f for f in SPELLING_FORMS if f in expr),
+                   words=frozenset(_WORD.findall(expr)), numbers=frozenset(numbers(expr)),
+                   literal=literal_value(expr, {}), dtype=literal_dtype(expr))  # fmt: skip
 
 
 # ---- Triton: the statement's syntax tree -----------------------------------------------------
@@ -206,19 +238,16 @@ def _triton_line(text: str) -> KernelLine:
     """A Triton statement read through `ast` (cached: kernels deduplicated across graphs and a
     deep model's layers repeat the same lines)."""
     stripped = text.strip()
+    tree = _parse(stripped)
+    nodes = list(ast.walk(tree)) if tree is not None else []
+    named = _named(nodes)
     if stripped.startswith("for "):
-        return KernelLine(text, LOOP)
-    if not stripped or stripped.startswith(("#", "@", "def ", "import ", "from ")):
-        return KernelLine(text)
+        return KernelLine(text, LOOP, named=named)
+    if tree is None or stripped.startswith(("@", "def ", "import ", "from ")):
+        return KernelLine(text, named=named)
     if "tmp" not in stripped and "_ptr" not in stripped:  # index arithmetic, masks: nothing to read
-        return KernelLine(text)
-    try:
-        body = ast.parse(stripped).body
-    except SyntaxError:
-        return KernelLine(text)
-    if len(body) != 1:
-        return KernelLine(text)
-    st = _Statement(body[0])
+        return KernelLine(text, named=named)
+    st = _Statement(tree, nodes)
     pointers = st.names(st.tree, _PTR_NAME)
     store = st.call(st.tree, ("tl", "store"))
     if store is not None:
@@ -226,9 +255,10 @@ def _triton_line(text: str) -> KernelLine:
         return KernelLine(text, STORE, pointers=pointers,
                           store_pointers=st.names(args[0], _PTR_NAME) if args else (),
                           stored=st.names(args[1], _TMP_NAME) if len(args) > 1 else (),
-                          reads=st.names(args[1], _USE_NAME) if len(args) > 1 else ())  # fmt: skip
+                          reads=st.names(args[1], _USE_NAME) if len(args) > 1 else (),
+                          named=named)  # fmt: skip
     if not isinstance(st.tree, ast.Assign) or len(st.tree.targets) != 1:
-        return KernelLine(text, pointers=pointers)
+        return KernelLine(text, pointers=pointers, named=named)
     value, lhs = st.tree.value, st.tree.targets[0]
     defines = _defines(lhs)
     random = isinstance(value, ast.Call) and _dotted(value.func) in _RANDOM
@@ -246,23 +276,165 @@ def _triton_line(text: str) -> KernelLine:
         seed = "load_seed_offset" in st.names(load, _SEED)
         return KernelLine(text, LOAD, target=target, expr=expr, tmps=tmps, pointers=pointers, seed=seed,
                           indirect=address is not None and bool(st.names(address, _TMP_NAME)),
-                          defines=defines)  # fmt: skip
+                          defines=defines, named=named)  # fmt: skip
     reduces = st.reduces(value)
     if isinstance(lhs, ast.Tuple) and len(lhs.elts) > 1 and _is_multi(lhs, value):
         names = tuple(e.id for e in lhs.elts if isinstance(e, ast.Name))
         return KernelLine(text, MULTI, expr=expr, tmps=tmps, names=names, pointers=pointers,
                           accumulators=st.names(value, _ACC_NAME), reduces=True, defines=defines,
-                          reads=reads)  # fmt: skip
+                          reads=reads, named=named)  # fmt: skip
     if target is None:
-        return KernelLine(text, pointers=pointers, reduces=reduces, defines=defines, reads=reads)
+        return KernelLine(text, pointers=pointers, reduces=reduces, defines=defines, reads=reads, named=named)
     operands = st.names(read_tree, _TMP_NAME) if random else tmps
     pair = _masked(value)
-    carries = _carries(value, stripped)
+    carries = _carries(value)
     fill = _fill(value)
     kind = _kind_of_value(target, tmps, operands, fill, pair, reduces, carries)
+    value_nodes = st.within(value)
+    words = _words(value_nodes)
+    literal, dtype = _literal(value)
     return KernelLine(text, kind, target=target, expr=expr, tmps=tmps, operands=operands,
                       pointers=pointers, masked=pair, reduces=reduces, carries=carries, defines=defines,
-                      reads=reads, cast=_cast(value), index=_index(value))  # fmt: skip
+                      reads=reads, cast=_cast(value), index=_index(value), spells=_spells(value_nodes, words),
+                      words=words, numbers=_numbers(value_nodes), literal=literal, dtype=dtype,
+                      named=named)  # fmt: skip
+
+
+def _parse(stripped: str) -> ast.stmt | None:
+    """One statement's tree; a decorator is read as its expression, a `for` or `def` header with
+    an empty body."""
+    if not stripped or stripped.startswith("#"):
+        return None
+    source = stripped[1:] if stripped.startswith("@") else stripped
+    source += " pass" if source.endswith(":") else ""
+    try:
+        body = ast.parse(source).body
+    except SyntaxError:
+        return None
+    return body[0] if len(body) == 1 else None
+
+
+def _named(nodes: list[ast.AST]) -> frozenset[str]:
+    """The names a statement (its nodes) refers to: its variables (not those it calls), keywords
+    and parameters; an attribute (`tl.where`) is none."""
+    called: set[int] = set()
+    out: set[str] = set()
+    for n in nodes:  # (breadth first: a call before its function)
+        if isinstance(n, ast.Call):
+            called.add(id(n.func))
+        elif isinstance(n, ast.Name):
+            if id(n) not in called:
+                out.add(n.id)
+        elif isinstance(n, ast.keyword | ast.arg) and n.arg:
+            out.add(n.arg)
+    return frozenset(out)
+
+
+def _words(value: list[ast.AST]) -> frozenset[str]:
+    """The names a value (its nodes) writes: variables, attributes (`exp` of `tl_math.exp`),
+    keywords."""
+    out: set[str] = set()
+    for n in value:
+        if isinstance(n, ast.Name):
+            out.add(n.id)
+        elif isinstance(n, ast.Attribute):
+            out.add(n.attr)
+        elif isinstance(n, ast.keyword) and n.arg:
+            out.add(n.arg)
+    return frozenset(out)
+
+
+def _spells(value: list[ast.AST], words: frozenset[str]) -> frozenset[str]:
+    """The op forms (`kernel_op_spellings.SPELLING_FORMS`) the value (its nodes) spells: its
+    operators, the names in it (`maximum` in `triton_helpers.maximum`), `1 / x`, `x == 0`, a
+    negation, a `tl.full`, a `tl.where` on a computed condition, a cast (`.to(`)."""
+    out = {f for f in _NAME_FORMS if any(f in w for w in words)}
+    for n in value:
+        if isinstance(n, ast.BinOp):
+            out.add(_OPERATOR_FORMS.get(type(n.op), ""))
+            if isinstance(n.op, ast.Div) and _number(n.left) == 1.0:
+                out.add("1 / ")
+        elif isinstance(n, ast.Compare):
+            out.update(_OPERATOR_FORMS.get(type(o), "") for o in n.ops)
+            pairs = zip(n.ops, n.comparators, strict=True)
+            if any(isinstance(o, ast.Eq) and _number(c) == 0.0 for o, c in pairs):
+                out.add("== 0")
+        elif isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub) and _number(n.operand) is None:
+            out.add("-tmp" if _starts_with_tmp(n.operand) else "-(")  # a negation
+        elif isinstance(n, ast.Call):
+            name = _dotted(n.func)
+            if name == ("tl", "full"):
+                out.add("tl.full(")
+            elif name == ("tl", "where") and n.args and _starts_with_tmp(n.args[0]):
+                out.add("tl.where(tmp")
+            elif isinstance(n.func, ast.Attribute) and n.func.attr == "to":
+                out.add(".to(")
+    return frozenset(out) & SPELLING_FORMS
+
+
+def _number(node: ast.expr) -> float | None:
+    """A literal number: `0.5`, `-1`, `float("-inf")`."""
+    value = node.value if isinstance(node, ast.Constant) else None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _number(node.operand)
+        return -inner if inner is not None else None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "float":
+        arg = node.args[0] if len(node.args) == 1 and not node.keywords else None
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+            try:
+                return float(arg.value)
+            except ValueError:
+                return None
+    return None
+
+
+def _numbers(value: list[ast.AST]) -> frozenset[float]:
+    """The literal numbers in a value (its nodes, breadth first: `-1` once, as -1)."""
+    out: set[float] = set()
+    inside: set[int] = set()
+    for n in value:  # (a number before its parts)
+        if id(n) not in inside and isinstance(n, ast.expr) and (v := _number(n)) is not None:
+            out.add(v)
+            inside.update(id(x) for x in ast.walk(n))
+    return frozenset(out)
+
+
+def _literal(value: ast.expr) -> tuple[float | None, str | None]:
+    """A literal's value and dtype: `tl.full([1], 0, tl.int64)` → (0.0, `i64`), `0.5` → (0.5, None)."""
+    if isinstance(value, ast.Call) and _dotted(value.func) == ("tl", "full"):
+        args = value.args
+        if len(args) < 3 or not isinstance(args[0], ast.List):
+            return None, None
+        dtype = None if value.keywords else TL_DTYPES.get(_dotted_name(args[-1]) or "")
+        return _number(args[1]), dtype
+    return _number(value), None
+
+
+def _dotted_name(node: ast.expr) -> str | None:
+    """`tl.int64` → "tl.int64"."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        head = _dotted_name(node.value)
+        return f"{head}.{node.attr}" if head is not None else None
+    return None
+
+
+def _starts_with_tmp(node: ast.expr) -> bool:
+    """The expression, as written, starts with a `tmp` (`tmp3 & xmask`, `tmp2.to(tl.int1)`)."""
+    while True:
+        if isinstance(node, ast.BinOp | ast.Compare):
+            node = node.left
+        elif isinstance(node, ast.BoolOp):
+            node = node.values[0]
+        elif isinstance(node, ast.Attribute | ast.Subscript):
+            node = node.value
+        elif isinstance(node, ast.Call):
+            node = node.func
+        else:
+            return isinstance(node, ast.Name) and node.id.startswith("tmp")
 
 
 def _cast(value: ast.expr) -> bool:
@@ -311,11 +483,16 @@ class _Statement:
     is on one line (`statements` joins the lines of one that spans several), so a subtree's
     names are those within its columns."""
 
-    def __init__(self, tree: ast.stmt) -> None:
+    def __init__(self, tree: ast.stmt, nodes: list[ast.AST]) -> None:
         self.tree = tree
-        nodes = list(ast.walk(tree))
+        self._nodes = nodes
         self._names = sorted((n for n in nodes if isinstance(n, ast.Name)), key=lambda n: n.col_offset)
         self._calls = [n for n in nodes if isinstance(n, ast.Call)]
+
+    def within(self, tree: ast.expr) -> list[ast.AST]:
+        """The nodes of `tree` that have a position (expressions, keywords), breadth first."""
+        lo, hi = _span(tree)
+        return [n for n in self._nodes if lo <= getattr(n, "col_offset", -1) < hi]
 
     def names(self, tree: ast.AST, pattern: re.Pattern[str]) -> tuple[str, ...]:
         """Names in `tree` that `pattern` matches whole, in source order, repeats kept."""
@@ -385,7 +562,7 @@ def _masked(value: ast.expr) -> tuple[str, str] | None:
     return args[1].id, args[2].id  # type: ignore[attr-defined]
 
 
-def _carries(value: ast.expr, line: str) -> bool:
+def _carries(value: ast.expr) -> bool:
     """A broadcast, a reduction's mask (`tl.where(xmask, ...)`: its condition does not start
     with a `tmp`), a plain copy or a `[:, None]` reshape of one `tmp`."""
     if isinstance(value, ast.Call):
@@ -393,8 +570,7 @@ def _carries(value: ast.expr, line: str) -> bool:
         if name == ("tl", "broadcast_to"):
             return True
         if name == ("tl", "where") and value.args:
-            after = line[value.func.end_col_offset or 0 :]  # `(` and the condition as written
-            return not after[1:].startswith("tmp")
+            return not _starts_with_tmp(value.args[0])
         return False
     if isinstance(value, ast.Subscript):
         index = value.slice.elts if isinstance(value.slice, ast.Tuple) else [value.slice]

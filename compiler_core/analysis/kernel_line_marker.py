@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from compiler_core.analysis.kernel_fragment import Fragment, literal_value
+from compiler_core.analysis.kernel_fragment import Fragment
 from compiler_core.analysis.kernel_line_facts import KernelFacts
 from compiler_core.analysis.kernel_line_kinds import (
     ACC_START,
@@ -46,8 +46,6 @@ from compiler_core.analysis.kernel_line_kinds import (
 from compiler_core.analysis.kernel_op_spellings import (
     GATHER_OPS,
     REDUCTION_OPS,
-    name_hits,
-    op_has_line,
 )
 from compiler_core.session.model import Kernel
 
@@ -76,7 +74,7 @@ class LineMarker:
         self.written: dict[str, list[str]] = {}
         self.written_before_body: dict[str, list[str]] = {}
         self.out: dict[str, list[str]] = {}
-        self.op_matched = {n for n in fused if op_has_line(n, ops, kernel.source)}
+        self.op_matched = {n for n in fused if self.facts.spells_op(n)}
         self._handlers: dict[str, _Handler] = {
             LOOP: self._loop, BODY: self._body, TAIL: self._tail, STORE: self._store, LOAD: self._load,
             MULTI: self._multi, ACC_START: self._acc_start, OTHER: self._other,
@@ -97,7 +95,7 @@ class LineMarker:
         return {key: tuple(v) for key, v in self.out.items()}
 
     def _step(self, i: int, line: KernelLine) -> None:
-        hits = name_hits(line.text, self.fused)
+        hits = [n for n in self.fused if n in line.named]  # rule 6
         tmp = line.target
         # what the assigned tmp held before (C++ reuses names across loop bodies): dropped below
         # unless this line gives it a value of its own
@@ -195,7 +193,8 @@ class LineMarker:
     def _value(self, i: int, line: KernelLine, hits: list[str]) -> None:
         """A line that assigns one tmp a value: its kind's handler finds the node it computes."""
         tmp = line.target or ""
-        lit = literal_value(line.expr, self.values)
+        # a literal, or a cast of one (`tmp3.to(tl.float32)`)
+        lit = line.literal if line.literal is not None or not line.cast else self.values.get(line.operands[0])
         if lit is not None:
             self.values[tmp] = lit
         carried = [n for t in line.operands for n in self.made.get(t) or self.loaded.get(t, [])]
@@ -205,7 +204,7 @@ class LineMarker:
             hits.append(node)
             # twins (same op on the same values: sum_15 and sum_17 of one where_6) share a line
             facts = self.facts
-            self.made[tmp] = [node, *facts.squares(node, line.expr, self.used), *facts.twins(node, set())]
+            self.made[tmp] = [node, *facts.squares(node, line, self.used), *facts.twins(node, set())]
             hits += self.made[tmp][1:]
             self.used.update(self.made[tmp])
 
@@ -250,7 +249,7 @@ class LineMarker:
         return node
 
     def _compute(self, i: int, line: KernelLine, carried: list[str], hits: list[str]) -> str | None:
-        tmp, expr, operands = line.target or "", line.expr, line.operands
+        tmp, operands = line.target or "", line.operands
         facts = self.facts
         if all(t in self.literal for t in operands) or (facts.strict and i not in facts.valued):
             self.literal.add(tmp)  # computed from literals / index variables alone, or an address
@@ -263,12 +262,12 @@ class LineMarker:
             sets = [x for x in sets if x]
         if not all(sets):
             return None
-        node = facts.op(expr, i, self.used, sets, lits)
+        node = facts.op(line, i, self.used, sets, lits)
         if node is not None:
             return node
         # else an inner step of a node its operand already carries, else a reduction's own
         # first steps (`any` of a bool: `!= 0`)
-        step = facts.inner(expr, i, sets, lits)
+        step = facts.inner(line, i, sets, lits)
         step = step if step is not None else facts.pre_reduction(line, i, self.used, sets)
         if step is not None:
             self.made[tmp] = [step]

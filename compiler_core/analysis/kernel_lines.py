@@ -54,8 +54,8 @@ stores. Where its code allows, we follow that shape (Triton `tmpN = tl.load(in_p
    it, else to the clone a returned view chain materialises from it (`clone(permute(mul_4))`),
    else to the returned node it is a part or identity of; a loaded `tmp` stored is a copy: the
    clone of it, else the kernel's one node whose op no line spells; else to nothing.
-6. Any line naming a fused node as a whole word (not as a call: `tl.where(` does not name a
-   node called `where`) links to it.
+6. Any line naming a fused node (a variable, parameter or keyword, not a call or an attribute:
+   `tl.where(` does not name a node called `where`) links to it.
 Anything unmatched stays unlinked rather than guessed.
 
 Inductor's provenance artifacts (`inductor_provenance_tracking_node_mappings`) map kernels to
@@ -64,10 +64,16 @@ nodes, not lines: where a log has them they give the kernel's `fused_nodes`
 
 Where the pieces live: this module walks `call()` (rules 1-2) with the call helpers of
 `kernel_calls`; `kernel_line_marker` walks one kernel's lines as a state machine, one handler
-per kind of line (rules 3-6), the kinds and def-use chains read by `kernel_line_kinds` (Triton
-through `ast`, C++ through regular expressions); `kernel_line_facts` answers what the fragment
-and the def-use chains prove, and `kernel_op_spellings` holds how generated code spells each op
-(read from the expression's text, as Inductor writes it, in both languages).
+per kind of line (rules 3-6). `kernel_line_kinds` reads every line once into a `KernelLine`: its
+kind, def-use names, pointers, and what its value spells (op forms, names, literal numbers, a
+literal's value and dtype) and the names it refers to; a Triton line through `ast` (its
+identifiers told apart by pattern: `tmpN`, `in_ptr0`), a C++ line through regular expressions
+over its text (for both, a statement spanning lines is first joined onto its first line by
+bracket count, `kernel_fragment.statements`). `kernel_line_facts` answers what the fragment and the
+def-use chains prove, asking the `KernelLine`s, never the text, so neither it nor the marker
+knows the language; `kernel_op_spellings` holds how generated code spells each op (the forms as
+the text shows them, which the C++ reader finds in the text and the Triton reader in the tree).
+`kernel_fragment` reads the `# Graph fragment:` comment (FX text) with regular expressions.
 """
 
 from __future__ import annotations

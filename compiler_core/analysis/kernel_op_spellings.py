@@ -2,14 +2,16 @@
 
 The kernel-line marker holds a line to a node only when the line spells the node's op: an
 `aten.add` is ` + `, an `aten.relu` is `maximum`, a `div` by 512 is `* 0.001953125`. These
-are properties of Inductor's code generation, the same in Triton and C++, so they are read from
-the expression's text for both.
+are properties of Inductor's code generation, the same in Triton and C++, written here as the
+text shows them (`SPELLING_FORMS`). Each line says which forms its value spells (`KernelLine.spells`,
+`kernel_line_kinds`): a C++ line finds them in its text, a Triton line in its syntax tree (a
+`BinOp` of `Add` spells ` + `, a call of `triton_helpers.maximum` spells `maximum`), so the
+marker asks the line, never the text.
 """
 
 from __future__ import annotations
 
-import re
-from functools import cache, lru_cache
+from functools import lru_cache
 
 # How generated code spells an ATen op when it is not the op's own name.
 SPELLINGS = {
@@ -31,6 +33,10 @@ INNER_SPELLINGS = {
     "std": (" / ", " - ", " * ", "sqrt"), "prepare_softmax_online": (" - ", "exp", " * "),
     "logsumexp": (" - ", "exp", "log"), "pow": (" * ",),
 }  # fmt: skip
+# Every form above: what a line's reader reports its value spells (`KernelLine.spells`). A form
+# that is an identifier (`maximum`, `exp`) is spelled by any name in the value that contains it.
+SPELLING_FORMS = frozenset(f for table in (SPELLINGS, INNER_SPELLINGS) for forms in table.values()
+                           for f in forms)  # fmt: skip
 # (a bf16 / f16 constant is computed in f32)
 LOW_FLOATS = {"bf16": "f32", "f16": "f32"}
 
@@ -55,35 +61,11 @@ def aten_op(target: str) -> str:
     return parts[1] if len(parts) >= 2 and parts[0] in ("aten", "prims") else parts[-1]
 
 
-@cache
-def word_re(word: str) -> re.Pattern[str]:
-    """Whole-word pattern, compiled once per name (re's own cache holds 512 and a 9k-node graph
-    thrashes it)."""
-    return re.compile(rf"\b{re.escape(word)}\b")
-
-
-def op_has_line(name: str, ops: dict[str, str], source: str) -> bool:
-    """Whether the kernel spells node `name`'s op anywhere (else it may be a pure copy/layout op)."""
-    op = ops.get(name, "").rstrip("_")
-    return bool(op) and (op in source or any(s in source for s in SPELLINGS.get(op, ())))
-
-
 def copy_node(fused: list[str], op_matched: set[str], ops: dict[str, str]) -> list[str]:
     """A store of a value no op line made: the kernel's one node whose op it never spells (a
     clone / layout copy; views are no code), else nothing; the kernel's last node would be a guess."""
     copies = [n for n in fused if n not in op_matched and ops.get(n) not in VIEW_OPS | {"getitem", "split"}]
     return copies[-1:] if len(copies) == 1 else []
-
-
-def name_hits(line: str, fused: list[str]) -> list[str]:
-    """Fused nodes the line names, not as a call or attribute: a node named `where` or `mm` is
-    not what `tl.where(` spells."""
-    return [n for n in fused if n in line and _name_re(n).search(line)]
-
-
-@cache
-def _name_re(word: str) -> re.Pattern[str]:
-    return re.compile(rf"(?<![.\w]){re.escape(word)}\b(?!\s*\()")
 
 
 def close(a: float, b: float) -> bool:

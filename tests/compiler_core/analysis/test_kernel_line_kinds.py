@@ -30,11 +30,39 @@ def test_triton_lines_read_through_their_syntax(shared_traces: Path) -> None:
     assert (load.kind, load.target, load.pointers, load.indirect) == ("load", "tmp1", ("in_ptr0",), False)
     relu = lines["tmp4 = triton_helpers.maximum(tmp3, tmp2)"]
     assert (relu.kind, relu.operands) == ("compute", ("tmp3", "tmp2"))
-    assert relu.expr == "triton_helpers.maximum(tmp3, tmp2)"  # as written: op spellings read it
+    assert relu.expr == "triton_helpers.maximum(tmp3, tmp2)"  # as written, for display
     assert lines["tmp3 = tl.full([1], 0, tl.int32)"].kind == "constant"
     store = lines["tl.store(in_out_ptr0 + (x2), tmp5, xmask)"]
     assert (store.kind, store.store_pointers, store.stored) == ("store", ("in_out_ptr0",), ("tmp5",))
     assert lines["xmask = xindex < xnumel"].kind == "other"
+
+
+def test_what_a_triton_value_spells_is_read_from_its_syntax() -> None:
+    """The op forms, names, numbers and literal of a Triton value come from its tree: `tmp11 / x`
+    is no `1 / x` (as a search of its text would say), a negation, `== 0`, a masked select on a
+    computed condition and a literal's value and dtype are read from the nodes that write them."""
+    source = "\n".join([
+        "    tmp3 = tl.full([1], 0, tl.int32)",
+        "    tmp4 = triton_helpers.maximum(tmp3, tmp2)",
+        "    tmp5 = tmp11 / tmp13",
+        "    tmp6 = 1 / tmp5",
+        "    tmp7 = -tmp6",
+        "    tmp8 = tmp7 == 0",
+        '    tmp9 = tl.where(tmp8, tmp7, float("-inf"))',
+        "    tmp10 = tmp9.to(tl.float32)",
+    ])  # fmt: skip
+    lines = {line.target: line for line in read_lines(source, "triton")}
+    full = lines["tmp3"]
+    assert (full.kind, full.literal, full.dtype, full.numbers) == ("constant", 0.0, "i32", {0.0, 1.0})
+    assert full.spells == {"tl.full("}
+    relu = lines["tmp4"]
+    assert "maximum" in relu.spells and {"triton_helpers", "maximum"} <= relu.words
+    assert "maximum" not in relu.named and {"tmp3", "tmp2"} <= relu.named  # an attribute names no node
+    assert lines["tmp5"].spells == {" / "} and lines["tmp6"].spells == {" / ", "1 / "}
+    assert lines["tmp7"].spells == {"-tmp"} and lines["tmp8"].spells == {" == ", "== 0"}
+    select = lines["tmp9"]
+    assert {"where", "tl.where(tmp"} <= select.spells and select.numbers == {float("-inf")}
+    assert (lines["tmp10"].spells, lines["tmp10"].cast, lines["tmp10"].literal) == ({".to("}, True, None)
 
 
 def test_welford_step_spanning_lines_is_one_statement() -> None:
