@@ -3,7 +3,7 @@
     python bench/convert_sessions.py FILE [FILE ...]          # each rewritten in place
     python bench/convert_sessions.py OLD.json -o NEW.json
 
-A file may be `.json` or `.json.xz`. The app reads one layout; this script holds the readers of
+A file may be `.json`, `.json.xz` or `.json.gz`. The app reads one layout; this script holds the readers of
 every earlier one (bench/legacy_sessions.py) and adds what an older file lacks. The result is
 saved as the app saves (every value checked as a load checks it), so a converted file opens.
 A file already in today's layout is left as it is.
@@ -12,6 +12,7 @@ A file already in today's layout is left as it is.
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import lzma
 import sys
@@ -29,8 +30,8 @@ from compiler_core.session.model import SCHEMA_VERSION
 def convert(src: Path, dst: Path) -> str:
     """What happened to `src`, in a line."""
     raw = src.read_bytes()
-    xz = src.name.endswith(".xz")
-    data = json.loads(lzma.decompress(raw) if xz else raw)
+    unpack = {".xz": lzma.decompress, ".gz": gzip.decompress}.get(src.suffix)
+    data = json.loads(unpack(raw) if unpack else raw)
     version = data.get("schema_version") if isinstance(data, dict) else None
     if version == SCHEMA_VERSION and src == dst:
         return f"{src}: already schema {SCHEMA_VERSION}"
@@ -40,8 +41,10 @@ def convert(src: Path, dst: Path) -> str:
         dst.write_bytes(raw)
         return f"{src}: copied (already schema {SCHEMA_VERSION})"
     out = reopenable_bytes(session)
-    if dst.name.endswith(".xz"):
+    if dst.suffix == ".xz":
         out = lzma.compress(out, preset=9 | lzma.PRESET_EXTREME)
+    elif dst.suffix == ".gz":
+        out = gzip.compress(out, mtime=0)
     atomic_write_bytes(dst, out)
     return f"{src}: schema {version} -> {SCHEMA_VERSION}, {dst}"
 
@@ -57,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     for src in args.files:
         try:
             print(convert(src, args.output or src))
-        except (OSError, ValueError, LegacyFormatError, lzma.LZMAError) as exc:
+        except (OSError, ValueError, EOFError, LegacyFormatError, lzma.LZMAError) as exc:
             failed += 1
             print(f"{src}: not converted: {exc}", file=sys.stderr)
     return 1 if failed else 0
