@@ -129,7 +129,7 @@ class KernelLine:
     numbers: frozenset[float] = frozenset()
     literal: float | None = None
     dtype: str | None = None
-    # Names the line refers to (a variable, a parameter, a keyword; not a call nor an attribute).
+    # Names the line refers to: its variables (not a call, an attribute, a keyword or a parameter).
     named: frozenset[str] = frozenset()
 
 
@@ -238,6 +238,8 @@ def _triton_line(text: str) -> KernelLine:
     """A Triton statement read through `ast` (cached: kernels deduplicated across graphs and a
     deep model's layers repeat the same lines)."""
     stripped = text.strip()
+    if stripped.startswith("@"):  # the decorator's keywords (`DeviceProperties(index=0)`) name no node
+        return KernelLine(text)
     tree = _parse(stripped)
     nodes = list(ast.walk(tree)) if tree is not None else []
     named = _named(nodes)
@@ -301,12 +303,10 @@ def _triton_line(text: str) -> KernelLine:
 
 
 def _parse(stripped: str) -> ast.stmt | None:
-    """One statement's tree; a decorator is read as its expression, a `for` or `def` header with
-    an empty body."""
+    """One statement's tree; a `for` or `def` header with an empty body."""
     if not stripped or stripped.startswith("#"):
         return None
-    source = stripped[1:] if stripped.startswith("@") else stripped
-    source += " pass" if source.endswith(":") else ""
+    source = stripped + (" pass" if stripped.endswith(":") else "")
     try:
         body = ast.parse(source).body
     except SyntaxError:
@@ -315,18 +315,15 @@ def _parse(stripped: str) -> ast.stmt | None:
 
 
 def _named(nodes: list[ast.AST]) -> frozenset[str]:
-    """The names a statement (its nodes) refers to: its variables (not those it calls), keywords
-    and parameters; an attribute (`tl.where`) is none."""
+    """The names a statement (its nodes) refers to: its variables (not those it calls). An
+    attribute (`tl.where`), a keyword (`index=0`) or a parameter is no reference to a node."""
     called: set[int] = set()
     out: set[str] = set()
     for n in nodes:  # (breadth first: a call before its function)
         if isinstance(n, ast.Call):
             called.add(id(n.func))
-        elif isinstance(n, ast.Name):
-            if id(n) not in called:
-                out.add(n.id)
-        elif isinstance(n, ast.keyword | ast.arg) and n.arg:
-            out.add(n.arg)
+        elif isinstance(n, ast.Name) and id(n) not in called:
+            out.add(n.id)
     return frozenset(out)
 
 

@@ -54,8 +54,9 @@ stores. Where its code allows, we follow that shape (Triton `tmpN = tl.load(in_p
    it, else to the clone a returned view chain materialises from it (`clone(permute(mul_4))`),
    else to the returned node it is a part or identity of; a loaded `tmp` stored is a copy: the
    clone of it, else the kernel's one node whose op no line spells; else to nothing.
-6. Any line naming a fused node (a variable, parameter or keyword, not a call or an attribute:
-   `tl.where(` does not name a node called `where`) links to it.
+6. Any line naming a fused node as a variable links to it (a call, an attribute, a keyword or a
+   parameter names none: `tl.where(` names no node called `where`, a decorator's
+   `DeviceProperties(index=0)` no node called `index`).
 Anything unmatched stays unlinked rather than guessed.
 
 Inductor's provenance artifacts (`inductor_provenance_tracking_node_mappings`) map kernels to
