@@ -13,7 +13,7 @@ once per class, the msgspec `Struct` a file's value must decode into, in two lay
   of our own hooks carry (a recorded graph, an autotuning result, a timeline record).
 
 msgspec parses and type-checks a value against these structs in C, with the path of the first bad
-value; `to_model` then makes the dataclasses from the checked structs. A value decoded here is
+value; `ModelMaker` then makes the dataclasses from the checked structs. A value decoded here is
 therefore always of its field's type: what reaches the GUI was never an unchecked value from a
 file (a `"compile_id": 5` once reached pyqtgraph, which died with SIGSEGV). Ints are held to 64
 bits, since Qt takes C ints. Nothing here executes data.
