@@ -46,10 +46,15 @@ class WrapAwareMinimum(QObject):
         widget.installEventFilter(self)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if watched is self._widget and event.type() in (QEvent.Type.Resize, QEvent.Type.LayoutRequest):
-            layout = self._widget.layout()
+        # While a closed window is torn down Qt can still deliver a child event to this filter
+        # after PySide has dropped the wrapper's attributes: there is nothing to size then.
+        widget = getattr(self, "_widget", None)
+        if widget is None:
+            return False
+        if watched is widget and event.type() in (QEvent.Type.Resize, QEvent.Type.LayoutRequest):
+            layout = widget.layout()
             if layout is not None and layout.hasHeightForWidth():
-                need = layout.minimumHeightForWidth(self._widget.width())
-                if need > 0 and need != self._widget.minimumHeight():
-                    self._widget.setMinimumHeight(need)
+                need = layout.minimumHeightForWidth(widget.width())
+                if need > 0 and need != widget.minimumHeight():
+                    widget.setMinimumHeight(need)
         return False

@@ -4,12 +4,12 @@ through the real window must not raise (a `ValueError` in every selection reachi
 
 from __future__ import annotations
 
-import json
+import dataclasses
 
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
-from compiler_core.session import Ref, RefKind, loads
+from compiler_core.session import Ref, RefKind, dumps, load, loads
 from compiler_core.session.links import decode_or_none
 from explorer.main_window import MainWindow
 from tests.conftest import FIXTURES
@@ -17,14 +17,19 @@ from tests.security.session_fuzz import show_in, slot_errors
 
 
 def test_undecodable_links_and_line_keys_are_skipped(qtbot: QtBot, window: MainWindow) -> None:
-    data = json.loads((FIXTURES / "transformer_block.json").read_text())
-    for part in data["compiles"][0]["inductor"]:
-        for k in part["kernels"]:
-            k["line_nodes"] = {key: k["fused_nodes"][:1] for key in ("abc", "-5", "99999999999", "3")}
-    data["links"]["garbage"] = ["more|garbage", "x"]
-    for key in list(data["links"])[:50]:
-        data["links"][key] = [*data["links"][key], "kernel|0/0|nope|zz", "source_line||0/0|f.py:x"]
-    session = loads(json.dumps(data))
+    base = load(FIXTURES / "transformer_block.json")
+    c = base.compiles[0]
+    keys = ("abc", "-5", "99999999999", "3")
+    inductor = tuple(dataclasses.replace(part, kernels=tuple(
+        dataclasses.replace(k, line_nodes={key: k.fused_nodes[:1] for key in keys})
+        for k in part.kernels)) for part in c.inductor)  # fmt: skip
+    links = dict(base.links)
+    links["garbage"] = ("more|garbage", "x")
+    for key in list(links)[:50]:
+        links[key] = (*links[key], "kernel|0/0|nope|zz", "source_line||0/0|f.py:x")
+    hostile = dataclasses.replace(base, compiles=(dataclasses.replace(c, inductor=inductor), *base.compiles[1:]),
+                                  links=links)  # fmt: skip
+    session = loads(dumps(hostile))  # through the file: the type check lets them through
     app = QApplication.instance()
     show_in(window, app)(session)
     current = window.state.current
