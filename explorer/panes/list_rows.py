@@ -48,10 +48,10 @@ class WrapAwareMinimum(QObject):
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         # While a closed window is torn down Qt can still deliver a child event to this filter
         # after PySide has dropped the wrapper's attributes: there is nothing to size then.
-        widget = getattr(self, "_widget", None)
-        if widget is None:
+        widget: QWidget | None = getattr(self, "_widget", None)
+        if widget is None or watched is not widget:
             return False
-        if watched is widget and event.type() in (QEvent.Type.Resize, QEvent.Type.LayoutRequest):
+        if event.type() in (QEvent.Type.Resize, QEvent.Type.LayoutRequest):
             layout = widget.layout()
             if layout is not None and layout.hasHeightForWidth():
                 need = layout.minimumHeightForWidth(widget.width())

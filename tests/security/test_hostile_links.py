@@ -27,8 +27,8 @@ def test_undecodable_links_and_line_keys_are_skipped(qtbot: QtBot, window: MainW
     links["garbage"] = ("more|garbage", "x")
     for key in list(links)[:50]:
         links[key] = (*links[key], "kernel|0/0|nope|zz", "source_line||0/0|f.py:x")
-    hostile = dataclasses.replace(base, compiles=(dataclasses.replace(c, inductor=inductor), *base.compiles[1:]),
-                                  links=links)  # fmt: skip
+    compiles = (dataclasses.replace(c, inductor=inductor), *base.compiles[1:])
+    hostile = dataclasses.replace(base, compiles=compiles, links=links)
     session = loads(dumps(hostile))  # through the file: the type check lets them through
     app = QApplication.instance()
     show_in(window, app)(session)
