@@ -24,7 +24,7 @@ import msgspec
 
 from compiler_core.session.gc_pause import gc_paused
 from compiler_core.session.model import SCHEMA_VERSION, Session
-from compiler_core.session.packed import pack, stored_version, unpack
+from compiler_core.session.packed import check, pack, stored_version, unpack
 from compiler_core.session.source_quotes import without_local_sources
 from compiler_core.session.wire import BadValueError
 
@@ -125,13 +125,14 @@ class UnreopenableSessionError(SessionFormatError):
 
 
 def reopenable_bytes(session: Session) -> bytes:
-    """The encoded session, checked as a load checks it before anything is written: a session the
-    app writes always reopens. A value that does not fit its field (a list where a string
+    """The encoded session, type-checked as a load checks it before anything is written: a session
+    the app writes always reopens. A value that does not fit its field (a list where a string
     belongs, from a log someone made) was once written, and the file then refused to open."""
     data = dumps_bytes(session)
     try:
-        loads(data)
-    except SessionFormatError as exc:
+        with gc_paused():
+            check(data)
+    except (BadValueError, RecursionError) as exc:
         raise UnreopenableSessionError(f"not written: this session would not reopen ({exc})"[:600]) from exc
     return data
 
