@@ -330,13 +330,13 @@ def stored_version(data: bytes | str) -> Any:
         return None
 
 
-def check(data: bytes | str) -> None:
-    """Raise `BadValueError` unless every value of an encoded file fits its field: the typed parse
-    of a load without making the model (its table indexes are the writer's own, so in range).
-    A save runs it on what it is about to write, where a load's dataclasses would be a second
-    copy of the session (7 ranks of a deep model: hundreds of MB) for a check that needs none."""
+def check(data: bytes | str) -> Any:
+    """The file's checked structs; `BadValueError` unless every value fits its field. This is the
+    typed parse of a load without making the model (its table indexes are the writer's own, so in
+    range): a save runs it on what it is about to write, where a load's dataclasses would be a
+    second copy of the session (7 ranks of a deep model: hundreds of MB) for a check that needs none."""
     try:
-        _DECODER.decode(data)
+        return _DECODER.decode(data)
     except msgspec.ValidationError as exc:
         raise bad_value(exc, _FILE, _plain_json(data)) from None
 
@@ -344,12 +344,8 @@ def check(data: bytes | str) -> None:
 def unpack(data: bytes | str) -> Session:
     """The session in a file of this layout (the caller checked its version), every value checked
     against its field's type while it is parsed; `BadValueError` names the first that does not fit."""
-    try:
-        stored: Any = _DECODER.decode(data)
-        maker = ModelMaker(ROW, stored.tables, links_from=decode_links)
-        session: Session = maker.make(Session, stored.session)
-    except msgspec.ValidationError as exc:
-        raise bad_value(exc, _FILE, _plain_json(data)) from None
+    stored = check(data)
+    session: Session = ModelMaker(ROW, stored.tables, links_from=decode_links).make(Session, stored.session)
     return session
 
 
