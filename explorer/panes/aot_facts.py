@@ -46,20 +46,21 @@ def forward_op_facts(aot: AotInfo, name: str) -> str:
         lines.append(f"its value: <b>saved</b> as {kept}")
     else:
         lines.append("its value: not needed by the backward")
-    reads = [t for t in aot.saved_tensors if set(t.consumers) & set(partners)]
+    wanted = set(partners)
+    reads = [t for t in aot.saved_tensors if not wanted.isdisjoint(t.consumers)]
     if reads:
         read = _names([f"{t.name} ({human_bytes(t.bytes)})" for t in reads])
         lines.append(f"its backward reads saved: {read}")
-    rec_inputs = sorted({r for r in recomputed if r in _inputs_of(aot, partners)})
+    rec_inputs = sorted(recomputed & _inputs_of(aot, wanted))
     if rec_inputs:
         lines.append("and recomputed: ♻ " + _names(rec_inputs))
     return "<br>".join(lines)
 
 
-def _inputs_of(aot: AotInfo, names: list[str]) -> set[str]:
+def _inputs_of(aot: AotInfo, wanted: set[str]) -> set[str]:
+    """Every input of the backward nodes named in `wanted` (one walk of the backward graph)."""
     if aot.backward is None:
         return set()
-    wanted = set(names)
     return {i for n in aot.backward.nodes if n.name in wanted for i in n.inputs}
 
 

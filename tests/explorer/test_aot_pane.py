@@ -127,3 +127,27 @@ def test_sweep_button_runs_the_worker_and_stores_points(qtbot, session: Session)
     assert points[0].saved_bytes > points[1].saved_bytes
     assert state.session.memory_budget == tuple(points)
     assert pane.budget.topLevelItemCount() == 2
+
+
+def test_each_forward_op_names_the_recomputed_inputs_its_backward_reads(session: Session) -> None:
+    """The detail's recomputed list, for every forward op, against a plain walk of the backward
+    graph: the recomputed nodes that feed one of the op's backward partners, no more, no less."""
+    from explorer.panes.aot_facts import forward_op_facts
+
+    aot = session.compiles[0].aot
+    assert aot is not None and aot.backward is not None and aot.recomputed
+    inputs = {n.name: n.inputs for n in aot.backward.nodes}
+    named = 0
+    for op, partners in aot.backward_of.items():
+        read = set()
+        for p in partners:
+            read.update(inputs.get(p, ()))
+        want = sorted(set(aot.recomputed) & read)
+        text = forward_op_facts(aot, op)
+        if want:
+            named += 1
+            shown = text.split("and recomputed: ♻ ", 1)[1]
+            assert shown.split(" … ")[0].split(", ") == want[:8], (op, shown)
+        else:
+            assert "and recomputed" not in text, op
+    assert named, "the fixture should have forward ops whose backward reads recomputed nodes"
