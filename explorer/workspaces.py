@@ -80,8 +80,12 @@ def arrange(window: QMainWindow, docks: dict[str, QDockWidget], ws: Workspace,
         return
     first = docks[ws.main]
     window.addDockWidget(LEFT, first)
+    # a pane tabbed behind another is shown only once it sits in its tab group: shown first, it
+    # would be laid out and painted in a split of its own, then hidden behind the tab
+    behind_tabs = {key for _, behind in ws.tabs for key in behind}
     for key in mine:
-        docks[key].show()
+        if key not in behind_tabs:
+            docks[key].show()
     placed = {ws.main}
     sizes: list[tuple[QDockWidget, QDockWidget, Qt.Orientation, float]] = []
     for a, b, orientation, share in ws.split:
@@ -101,6 +105,7 @@ def arrange(window: QMainWindow, docks: dict[str, QDockWidget], ws: Workspace,
         for key in behind:
             if key in docks:
                 tab(docks[anchor], docks[key])
+                docks[key].show()
         docks[anchor].raise_()
     for da, db, orientation, share in sizes:
         total = window.width() if orientation is H else window.height()

@@ -72,6 +72,7 @@ class GraphCanvas(QWidget):
         self._colors: dict[str, QColor] = {}
         self._legend: dict[str, str] | None = None
         self._edge_styles: dict[tuple[str, str], EdgeStyle] = {}
+        self._pairs: tuple[GraphArrays, dict[tuple[int, int], int]] | None = None
         self._marks: dict[str, str] = {}
         self._highlight: set[str] = set()
         self._primary: str | None = None
@@ -258,11 +259,11 @@ class GraphCanvas(QWidget):
         s = res.scene
         palette = [QColor(c) for c in OP_COLORS]
         colors = res.op_color.copy()
-        slot: dict[str, int] = {}
+        slot: dict[int, int] = {}
         for name, color in self._colors.items():
             i = self._index.get(name)
             if i is not None:
-                key = color.name(QColor.NameFormat.HexArgb)
+                key = color.rgba()
                 if key not in slot:
                     slot[key] = len(palette)
                     palette.append(color)
@@ -287,12 +288,20 @@ class GraphCanvas(QWidget):
         items = np.unique(s.rep[np.asarray(idx, dtype=np.int64)]) if idx else np.zeros(0, np.int64)
         return rects_path(s.x[items], s.y[items], s.w[items] + grow, s.h[items] + grow)
 
+    def _edge_ids(self, a: GraphArrays) -> dict[tuple[int, int], int]:
+        """(src, dst) node indices -> edge index, built once per graph: every re-layout and
+        every overlay change reuses the same arrays, and a deep graph has thousands of edges."""
+        if self._pairs is None or self._pairs[0] is not a:
+            pair = {(u, v): e for e, (u, v) in enumerate(zip(a.src.tolist(), a.dst.tolist(), strict=True))}
+            self._pairs = (a, pair)
+        return self._pairs[1]
+
     def _styled_edges(self) -> list[tuple[QPainterPath, EdgeStyle, QPointF]]:
         assert self.result is not None
         s, a = self.result.scene, self.result.arrays
         if not self._edge_styles:
             return []
-        pair = {(int(u), int(v)): e for e, (u, v) in enumerate(zip(a.src, a.dst, strict=True))}
+        pair = self._edge_ids(a)
         out = []
         for (u, v), style in self._edge_styles.items():
             e = pair.get((self._index.get(u, -1), self._index.get(v, -1)))
