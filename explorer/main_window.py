@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QShowEvent
-from PySide6.QtWidgets import QDockWidget, QTabBar, QWidget
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QTabBar, QWidget
 
 from compiler_core.queries.summary import KernelCounts, kernel_counts
 from compiler_core.session import LinkIndex, Session
@@ -61,7 +61,9 @@ class MainWindow(AppWindow):
         self.settings = settings if settings is not None else QSettings("CompileScope", "CompileScope")
         self.setWindowTitle("CompileScope")
         self.resize(*DEFAULT_SIZE)
-        self.setDockNestingEnabled(True)
+        # docks nest and tab but do not animate: a workspace switch moves every dock at once, and
+        # Qt's dock animation adds a property animation per moved dock to that one turn
+        self.setDockOptions(QMainWindow.DockOption.AllowNestedDocks | QMainWindow.DockOption.AllowTabbedDocks)
         self.state = SessionState(self)
         self.budgets = BudgetRuns(self.state, self)  # the AOT pane's memory-budget sweep
         self.selection = self.state.selection  # the adapter of the same model's selection

@@ -26,6 +26,8 @@ from explorer.panes.base import Pane
 from explorer.plain_text import tip
 from explorer.state import SelectionModel, SessionState
 
+SELECT_HINT = "Select a break or recompile above: Dynamo's reason, where it happened and what to change."
+NOTHING_HINT = "Dynamo captured every frame of this run without a graph break or a recompile."
 # Reason last: it is the longest and the details repeat it; the user frame stays in view.
 COLUMNS = ["#", "Code", "Where (user frame)", "Count", "Graphs split", "Ops cut", "Eager ms", "Reason"]
 REASON = COLUMNS.index("Reason")
@@ -55,6 +57,7 @@ class BreakSummaryPane(Pane):
         self.details = QTextBrowser()
         self.details.setOpenLinks(False)
         self.details.anchorClicked.connect(self._anchor)
+        self.details.setPlaceholderText(SELECT_HINT)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.tree)
         split.addWidget(self.details)
@@ -82,6 +85,7 @@ class BreakSummaryPane(Pane):
             self.tree.addTopLevelItem(self._item(i, row, rank))
         if not self.rows:
             self.tree.addTopLevelItem(QTreeWidgetItem(["", "", "No graph breaks or recompiles"]))
+        self.details.setPlaceholderText(SELECT_HINT if self.rows else NOTHING_HINT)
         for col in range(len(COLUMNS)):
             self.tree.resizeColumnToContents(col)
         self.tree.setColumnWidth(2, min(self.tree.columnWidth(2), _WHERE_W))

@@ -115,3 +115,17 @@ def test_per_line_aot_ops_count_each_op_once(qtbot, session: Session) -> None:  
                    if n.source is not None and n.source.file == RESNET and n.source.line == 147)  # fmt: skip
     assert expected > 100
     assert rows["resnet.py:147"].text(column) == str(expected)
+
+
+def test_the_details_area_says_what_it_is_for(qtbot, session: Session) -> None:  # type: ignore[no-untyped-def]
+    """Never a blank box: with breaks it asks for a row, without any it says the run had none."""
+    from compiler_core.session import load
+    from explorer.panes.break_summary_pane import NOTHING_HINT, SELECT_HINT
+    from tests.conftest import FIXTURES
+
+    _selection, (pane, _source, _lines) = _panes(qtbot, session)
+    assert pane.details.placeholderText() == SELECT_HINT
+    clean = load(FIXTURES / "transformer_block.json")
+    assert not any(c.graph_breaks for c in clean.compiles) and len(clean.compiles) == 1
+    pane.state.set_session(clean)
+    assert pane.details.placeholderText() == NOTHING_HINT and not pane.details.toPlainText()
