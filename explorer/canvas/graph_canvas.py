@@ -19,7 +19,7 @@ from PySide6.QtGui import QColor, QCursor, QPainterPath
 from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QToolButton, QToolTip, QVBoxLayout, QWidget
 
 from compiler_core.session import Graph
-from explorer.canvas.canvas_view import CanvasView, EdgeStyle, RenderState
+from explorer.canvas.canvas_view import CanvasView, EdgeStyle, RenderState, StyledEdge
 from explorer.canvas.layout_job import LayoutResult, LayoutRunner, full_layout, relayout
 from explorer.canvas.minimap import Minimap
 from explorer.canvas.node_text import group_tooltip, node_tooltip
@@ -296,7 +296,7 @@ class GraphCanvas(QWidget):
             self._pairs = (a, pair)
         return self._pairs[1]
 
-    def _styled_edges(self) -> list[tuple[QPainterPath, EdgeStyle, QPointF]]:
+    def _styled_edges(self) -> list[StyledEdge]:
         assert self.result is not None
         s, a = self.result.scene, self.result.arrays
         if not self._edge_styles:
@@ -309,11 +309,7 @@ class GraphCanvas(QWidget):
             if k < 0:
                 continue
             xs, ys = s.px[s.start[k] : s.start[k + 1]], s.py[s.start[k] : s.start[k + 1]]
-            path = QPainterPath(QPointF(xs[0], ys[0]))
-            for x, y in zip(xs[1:].tolist(), ys[1:].tolist(), strict=True):
-                path.lineTo(x, y)
-            mid = len(xs) // 2
-            out.append((path, style, QPointF(float(xs[mid]), float(ys[mid]))))
+            out.append(StyledEdge.through(xs.tolist(), ys.tolist(), style))
         return out
 
     # -- navigation -----------------------------------------------------------------------

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
 from explorer.canvas.scene_paths import ScenePaths, build_paths
 from explorer.jobs import Lane
@@ -86,18 +86,29 @@ class LayoutRunner(QObject):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._lane = Lane(self, "graph-layout")
+        self._delivering = 0  # results handed back, waiting for their own turn
         self.generation = 0  # also counts the canvas's synchronous layouts, which drop older results
 
     def submit(self, job: Callable[[], LayoutResult]) -> int:
         self.generation += 1
         gen = self.generation
-        self._lane.submit(job, lambda res: self.finished.emit(gen, res),
-                          lambda exc: self.finished.emit(gen, exc))  # fmt: skip
+        self._lane.submit(job, lambda res: self._hand_back(gen, res), lambda exc: self._hand_back(gen, exc))
         return gen
 
+    def _hand_back(self, gen: int, result: object) -> None:
+        # In a turn of its own: a result arrives with the other posted events (a workspace
+        # switch's resizes and paint, other panes' results), and installing a deep graph's
+        # layout in that same turn would add its cost to theirs before input is read again.
+        self._delivering += 1
+        QTimer.singleShot(0, self, lambda: self._emit(gen, result))
+
+    def _emit(self, gen: int, result: object) -> None:
+        self._delivering -= 1
+        self.finished.emit(gen, result)
+
     def busy(self) -> bool:
-        """A submitted layout whose result has not come back yet."""
-        return self._lane.busy()
+        """A submitted layout whose result has not been installed yet."""
+        return self._lane.busy() or self._delivering > 0
 
     def shutdown(self) -> None:
         self._lane.shutdown()

@@ -51,6 +51,27 @@ def test_click_emits_node_name_and_highlight_does_not_relayout(canvas: GraphCanv
     assert QColor("#ff0000") in st.palette
 
 
+def test_emphasised_edges_are_drawn_along_their_route(canvas: GraphCanvas) -> None:
+    """A styled edge is painted in its colour along its own route, from its segments."""
+    canvas.set_graph(transformer_graph(60))
+    canvas.center_on("add_17")
+    scene = canvas.result.scene if canvas.result is not None else None
+    assert scene is not None
+    colour = QColor("#12c4a0")
+    canvas.set_edge_styles({("add_17", "layer_norm_18"): EdgeStyle(color=colour.name(), width=4.0)})
+    st = canvas.view.state
+    assert st is not None and len(st.styled) == 1
+    edge = st.styled[0]
+    image = canvas.view.grab().toImage()
+    on_route = 0
+    for line in edge.lines:
+        for t in (0.25, 0.5, 0.75):
+            at = canvas.view.transform().map(line.pointAt(t)).toPoint()
+            if canvas.view.rect().contains(at):
+                on_route += image.pixelColor(at) == colour
+    assert on_route >= 2, "the edge's colour should lie on its route"
+
+
 def test_search_and_jump_expand_the_group_hiding_a_node(canvas: GraphCanvas, qtbot: QtBot) -> None:
     canvas.item_limit = 40
     canvas.set_graph(transformer_graph(1500))
