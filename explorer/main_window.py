@@ -24,6 +24,7 @@ from explorer.pane_registry import PANES, PaneSpec
 from explorer.plain_text import clip, plain_label
 from explorer.state import SessionState
 from explorer.state.compile_status import status_summary
+from explorer.teardown import release_views
 from explorer.toolbar import NavigationBar
 from explorer.warmup import warm_up
 from explorer.workspaces import BY_KEY, Workspace, arrange, workspace_of
@@ -411,4 +412,5 @@ class MainWindow(AppWindow):
         workers: list[Lane] = list(self.findChildren(Lane))
         for worker in workers:
             worker.shutdown()
+        release_views(self)
         super().closeEvent(event)

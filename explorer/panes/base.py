@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import QWidget
 
 from compiler_core.session import Compile, Ref, Session
 from explorer.state import SelectionModel, SessionState
+from explorer.teardown import release_views
 
 if TYPE_CHECKING:
     from explorer.canvas import GraphCanvas
@@ -75,6 +77,12 @@ class Pane(QWidget):
 
     def on_selection(self, selected: frozenset[Ref], highlighted: frozenset[Ref]) -> None:
         """`highlighted` = selected ∪ everything the link index relates to it."""
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        """A pane shown as a window of its own (a test, a script) gets this; one in a dock is
+        released by its main window's close."""
+        release_views(self)
+        super().closeEvent(event)
 
     def graph_canvas(self) -> GraphCanvas | None:
         """The canvas the pane draws its graph on (graph exports); None for panes without one."""
