@@ -301,7 +301,14 @@ class MainWindow(AppWindow):
                     dock.show()
                 self._arrange_default()
             else:
-                arrange(self, self.docks, BY_KEY[key], self.tabifyDockWidget)
+                # laid out once at the end: with the layout live, every dock shown, split or
+                # tabbed re-computes the whole window's geometry
+                lay = self.layout()
+                lay.setEnabled(False)
+                try:
+                    arrange(self, self.docks, BY_KEY[key], self.tabifyDockWidget)
+                finally:
+                    lay.setEnabled(True)
         self._arrangement = key
         self._fit_idle_docks()
         self._hide_stale_tab_bars()

@@ -86,7 +86,11 @@ class LayoutRunner(QObject):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._lane = Lane(self, "graph-layout")
-        self._delivering = 0  # results handed back, waiting for their own turn
+        self._ready: tuple[int, object] | None = None  # a result waiting for its own turn
+        self._deliver = QTimer(self)
+        self._deliver.setSingleShot(True)
+        self._deliver.setInterval(0)
+        self._deliver.timeout.connect(self._emit)
         self.generation = 0  # also counts the canvas's synchronous layouts, which drop older results
 
     def submit(self, job: Callable[[], LayoutResult]) -> int:
@@ -99,16 +103,18 @@ class LayoutRunner(QObject):
         # In a turn of its own: a result arrives with the other posted events (a workspace
         # switch's resizes and paint, other panes' results), and installing a deep graph's
         # layout in that same turn would add its cost to theirs before input is read again.
-        self._delivering += 1
-        QTimer.singleShot(0, self, lambda: self._emit(gen, result))
+        # A timer, not a zero-delay single shot, which Qt posts as one more of those events.
+        self._ready = (gen, result)
+        self._deliver.start()
 
-    def _emit(self, gen: int, result: object) -> None:
-        self._delivering -= 1
-        self.finished.emit(gen, result)
+    def _emit(self) -> None:
+        if self._ready is not None:
+            (gen, result), self._ready = self._ready, None
+            self.finished.emit(gen, result)
 
     def busy(self) -> bool:
         """A submitted layout whose result has not been installed yet."""
-        return self._lane.busy() or self._delivering > 0
+        return self._lane.busy() or self._ready is not None
 
     def shutdown(self) -> None:
         self._lane.shutdown()
