@@ -18,10 +18,10 @@ traced from), else its `source_fn` name, else — for backward nodes, which ofte
 the forward node with the same autograd `seq_nr`, else the session's links. Kernels: the
 post-grad node of the same name in the same partition, through `Kernel.fused_nodes` or links.
 
-Speed: it runs on every import, so links are read one hop at a time (`LinkIndex.direct` of one
-kind, which reads the stored mapping and decodes only the refs of that kind, without building the
-index's integer walk), which keeps it cheap on deep models where building the whole index per
-open would not be.
+Speed: it runs on every import, so links are read one hop at a time by name
+(`LinkIndex.names_linked`, which reads the stored mapping by key and makes no `Ref` per question,
+without building the index's integer walk), which keeps it cheap on deep models where building
+the whole index per open would not be.
 """
 
 from __future__ import annotations
@@ -29,12 +29,13 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from functools import cache, lru_cache
 from typing import NamedTuple
 
 from compiler_core.session.links import LinkIndex
 from compiler_core.session.model import Compile, Decomposition, DecompositionInfo, Graph, Node, Session
-from compiler_core.session.refs import Ref, RefKind
+from compiler_core.session.refs import RefKind
 from compiler_core.session.vocab import Partition
 from compiler_core.trace.json_payload import JsonPayloadError, parse_json
 
@@ -200,9 +201,9 @@ class _Owners:
         self.names = {n.name for n in dynamo.nodes if n.op in _OP_KINDS}
         self.by_source_fn = {n.attrs["source_fn"].split(":")[0]: n.name for n in dynamo.nodes
                              if n.op in _OP_KINDS and n.attrs.get("source_fn")}
-        self.links = links
         self.graph = Partition.JOINT if c.aot is not None and c.aot.joint is not None else Partition.FORWARD
-        self.compile_id, self.rank = c.compile_id, c.rank
+        self._linked_ops = links.names_linked(RefKind.AOT_NODE, RefKind.DYNAMO_NODE, c.compile_id, c.rank,
+                                              graph=self.graph)
         self.by_seq: dict[str, str] = {}
         for n in nodes:
             if not n.backward and n.seq_nr:
@@ -236,9 +237,7 @@ class _Owners:
             return self.by_seq[n.seq_nr]
         if direct:
             return direct
-        cid, rank = self.compile_id, self.rank
-        linked = self.links.direct(Ref.aot_node(cid, self.graph, n.name, rank), RefKind.DYNAMO_NODE)
-        candidates = sorted(r.name for r in linked if r.compile_id == cid and r.rank == rank)
+        candidates = sorted(self._linked_ops(n.name))
         if len(candidates) > 1:
             candidates = self._closest(n, candidates)
         return candidates[0] if candidates else ""
@@ -321,7 +320,8 @@ class _Kernels:
     """Post-grad node name → kernel names, per partition."""
 
     def __init__(self, c: Compile, links: LinkIndex) -> None:
-        self.links = links
+        self._links = links
+        self._linked_kernels: dict[Partition, Callable[[str], list[str]]] = {}
         self.by_node: dict[tuple[str, str], set[str]] = defaultdict(set)
         self.post_grad: dict[str, set[str]] = {}
         for out in c.inductor:
@@ -335,7 +335,7 @@ class _Kernels:
         self.forward = Partition.INFERENCE if only_inference else Partition.FORWARD
         self._fw_nodes = self.post_grad.get(self.forward, set())
         self._bw_nodes = self.post_grad.get("backward", set())
-        self.compile_id, self.rank = c.compile_id, c.rank
+        self._compile_id, self._rank = c.compile_id, c.rank
 
     def partition(self, backward: bool) -> Partition:
         return Partition.BACKWARD if backward else self.forward
@@ -348,9 +348,12 @@ class _Kernels:
 
     def kernels(self, graph: Partition, name: str) -> set[str]:
         found = set(self.by_node.get((graph, name), ()))
-        cid, rank = self.compile_id, self.rank
-        linked = self.links.direct(Ref.post_grad_node(cid, graph, name, rank), RefKind.KERNEL)
-        found.update(k.name for k in linked if k.graph == graph and k.compile_id == cid and k.rank == rank)
+        lookup = self._linked_kernels.get(graph)
+        if lookup is None:
+            lookup = self._linked_kernels[graph] = self._links.names_linked(
+                RefKind.POST_GRAD_NODE, RefKind.KERNEL, self._compile_id, self._rank,
+                graph=graph, target_graph=graph)  # fmt: skip
+        found.update(lookup(name))
         return found
 
     def rewritten(self, graph: str, name: str) -> bool:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from compiler_core.session import LinkBuilder, LinkIndex, Ref, RefKind
+from compiler_core.session import LinkBuilder, LinkIndex, Ref, RefKind, load
+from tests.conftest import FIXTURES
 
 
 def _r(kind: RefKind, key: str) -> Ref:
@@ -70,3 +71,44 @@ def test_one_way_walks_and_typed_queries() -> None:
     assert index.direct(post, RefKind.KERNEL) == {k}  # now through the integer index
     assert index.direct(post) == {aot, k}
     assert LinkIndex(links).direct(Ref.kernel("0/0", "forward", "nope")) == frozenset()
+
+
+def test_names_linked_answers_as_direct_does_within_one_compile() -> None:
+    """The builder's by-name hop gives the names `direct` gives, filtered to the same compile,
+    rank and graph, on a real session's every post-grad node and AOT node; another rank's,
+    compile's or graph's links stay out."""
+    session = load(FIXTURES / "transformer_block.json")
+    index = LinkIndex(session.links)
+    asked = found = 0
+    for c in session.compiles:
+        cid, rank = c.compile_id, c.rank
+        for o in c.inductor:
+            kernels_of = index.names_linked(RefKind.POST_GRAD_NODE, RefKind.KERNEL, cid, rank,
+                                            graph=o.graph, target_graph=o.graph)  # fmt: skip
+            for n in o.post_grad.nodes if o.post_grad is not None else ():
+                ref = Ref.post_grad_node(cid, o.graph, n.name, rank)
+                oracle = {r.name for r in index.direct(ref, RefKind.KERNEL)
+                          if r.compile_id == cid and r.rank == rank and r.graph == o.graph}  # fmt: skip
+                assert set(kernels_of(n.name)) == oracle
+                asked, found = asked + 1, found + bool(oracle)
+        if c.aot is not None and c.aot.joint is not None:
+            ops_of = index.names_linked(RefKind.AOT_NODE, RefKind.DYNAMO_NODE, cid, rank, graph="joint")
+            for n in c.aot.joint.nodes:
+                ref = Ref.aot_node(cid, "joint", n.name, rank)
+                oracle = {r.name for r in index.direct(ref, RefKind.DYNAMO_NODE)
+                          if r.compile_id == cid and r.rank == rank}  # fmt: skip
+                assert set(ops_of(n.name)) == oracle
+                asked, found = asked + 1, found + bool(oracle)
+    assert asked > 100 and found > 50  # the fixture's links were really asked
+
+    b = LinkBuilder()
+    post = Ref.post_grad_node("0/0", "forward", "add", 0)
+    b.add(post, Ref.kernel("0/0", "forward", "k1", 0))
+    b.add(post, Ref.kernel("0/0", "forward", "k2", 1))  # another rank's
+    b.add(post, Ref.kernel("0/1", "forward", "k3", 0))  # another compile's
+    b.add(post, Ref.kernel("0/0", "backward", "k4", 0))  # another graph's
+    b.add(post, Ref.kernel_line("0/0", "forward", "k1", 7, 0))  # another kind's
+    lookup = LinkIndex(b.freeze()).names_linked(RefKind.POST_GRAD_NODE, RefKind.KERNEL, "0/0", 0,
+                                                graph="forward", target_graph="forward")  # fmt: skip
+    assert lookup("add") == ["k1"]
+    assert lookup("mul") == []
