@@ -140,7 +140,16 @@ class MainWindow(AppWindow):
             self.show_session(*shown)
             QTimer.singleShot(1, self, self._build_next_pending)
         else:
-            warm_up()  # startup is done: the GUI thread has nothing left to compete with
+            self._warm_up_when_idle()  # startup is done: the GUI thread has nothing left to compete with
+
+    def _warm_up_when_idle(self) -> None:
+        """The warm-up once no log is being imported: it holds the GIL as the import does, so
+        run beside a load it would delay the first paint by its own length (the once-per-process
+        costs it pays matter only once a session is shown)."""
+        if self.files.loader.busy():
+            QTimer.singleShot(50, self, self._warm_up_when_idle)  # dies with the window
+        else:
+            warm_up()
 
     def ensure_panes(self) -> None:
         """Build every deferred pane now, and show the session that was waiting for them (a
