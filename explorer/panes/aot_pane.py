@@ -42,7 +42,15 @@ from explorer.panes.aot_facts import (
     recompute_summary,
 )
 from explorer.panes.base import Pane
-from explorer.panes.graph_view import GraphSection, RefIndex, banded_index, make_graph_view, sections_index
+from explorer.panes.graph_view import (
+    Decoration,
+    GraphSection,
+    RefIndex,
+    banded_index,
+    decoration,
+    make_graph_view,
+    sections_index,
+)
 from explorer.panes.list_rows import GRAPH_MIN_H, WrapAwareMinimum, rows_height
 from explorer.panes.number_text import human_bytes
 from explorer.plain_text import plain_label, rich, rich_label, tip
@@ -203,20 +211,21 @@ class AotPane(Pane):
 
             joint = aot.joint
             band = {n.name: "forward" if n.name in fw else "backward" for n in joint.nodes}
-            marks = self._marks(c, aot, refs)
 
-            def compute() -> tuple[GraphSection, RefIndex]:
+            def compute() -> tuple[GraphSection, RefIndex, Decoration]:
                 table = {n.name: joint_refs(n.name) for n in joint.nodes}
                 section = GraphSection("Joint graph", joint,
                                        lambda name: table.get(name) or refs("joint", name))  # fmt: skip
-                return section, banded_index(section)
+                index = banded_index(section)
+                marks, edges = self._marks(c, aot, refs), self._saved_edges(c, aot)
+                return section, index, decoration(index[1], marks, edges)
 
-            def show(prepared: tuple[GraphSection, RefIndex]) -> None:
+            def show(prepared: tuple[GraphSection, RefIndex, Decoration]) -> None:
                 if self._building is not c:
                     return  # another compile was picked meanwhile
-                self.graphs.set_banded(prepared[0], band, prepared[1])
-                self.graphs.set_edge_styles(self._saved_edges(c, aot))
-                self.graphs.set_marks(marks)
+                section, index, decorated = prepared
+                self.graphs.set_banded(section, band, index)
+                self.graphs.set_decoration(decorated)
                 self.on_selection(self.selection.selected, self.selection.highlighted)
 
             # Mapping a deep model's thousands of joint nodes to their refs through the link index

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QColor
@@ -76,12 +77,17 @@ class GraphView(QWidget):
         self.canvas.set_overlay({self._ids[r]: c for r, c in colors.items() if r in self._ids}, legend)
 
     def set_marks(self, marks: dict[Ref, str]) -> None:
-        self.canvas.set_marks({self._ids[r]: m for r, m in marks.items() if r in self._ids})
+        self.canvas.set_marks(decoration(self._ids, marks).marks)
 
     def set_edge_styles(self, styles: dict[tuple[Ref, Ref], EdgeStyle]) -> None:
-        ids = self._ids
-        pairs = {(ids[a], ids[b]): s for (a, b), s in styles.items() if a in ids and b in ids}
-        self.canvas.set_edge_styles(pairs)
+        self.canvas.set_edge_styles(decoration(self._ids, {}, styles).edges)
+
+    def set_decoration(self, prepared: Decoration) -> None:
+        """Marks and edge styles mapped to node ids by `decoration` over the installed index,
+        off the GUI thread (a deep joint graph's 2k saved-tensor edges and recomputed marks:
+        tens of ms of Ref hashing in one turn otherwise)."""
+        self.canvas.set_edge_styles(prepared.edges)
+        self.canvas.set_marks(prepared.marks)
 
     def set_highlight(self, refs: set[Ref], primary: set[Ref]) -> None:
         wanted = refs | primary
@@ -129,6 +135,21 @@ def build_index(sections: list[GraphSection], node_id: Callable[[int, str], str]
                 ids.setdefault(ref, nid)
                 nodes_of.setdefault(ref, []).append(nid)
     return refs_of, ids, nodes_of, pos
+
+
+class Decoration(NamedTuple):
+    """Marks and edge styles keyed by the canvas's node ids (opaque to panes)."""
+
+    marks: dict[str, str]
+    edges: dict[tuple[str, str], EdgeStyle]
+
+
+def decoration(ids: dict[Ref, str], marks: dict[Ref, str],
+               styles: dict[tuple[Ref, Ref], EdgeStyle] | None = None) -> Decoration:  # fmt: skip
+    """`marks` and `styles` by node id, through an index's ref -> id map (`RefIndex[1]`);
+    refs the graph does not hold are left out. Qt-free: a pane maps them on a worker."""
+    edges = {(ids[a], ids[b]): s for (a, b), s in (styles or {}).items() if a in ids and b in ids}
+    return Decoration({ids[r]: m for r, m in marks.items() if r in ids}, edges)
 
 
 def sections_index(sections: list[GraphSection]) -> RefIndex:

@@ -151,3 +151,28 @@ def test_each_forward_op_names_the_recomputed_inputs_its_backward_reads(session:
         else:
             assert "and recomputed" not in text, op
     assert named, "the fixture should have forward ops whose backward reads recomputed nodes"
+
+
+def test_the_joint_graph_is_decorated_alike_inline_and_off_the_gui_thread(qtbot, session: Session) -> None:  # type: ignore[no-untyped-def]
+    """Saved tensors are the joint graph's emphasised edges (forward producer to backward
+    consumer) and recomputed nodes carry their mark, whether the pane maps them on the GUI
+    thread (a pane alone) or on a worker (the main window spreads its rebuilds)."""
+    drawn = []
+    for spread in (False, True):
+        state = SessionState()
+        state.updates.spread = spread
+        pane = AotPane(state, state.selection)
+        qtbot.addWidget(pane)
+        state.set_session(session)
+        canvas = pane.graphs.canvas
+        qtbot.waitUntil(lambda p=pane, s=state: s.updates.pending() == 0 and not p._joint_refs.busy()
+                        and not p.graphs.canvas.busy, timeout=30_000)  # fmt: skip
+        drawn.append((dict(canvas._edge_styles), dict(canvas._marks)))
+    assert drawn[0] == drawn[1]
+    edges, marks = drawn[0]
+    aot = session.compiles[0].aot
+    assert aot is not None
+    saved = {(t.producer, consumer) for t in aot.saved_tensors for consumer in t.consumers}
+    assert edges and set(edges) <= saved
+    assert all(style.label for style in edges.values())  # each edge says its tensor's size
+    assert marks and set(marks) <= set(aot.recomputed) and set(marks.values()) == {"♻"}
