@@ -216,7 +216,12 @@ class GraphCanvas(QWidget):
     # -- decoration -----------------------------------------------------------------------
     def set_overlay(self, colors: dict[str, QColor | str], legend: dict[str, str] | None = None) -> None:
         """Per-node fill colours (node id -> colour); `legend` maps colour -> caption."""
-        self._colors = {k: QColor(v) for k, v in colors.items()}
+        made: dict[str | int, QColor] = {}  # one QColor per colour, not per node (5k fused nodes)
+        for v in colors.values():
+            key = v if isinstance(v, str) else v.rgba()
+            if key not in made:
+                made[key] = QColor(v)
+        self._colors = {k: made[v if isinstance(v, str) else v.rgba()] for k, v in colors.items()}
         self._legend = legend
         self._redecorate()
 

@@ -35,7 +35,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QToolTip, QWidget
 
 from explorer.jobs import Lane
-from explorer.panes.syntax import PygmentsHighlighter, Span, cached_spans, lex, remember
+from explorer.panes.syntax import PygmentsHighlighter, Span, cached_spans, lex, lexer_ready, remember
 from explorer.plain_text import tip
 from explorer.state.palette import SELECT_COLOR_HEX
 
@@ -123,7 +123,8 @@ class CodeView(QPlainTextEdit):
                     lines[line - 1] += "".join(LINE_SEPARATOR + "   " + n for n in notes)
             shown = "\n".join(lines)
         spans = cached_spans(text, language)
-        lex_later = spans is None and later is not None and len(text) > LEX_LATER_CHARS
+        slow = len(text) > LEX_LATER_CHARS or not lexer_ready(language)
+        lex_later = spans is None and later is not None and slow
         if later is not None:
             later.cancel()  # an earlier, longer text's colours must not land on this one
         # the spans first: setPlainText highlights every block with what the highlighter holds

@@ -82,10 +82,13 @@ class GraphView(QWidget):
     def set_edge_styles(self, styles: dict[tuple[Ref, Ref], EdgeStyle]) -> None:
         self.canvas.set_edge_styles(decoration(self._ids, {}, styles).edges)
 
-    def set_decoration(self, prepared: Decoration) -> None:
-        """Marks and edge styles mapped to node ids by `decoration` over the installed index,
-        off the GUI thread (a deep joint graph's 2k saved-tensor edges and recomputed marks:
-        tens of ms of Ref hashing in one turn otherwise)."""
+    def set_decoration(self, prepared: Decoration, colors: dict[str, QColor] | None = None) -> None:
+        """Marks, edge styles and fill colours mapped to node ids by `decoration` over the
+        installed index, off the GUI thread (a deep joint graph's 2k saved-tensor edges, a
+        post-grad graph's 5k fused nodes: tens of ms of Ref hashing in one turn otherwise).
+        `colors` gives each overlay key its colour; without it the overlay is left as it is."""
+        if colors is not None:
+            self.canvas.set_overlay({nid: colors[key] for nid, key in prepared.overlay.items()})
         self.canvas.set_edge_styles(prepared.edges)
         self.canvas.set_marks(prepared.marks)
 
@@ -138,18 +141,22 @@ def build_index(sections: list[GraphSection], node_id: Callable[[int, str], str]
 
 
 class Decoration(NamedTuple):
-    """Marks and edge styles keyed by the canvas's node ids (opaque to panes)."""
+    """Marks, edge styles and overlay keys by the canvas's node ids (opaque to panes)."""
 
     marks: dict[str, str]
     edges: dict[tuple[str, str], EdgeStyle]
+    overlay: dict[str, str]
 
 
 def decoration(ids: dict[Ref, str], marks: dict[Ref, str],
-               styles: dict[tuple[Ref, Ref], EdgeStyle] | None = None) -> Decoration:  # fmt: skip
-    """`marks` and `styles` by node id, through an index's ref -> id map (`RefIndex[1]`);
-    refs the graph does not hold are left out. Qt-free: a pane maps them on a worker."""
+               styles: dict[tuple[Ref, Ref], EdgeStyle] | None = None,
+               overlay: dict[Ref, str] | None = None) -> Decoration:  # fmt: skip
+    """`marks`, `styles` and `overlay` (ref -> a colour's key) by node id, through an index's
+    ref -> id map (`RefIndex[1]`); refs the graph does not hold are left out. Qt-free: a pane
+    maps them on a worker."""
     edges = {(ids[a], ids[b]): s for (a, b), s in (styles or {}).items() if a in ids and b in ids}
-    return Decoration({ids[r]: m for r, m in marks.items() if r in ids}, edges)
+    keys = {ids[r]: key for r, key in (overlay or {}).items() if r in ids}
+    return Decoration({ids[r]: m for r, m in marks.items() if r in ids}, edges, keys)
 
 
 def sections_index(sections: list[GraphSection]) -> RefIndex:

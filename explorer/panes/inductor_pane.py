@@ -19,7 +19,14 @@ from compiler_core.session import Compile, InductorOutput, Kernel, Ref
 from explorer.canvas import GraphCanvas
 from explorer.jobs import Lane
 from explorer.panes.base import Pane
-from explorer.panes.graph_view import GraphSection, RefIndex, make_graph_view, sections_index
+from explorer.panes.graph_view import (
+    Decoration,
+    GraphSection,
+    RefIndex,
+    decoration,
+    make_graph_view,
+    sections_index,
+)
 from explorer.panes.list_rows import GRAPH_MIN_H, WrapAwareMinimum, rows_height
 from explorer.plain_text import plain_label, tip
 from explorer.state import SelectionModel, SessionState
@@ -80,8 +87,7 @@ class _Plan:
 
     sections: list[GraphSection]
     index: RefIndex
-    overlay: dict[Ref, str]
-    marks: dict[Ref, str]
+    decoration: Decoration  # fused nodes keyed by their kernel's name (its colour), time badges
     counts: list[str]
 
 
@@ -104,7 +110,8 @@ def _plan(current: Compile, times: RuntimeTimes) -> _Plan:
         before, _ = fusion_counts(out)
         launched = kernel_counts([out]).describe()  # as the summary counts
         counts.append(f"{out.graph}: {before if before is not None else '?'} nodes → {launched}")
-    return _Plan(sections, sections_index(sections), overlay, marks, counts)
+    index = sections_index(sections)
+    return _Plan(sections, index, decoration(index[1], marks, overlay=overlay), counts)
 
 
 class InductorPane(Pane):
@@ -177,9 +184,8 @@ class InductorPane(Pane):
         if self._building is not current:
             return  # switched again meanwhile
         self.graphs.set_sections(plan.sections, plan.index)
-        colors = {name: color_for(name) for name in set(plan.overlay.values())}
-        self.graphs.set_overlay({ref: colors[name] for ref, name in plan.overlay.items()})
-        self.graphs.set_marks(plan.marks)
+        colors = {name: color_for(name) for name in set(plan.decoration.overlay.values())}
+        self.graphs.set_decoration(plan.decoration, colors)
         caption = self._times.caption()
         # one line per graph, not a paragraph: a DDP run's dozen graphs read as a wall of text
         lines = ["Before vs after fusion:", *(f"  • {c}" for c in plan.counts)]

@@ -47,11 +47,26 @@ def _format(style: int) -> QTextCharFormat:
     return fmt
 
 
-def lexer_for(language: str) -> Lexer:
+def _lexer_class(language: str) -> type[Lexer]:
     """Triton kernels are Python; extern calls and C++ kernels use the C++ lexer."""
-    if language in ("cpp", "c++", "c"):
-        return CppLexer(stripnl=False, ensurenl=False)
-    return PythonLexer(stripnl=False, ensurenl=False)
+    return CppLexer if language in ("cpp", "c++", "c") else PythonLexer
+
+
+_made: set[type[Lexer]] = set()
+
+
+def lexer_for(language: str) -> Lexer:
+    cls = _lexer_class(language)
+    lexer = cls(stripnl=False, ensurenl=False)
+    _made.add(cls)
+    return lexer
+
+
+def lexer_ready(language: str) -> bool:
+    """Whether this language's lexer was made once in this process: Pygments compiles a lexer
+    class's regex tables on its first instance (~100 ms for Python), so until then even a
+    short text is no quick lex on the GUI thread."""
+    return _lexer_class(language) in _made
 
 
 _CACHE_SIZE = 16

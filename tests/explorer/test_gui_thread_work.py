@@ -20,7 +20,7 @@ from compiler_core.session import Ref, Session
 from compiler_core.session.codec import load as open_session
 from explorer.jobs import Lane
 from explorer.main_window import MainWindow
-from explorer.panes import code_view, decomposition_pane, dynamo_pane, inductor_pane
+from explorer.panes import code_view, decomposition_pane, dynamo_pane, inductor_pane, syntax
 from explorer.panes.decomposition_pane import row_index, rows_hit
 from explorer.panes.syntax import line_spans
 from tests.conftest import FIXTURES
@@ -106,6 +106,28 @@ def test_long_text_is_lexed_on_a_worker_and_coloured_when_done(
     view.set_code(text, "python", later=worker)
     assert not worker.busy() and len(threads) == 1
     assert view._highlighter._spans == line_spans(text, "python")
+
+
+
+def test_a_short_text_waits_for_a_worker_until_its_lexer_was_made_once(
+    qtbot: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pygments compiles a lexer class's tables on its first instance (~100 ms): the first text
+    of a language goes to the worker however short; once the lexer was made, short texts are
+    lexed at once."""
+    threads: list[str] = []
+    monkeypatch.setattr(code_view, "lex", _recording(threads, code_view.lex))
+    monkeypatch.setattr(syntax, "_made", set())  # as in a fresh process: no lexer made yet
+    view = code_view.CodeView()
+    qtbot.addWidget(view)
+    worker = Lane(view, "lexer")
+    view.set_code("def first(x):\n    return x\n", "python", later=worker)
+    qtbot.waitUntil(lambda: not worker.busy(), timeout=20_000)
+    assert len(threads) == 1 and threads[0] != threading.current_thread().name
+    assert syntax.lexer_ready("python") and not syntax.lexer_ready("cpp")
+    view.set_code("def second(x):\n    return x\n", "python", later=worker)
+    assert not worker.busy() and len(threads) == 1  # lexed at once, on this thread
+    assert view._highlighter._spans == line_spans("def second(x):\n    return x\n", "python")
 
 
 def test_a_session_arriving_during_startup_waits_for_the_deferred_panes(
