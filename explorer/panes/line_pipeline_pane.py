@@ -14,14 +14,16 @@ from explorer.plain_text import tip
 from explorer.state import SelectionModel, SessionState
 from explorer.state.line_facts import LineFacts, line_facts
 from explorer.state.palette import color_for
-from explorer.state.runtime_times import fmt_us, runtime_times
+from explorer.state.runtime_times import RuntimeTimes, fmt_us, runtime_times
 
 COLUMNS = ["Line", "Code", "Time/step", "Dynamo", "AOT ops", "Kernels", "Graph break", "Recompiles"]
 TIME_COLUMN = COLUMNS.index("Time/step")
 
 
-def row_cells(session: Session, file: str, line: int, facts: LineFacts, us: float | None = None) -> list[str]:
-    text = session.sources.get(file, "").splitlines()
+def row_cells(session: Session, file: str, line: int, facts: LineFacts, us: float | None = None,
+              lines: list[str] | None = None) -> list[str]:  # fmt: skip
+    """The row's cells; `lines`: the file's lines when the caller has split them already."""
+    text = lines if lines is not None else session.sources.get(file, "").splitlines()
     code = text[line - 1].strip() if 0 < line <= len(text) else ""
     return [
         f"{Path(file).name}:{line}",
@@ -52,32 +54,55 @@ class LinePipelinePane(Pane):
         self._items: dict[Ref, QTreeWidgetItem] = {}
 
     def on_session(self, session: Session) -> None:
+        """Rows in slices of the event loop: a deep model's hundred lines, each counting its
+        thousands of AOT refs, are too long for one turn."""
         self.tree.clear()
         self._items.clear()
         current = self.state.current
         rank = current.rank if current is not None else None
         times = runtime_times(session)
-        for (file, line), facts in sorted(line_facts(session, self.state.links, rank).items()):
-            ref = source_line(file, line, rank)
-            us = times.get(ref)
-            item = QTreeWidgetItem(row_cells(session, file, line, facts, us))
-            if us is not None:
-                right = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
-                item.setTextAlignment(TIME_COLUMN, right)
-                share = f"{times.share(ref):.1%} of the profiled step ({times.mode})"
-                item.setToolTip(TIME_COLUMN, tip(share))
-            item.setData(0, Qt.ItemDataRole.UserRole, ref)
-            if facts.kernel_names:
-                item.setForeground(COLUMNS.index("Kernels"), color_for(facts.kernel_names[0]).darker(130))
-            if facts.breaks:
-                item.setToolTip(COLUMNS.index("Graph break"), tip("\n".join(sorted(set(facts.breaks)))))
-            self.tree.addTopLevelItem(item)
-            self._items[ref] = item
-        if not self._items:
-            note = "No line of your files reached the compiler: the model's code lives in library modules."
-            self.tree.addTopLevelItem(QTreeWidgetItem(["—", note]))
-        for col in range(len(COLUMNS)):
-            self.tree.resizeColumnToContents(col)
+        rows = sorted(line_facts(session, self.state.links, rank).items())
+        split: dict[str, list[str]] = {}
+
+        def add(start: int, stop: int) -> None:
+            if self.state.session is not session:
+                return  # another session came meanwhile; it fills its own rows
+            for (file, line), facts in rows[start:stop]:
+                lines = split.get(file)
+                if lines is None:
+                    lines = split[file] = session.sources.get(file, "").splitlines()
+                ref = source_line(file, line, rank)
+                cells = row_cells(session, file, line, facts, times.get(ref), lines)
+                self._add_row(ref, cells, facts, times)
+
+        def done() -> None:
+            if self.state.session is not session:
+                return
+            if not self._items:
+                note = ("No line of your files reached the compiler: the model's code lives in "
+                        "library modules.")
+                self.tree.addTopLevelItem(QTreeWidgetItem(["—", note]))
+            for col in range(len(COLUMNS)):
+                self.tree.resizeColumnToContents(col)
+            self.on_selection(self.selection.selected, self.selection.highlighted)
+
+        self.fill_in_slices("rows", len(rows), add, done, size=40)
+
+    def _add_row(self, ref: Ref, cells: list[str], facts: LineFacts, times: RuntimeTimes) -> None:
+        us = times.get(ref)
+        item = QTreeWidgetItem(cells)
+        if us is not None:
+            right = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+            item.setTextAlignment(TIME_COLUMN, right)
+            share = f"{times.share(ref):.1%} of the profiled step ({times.mode})"
+            item.setToolTip(TIME_COLUMN, tip(share))
+        item.setData(0, Qt.ItemDataRole.UserRole, ref)
+        if facts.kernel_names:
+            item.setForeground(COLUMNS.index("Kernels"), color_for(facts.kernel_names[0]).darker(130))
+        if facts.breaks:
+            item.setToolTip(COLUMNS.index("Graph break"), tip("\n".join(sorted(set(facts.breaks)))))
+        self.tree.addTopLevelItem(item)
+        self._items[ref] = item
 
     def _clicked(self, item: QTreeWidgetItem) -> None:
         ref = item.data(0, Qt.ItemDataRole.UserRole)
