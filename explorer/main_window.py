@@ -140,15 +140,10 @@ class MainWindow(AppWindow):
             self.show_session(*shown)
             QTimer.singleShot(1, self, self._build_next_pending)
         else:
-            self._warm_up_when_idle()  # startup is done: the GUI thread has nothing left to compete with
-
-    def _warm_up_when_idle(self) -> None:
-        """The warm-up once no log is being imported: it holds the GIL as the import does, so
-        run beside a load it would delay the first paint by its own length (the once-per-process
-        costs it pays matter only once a session is shown)."""
-        if self.files.loader.busy():
-            QTimer.singleShot(50, self, self._warm_up_when_idle)  # dies with the window
-        else:
+            # Startup is done. A log opened at launch may still be importing: the warm-up then
+            # competes with it for the GIL (~0.1-0.2 s later first paint), but waiting until
+            # after the load put Pygments' table compiling among the session's settling turns,
+            # whose slowest wall lateness it doubled (70 -> 175 ms on the GPT-2 log).
             warm_up()
 
     def ensure_panes(self) -> None:

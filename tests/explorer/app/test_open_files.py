@@ -150,31 +150,3 @@ def test_a_fifo_is_refused_not_read_forever(
     box = window.findChild(QMessageBox, "problemBox")
     assert box is not None and "FIFO" in box.text()
     box.close()
-
-
-def test_the_warm_up_waits_for_a_log_being_imported(
-    qtbot: QtBot, settings: QSettings, shared_traces: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The start-up warm-up holds the GIL as an import does: run beside a load it would delay
-    the first paint, so it starts only once the load is done (here a load held open until the
-    window's start-up is over)."""
-    import threading
-
-    import explorer.actions.loading as loading
-    import explorer.main_window as main_window
-
-    release, real = threading.Event(), loading.load_prepared
-    monkeypatch.setattr(loading, "load_prepared", lambda path: (release.wait(30), real(path))[1])
-    warmed: list[bool] = []
-    window = MainWindow(settings)
-    qtbot.addWidget(window)
-    monkeypatch.setattr(main_window, "warm_up", lambda: warmed.append(window.files.loader.busy()))
-    window.show()
-    window.files.open_path(str(shared_traces / "inputs" / "simple.log"))
-    qtbot.waitUntil(lambda: not window._pending, timeout=30_000)  # start-up's panes are all built
-    qtbot.wait(300)
-    assert warmed == []  # still loading: no warm-up yet
-    with qtbot.waitSignal(window.state.sessionChanged, timeout=30_000):
-        release.set()
-    qtbot.waitUntil(lambda: bool(warmed), timeout=5_000)
-    assert warmed == [False]
