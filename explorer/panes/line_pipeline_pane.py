@@ -72,8 +72,8 @@ class LinePipelinePane(Pane):
                 if lines is None:
                     lines = split[file] = session.sources.get(file, "").splitlines()
                 ref = source_line(file, line, rank)
-                cells = row_cells(session, file, line, facts, times.get(ref), lines)
-                self._add_row(ref, cells, facts, times)
+                us = times.get(ref)
+                self._add_row(ref, row_cells(session, file, line, facts, us, lines), facts, times, us)
 
         def done() -> None:
             if self.state.session is not session:
@@ -88,8 +88,8 @@ class LinePipelinePane(Pane):
 
         self.fill_in_slices("rows", len(rows), add, done, size=40)
 
-    def _add_row(self, ref: Ref, cells: list[str], facts: LineFacts, times: RuntimeTimes) -> None:
-        us = times.get(ref)
+    def _add_row(self, ref: Ref, cells: list[str], facts: LineFacts, times: RuntimeTimes,
+                 us: float | None) -> None:  # fmt: skip
         item = QTreeWidgetItem(cells)
         if us is not None:
             right = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
