@@ -217,11 +217,13 @@ class GraphCanvas(QWidget):
     def set_overlay(self, colors: dict[str, QColor | str], legend: dict[str, str] | None = None) -> None:
         """Per-node fill colours (node id -> colour); `legend` maps colour -> caption."""
         made: dict[str | int, QColor] = {}  # one QColor per colour, not per node (5k fused nodes)
-        for v in colors.values():
+        self._colors = {}
+        for k, v in colors.items():
             key = v if isinstance(v, str) else v.rgba()
-            if key not in made:
-                made[key] = QColor(v)
-        self._colors = {k: made[v if isinstance(v, str) else v.rgba()] for k, v in colors.items()}
+            color = made.get(key)
+            if color is None:
+                color = made[key] = QColor(v)
+            self._colors[k] = color
         self._legend = legend
         self._redecorate()
 

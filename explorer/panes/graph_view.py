@@ -73,14 +73,8 @@ class GraphView(QWidget):
         self._lit.clear()
 
     # ----- decoration -----
-    def set_overlay(self, colors: dict[Ref, QColor], legend: dict[str, str] | None = None) -> None:
-        self.canvas.set_overlay({self._ids[r]: c for r, c in colors.items() if r in self._ids}, legend)
-
     def set_marks(self, marks: dict[Ref, str]) -> None:
         self.canvas.set_marks(decoration(self._ids, marks).marks)
-
-    def set_edge_styles(self, styles: dict[tuple[Ref, Ref], EdgeStyle]) -> None:
-        self.canvas.set_edge_styles(decoration(self._ids, {}, styles).edges)
 
     def set_decoration(self, prepared: Decoration, colors: dict[str, QColor] | None = None) -> None:
         """Marks, edge styles and fill colours mapped to node ids by `decoration` over the
