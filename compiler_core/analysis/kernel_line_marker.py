@@ -49,10 +49,10 @@ from compiler_core.analysis.kernel_op_spellings import (
 )
 from compiler_core.session.model import Kernel
 
-# (line number, line, the nodes the line is marked with so far): a handler adds to them
-_Handler = Callable[[int, KernelLine, list[str]], None]
+# (marker, line number, line, the nodes the line is marked with so far): a handler adds to them
+_Handler = Callable[["LineMarker", int, KernelLine, list[str]], None]
 # A value line's handler also gets the nodes its operands carry, and returns the node it computes.
-_ValueHandler = Callable[[int, KernelLine, list[str], list[str]], "str | None"]
+_ValueHandler = Callable[["LineMarker", int, KernelLine, list[str], list[str]], "str | None"]
 
 
 class LineMarker:
@@ -75,17 +75,6 @@ class LineMarker:
         self.written_before_body: dict[str, list[str]] = {}
         self.out: dict[str, list[str]] = {}
         self.op_matched = {n for n in fused if self.facts.spells_op(n)}
-        self._handlers: dict[str, _Handler] = {
-            LOOP: self._loop, BODY: self._body, TAIL: self._tail, STORE: self._store, LOAD: self._load,
-            MULTI: self._multi, ACC_START: self._acc_start, OTHER: self._other,
-            # a line assigning one tmp a value: `_value`, then its kind's own handler below
-            FILL: self._value, MASKED: self._value, REDUCTION: self._value, CARRY: self._value,
-            CONSTANT: self._value, COMPUTE: self._value,
-        }  # fmt: skip
-        self._value_handlers: dict[str, _ValueHandler] = {
-            FILL: self._fill, MASKED: self._masked, REDUCTION: self._reduction, CARRY: self._carry,
-            CONSTANT: self._constant, COMPUTE: self._compute,
-        }  # fmt: skip
 
     def run(self) -> dict[str, tuple[str, ...]]:
         for i, line in enumerate(self.facts.lines, start=1):
@@ -104,7 +93,7 @@ class LineMarker:
             self.literal.discard(tmp)
             self.fills.discard(tmp)
             self.values.pop(tmp, None)
-        self._handlers[line.kind](i, line, hits)
+        _HANDLERS[line.kind](self, i, line, hits)
         if tmp and before[0] is not None and self.made.get(tmp) is before[0]:
             del self.made[tmp]
         if tmp and before[1] is not None and self.loaded.get(tmp) is before[1]:
@@ -198,7 +187,7 @@ class LineMarker:
         if lit is not None:
             self.values[tmp] = lit
         carried = [n for t in line.operands for n in self.made.get(t) or self.loaded.get(t, [])]
-        node = self._value_handlers[line.kind](i, line, carried, hits)
+        node = _VALUE_HANDLERS[line.kind](self, i, line, carried, hits)
         if node is not None:
             self.used.add(node)
             hits.append(node)
@@ -293,3 +282,20 @@ class LineMarker:
             if not carried or set(carried) & self.node_inputs.get(name, set()):
                 return name
         return None
+
+
+# Tables of plain functions, not of the instance's bound methods: a marker holding its own bound
+# methods is a reference cycle, and every kernel's marker (its facts, fragment and def-use sets
+# with it) would then wait for the cyclic collector instead of being freed when the walk ends.
+_HANDLERS: dict[str, _Handler] = {
+    LOOP: LineMarker._loop, BODY: LineMarker._body, TAIL: LineMarker._tail,
+    STORE: LineMarker._store, LOAD: LineMarker._load, MULTI: LineMarker._multi,
+    ACC_START: LineMarker._acc_start, OTHER: LineMarker._other,
+    # a line assigning one tmp a value: `_value`, then its kind's own handler below
+    FILL: LineMarker._value, MASKED: LineMarker._value, REDUCTION: LineMarker._value,
+    CARRY: LineMarker._value, CONSTANT: LineMarker._value, COMPUTE: LineMarker._value,
+}  # fmt: skip
+_VALUE_HANDLERS: dict[str, _ValueHandler] = {
+    FILL: LineMarker._fill, MASKED: LineMarker._masked, REDUCTION: LineMarker._reduction,
+    CARRY: LineMarker._carry, CONSTANT: LineMarker._constant, COMPUTE: LineMarker._compute,
+}  # fmt: skip

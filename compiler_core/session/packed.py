@@ -345,7 +345,11 @@ def unpack(data: bytes | str) -> Session:
     """The session in a file of this layout (the caller checked its version), every value checked
     against its field's type while it is parsed; `BadValueError` names the first that does not fit."""
     stored = check(data)
-    session: Session = ModelMaker(ROW, stored.tables, links_from=decode_links).make(Session, stored.session)
+    maker = ModelMaker(ROW, stored.tables, links_from=decode_links)
+    try:
+        session: Session = maker.make(Session, stored.session)
+    finally:
+        maker.forget()
     return session
 
 

@@ -136,6 +136,11 @@ class ModelMaker:
     def make(self, cls: type, value: Any) -> Any:
         return self.maker(cls)(value)
 
+    def forget(self) -> None:
+        """Drop the converters made so far. They close over this maker, so a maker that keeps
+        them is a reference cycle: left to the cyclic collector instead of freed when done."""
+        self._makers.clear()
+
     def maker(self, cls: type) -> Conv:
         found = self._makers.get(cls)
         if found is None:
@@ -263,8 +268,12 @@ def checked(tp: Any, data: Any) -> Any:
         value = msgspec.convert(data, stored)
     except msgspec.ValidationError as exc:
         raise bad_value(exc, stored, data) from None
-    make = ModelMaker(OBJECT).converter(tp)
-    return value if make is None else make(value)
+    maker = ModelMaker(OBJECT)
+    try:
+        make = maker.converter(tp)
+        return value if make is None else make(value)
+    finally:
+        maker.forget()
 
 
 def plain(value: Any) -> Any:
