@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QDockWidget, QMainWindow, QTabBar, QWidget
 
 from compiler_core.queries.summary import KernelCounts, kernel_counts
 from compiler_core.session import LinkIndex, Session
+from explorer import gc_policy
 from explorer.actions.budget_runs import BudgetRuns
 from explorer.actions.compare_actions import CompareActions
 from explorer.actions.export_actions import ExportActions
@@ -424,4 +425,5 @@ class MainWindow(AppWindow):
         for worker in workers:
             worker.shutdown()
         release_views(self)
+        gc_policy.release()  # the window's cycles, kept out of passes with its session, go now
         super().closeEvent(event)

@@ -17,6 +17,7 @@ from compiler_core.session.codec import SESSION_SUFFIXES, load
 from compiler_core.trace.read_limits import open_regular
 from compiler_core.worker.capture_outcome import CaptureOutcome, recover_session
 from compiler_core.worker.protocol import CaptureSpec
+from explorer import gc_policy
 from explorer.jobs import Lane
 from explorer.plain_text import clip
 
@@ -108,4 +109,9 @@ class BackgroundLoader(QObject):
         def failed(exc: BaseException) -> None:  # shown to the user verbatim; the app stays usable
             self.failed.emit(path, f"{type(exc).__name__}: {clip(exc)}")  # 300 MB messages exist
 
-        self._lane.submit(work, lambda loaded: self.loaded.emit(path, *loaded), failed)
+        def done(loaded: tuple[Session, LinkIndex]) -> None:
+            gc_policy.after_load()
+            self.loaded.emit(path, *loaded)
+
+        gc_policy.before_load()
+        self._lane.submit(work, done, failed)
