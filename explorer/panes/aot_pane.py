@@ -42,6 +42,7 @@ from explorer.panes.aot_facts import (
     recompute_summary,
 )
 from explorer.panes.base import Pane
+from explorer.panes.column_fit import fit_columns
 from explorer.panes.graph_view import (
     Decoration,
     GraphSection,
@@ -156,6 +157,7 @@ class AotPane(Pane):
         if self._building is not current:
             return
         tensors = aot.saved_tensors
+        texts: list[list[str]] = []  # each row's cells, for sizing the columns
 
         def add(start: int, stop: int) -> None:
             if self._building is not current:
@@ -163,9 +165,10 @@ class AotPane(Pane):
             for t in tensors[start:stop]:
                 ref = Ref.saved_tensor(current.compile_id, t.name, current.rank)
                 shape = "[" + ", ".join(str(d) for d in t.meta.shape) + "]"
-                item = QTreeWidgetItem(
-                    [t.name, shape, t.meta.dtype, human_bytes(t.bytes), t.producer, ", ".join(t.consumers)]
-                )
+                consumers = ", ".join(t.consumers)
+                cells = [t.name, shape, t.meta.dtype, human_bytes(t.bytes), t.producer, consumers]
+                texts.append(cells)
+                item = QTreeWidgetItem(cells)
                 item.setData(0, Qt.ItemDataRole.UserRole, ref)
                 self.table.addTopLevelItem(item)
                 self._tensor_items[ref] = item
@@ -173,8 +176,7 @@ class AotPane(Pane):
         def done() -> None:
             if self._building is not current:
                 return
-            for col in range(len(TABLE_COLUMNS)):
-                self.table.resizeColumnToContents(col)
+            fit_columns(self.table, texts)
             total, dedup = sum(t.bytes for t in tensors), storage_bytes(tensors)
             note = (" · partners by source line: this log has no seq_nr, so they are approximate"
                     if log_cannot_tell(aot) else "")  # fmt: skip

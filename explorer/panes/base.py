@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -14,6 +15,13 @@ from explorer.teardown import release_views
 
 if TYPE_CHECKING:
     from explorer.canvas import GraphCanvas
+
+# A table fill's slices: the first is this many rows, the next ones are sized to take about
+# SLICE_S each (a quarter of the update queue's turn budget leaves room for the pieces of
+# other panes in the same turn), within MIN_SLICE..MAX_SLICE rows.
+FIRST_SLICE = 25
+SLICE_S = 0.005
+MIN_SLICE, MAX_SLICE = 5, 2000
 
 
 class Pane(QWidget):
@@ -54,20 +62,32 @@ class Pane(QWidget):
         )
 
     def fill_in_slices(self, kind: str, count: int, add: Callable[[int, int], None],
-                       done: Callable[[], None], size: int = 150) -> None:  # fmt: skip
-        """Call `add(start, stop)` over `range(count)` in slices of `size`, one queued piece each
-        (long tables fill without one long turn: every row of the kernel list or saved tensors
-        in one go takes too long on a loaded machine), then `done()`."""
+                       done: Callable[[], None], size: int = FIRST_SLICE) -> None:  # fmt: skip
+        """Call `add(start, stop)` over `range(count)` in slices, one queued piece each (long
+        tables fill without one long turn: every row of the kernel list or saved tensors in one
+        go takes too long on a loaded machine), then `done()` as a piece of its own.
 
-        def piece(start: int) -> None:
-            stop = min(count, start + size)
+        The first slice has `size` rows; each next one is sized from the rows per second the
+        slices so far took, to about `SLICE_S`: a row's cost varies by hundreds of times
+        between tables (a guard's text against a line's pipeline of four columns) and with how
+        loaded the machine is, so no fixed size fits them all."""
+        post = self.state.updates.post
+        spent = [0.0, 0]  # seconds, rows
+
+        def piece(start: int, rows: int) -> None:
+            stop = min(count, start + rows)
+            began = time.perf_counter()
             add(start, stop)
+            spent[0] += time.perf_counter() - began
+            spent[1] += stop - start
             if stop < count:
-                self.state.updates.post(self, kind, lambda: piece(stop))
+                per_row = spent[0] / spent[1] if spent[0] > 0 else 0.0
+                rows = max(MIN_SLICE, min(MAX_SLICE, int(SLICE_S / per_row) if per_row else MAX_SLICE))
+                post(self, kind, lambda: piece(stop, rows))
             else:
-                done()
+                post(self, kind, done)
 
-        piece(0)
+        piece(0, max(1, size))
 
     def on_session(self, session: Session) -> None:
         """A new session is loaded."""

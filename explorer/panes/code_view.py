@@ -39,7 +39,9 @@ from explorer.panes.syntax import PygmentsHighlighter, Span, cached_spans, lex, 
 from explorer.plain_text import tip
 from explorer.state.palette import SELECT_COLOR_HEX
 
-LEX_LATER_CHARS = 8_000  # ~200 lines: lexing below this is a few ms
+# Pygments lexes Python at ~3-5 us a character here (a Triton kernel's dense tokens at the slow
+# end): below this a text is lexed in the same turn (~10 ms at most), above it on a worker.
+LEX_LATER_CHARS = 2_000
 _STRIPE_W = 4
 LINE_SEPARATOR = "\u2028"
 _MARKER_W = 12

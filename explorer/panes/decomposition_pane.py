@@ -130,27 +130,20 @@ class DecompositionPane(Pane):
             self._filled = table
             self.on_selection(self.selection.selected, self.selection.highlighted)
             return
-        # rows, then each column's width, in slices of the event loop (too long in one turn)
+        # rows in slices of the event loop (too long in one turn), then the columns' widths
         self.table.begin_rows(len(table.cells))
 
         def add(start: int, stop: int) -> None:
             if self._index is table.index:  # not replaced by a newer compile's table meanwhile
                 self.table.add_rows(table.cells, table.tips, start, stop)
 
-        def size(start: int, stop: int) -> None:
-            if self._index is table.index:
-                for col in range(start, stop):
-                    self.table.resizeColumnToContents(col)
-
         def done() -> None:
             if self._index is table.index:
+                self.table.end_rows()
                 self._filled = table
                 self.on_selection(self.selection.selected, self.selection.highlighted)
 
-        def columns() -> None:
-            self.fill_in_slices("columns", self.table.columnCount(), size, done, size=2)
-
-        self.fill_in_slices("rows", len(table.cells), add, columns)
+        self.fill_in_slices("rows", len(table.cells), add, done)
 
     def _clicked(self, r: int, _c: int) -> None:
         current = self.state.current

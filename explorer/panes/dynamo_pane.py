@@ -22,6 +22,7 @@ from compiler_core.session import Compile, Ref, Session
 from explorer.canvas import GraphCanvas
 from explorer.jobs import Lane
 from explorer.panes.base import Pane
+from explorer.panes.column_fit import fit_columns
 from explorer.panes.graph_view import GraphSection, RefIndex, make_graph_view, sections_index
 from explorer.plain_text import plain_label, tip
 from explorer.state import SelectionModel, SessionState
@@ -121,12 +122,9 @@ class DynamoPane(Pane):
                 item.setData(0, Qt.ItemDataRole.UserRole, Ref.guard(current.compile_id, i, current.rank))
                 self.guards.addTopLevelItem(item)
 
-        def size() -> None:
+        def done() -> None:
             if self._building is current:
-                self.guards.resizeColumnToContents(0)
-
-        def done() -> None:  # measuring a thousand rows is a slice's worth of its own: a slice apart
-            self.state.updates.post(self, "guard column", size)
+                fit_columns(self.guards, [(g.code,) for g in guards], [0])
 
         self.fill_in_slices("guards", len(guards), add, done)
         self.on_selection(self.selection.selected, self.selection.highlighted)

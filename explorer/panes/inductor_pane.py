@@ -19,6 +19,7 @@ from compiler_core.session import Compile, InductorOutput, Kernel, Ref
 from explorer.canvas import GraphCanvas
 from explorer.jobs import Lane
 from explorer.panes.base import Pane
+from explorer.panes.column_fit import fit_columns
 from explorer.panes.graph_view import (
     Decoration,
     GraphSection,
@@ -167,6 +168,7 @@ class InductorPane(Pane):
         if self._times_of is not self.state.session:  # the session's joined kernel times
             self._times, self._times_of = runtime_times(self.state.session), self.state.session
         self.kernels.clear()
+        self.kernels.setSortingEnabled(True)  # a fill cut short by a switch left it off
         self._kernel_items.clear()
         self._kernels_lit = set()
         outputs = current.inductor if current is not None else ()
@@ -202,16 +204,20 @@ class InductorPane(Pane):
         # sessions written before launches were recorded have none: no column of "?"
         self.kernels.setColumnHidden(LAUNCHES_COLUMN, not any(k.launches for k in kernels))
 
+        texts: list[list[str]] = []  # each row's cells, in the order added, for sizing the columns
+        # unsorted while filling: the columns are sized on rows in the order added, and a sorted
+        # tree places each insertion (770 rows); turning sorting on sorts once, as the user chose
+        self.kernels.setSortingEnabled(False)
+
         def add(start: int, stop: int) -> None:
             if self._building is current:
-                for k in kernels[start:stop]:
-                    self._add_kernel(current, k)
+                texts.extend(self._add_kernel(current, k) for k in kernels[start:stop])
 
         def done() -> None:
             if self._building is not current:
                 return
-            for col in range(len(KERNEL_COLUMNS)):
-                self.kernels.resizeColumnToContents(col)
+            fit_columns(self.kernels, texts)
+            self.kernels.setSortingEnabled(True)
             # Fused kernel names run past 100 characters: sized to the longest, the name column
             # pushed time, launches and nodes out of view. The full name is the row's tooltip.
             cap = max(NAME_MIN_W, self.kernels.viewport().width() // 2)
@@ -221,13 +227,15 @@ class InductorPane(Pane):
 
         self.fill_in_slices("kernel list", len(kernels), add, done)
 
-    def _add_kernel(self, c: Compile, k: Kernel) -> None:
+    def _add_kernel(self, c: Compile, k: Kernel) -> list[str]:
+        """Adds `k`'s row; returns its cells."""
         loc = len(k.source.splitlines())
         ref = kernel_ref(c, k)
         us = self._times.get(ref)
         launches = str(k.launches) if k.launches else "?"
         fused = str(len(k.fused_nodes))
-        item = _KernelItem([k.name, fmt_us(us), _kind(k), k.graph, launches, fused, str(loc)])
+        cells = [k.name, fmt_us(us), _kind(k), k.graph, launches, fused, str(loc)]
+        item = _KernelItem(cells)
         item.setIcon(0, color_icon(color_for(k.name)))
         item.setToolTip(FUSED_COLUMN, tip(", ".join(k.fused_nodes)))
         item.setToolTip(LAUNCHES_COLUMN, tip(LAUNCHES_TIP))
@@ -240,6 +248,7 @@ class InductorPane(Pane):
         item.setData(0, Qt.ItemDataRole.UserRole, ref)
         self.kernels.addTopLevelItem(item)
         self._kernel_items[ref] = item
+        return cells
 
     def _kernel_clicked(self, item: QTreeWidgetItem) -> None:
         self.selection.select({item.data(0, Qt.ItemDataRole.UserRole)})

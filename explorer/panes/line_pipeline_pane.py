@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem, QVBoxLayout
 from compiler_core.session import Ref, RefKind, Session
 from compiler_core.session.refs import source_line
 from explorer.panes.base import Pane
+from explorer.panes.column_fit import fit_columns
 from explorer.plain_text import tip
 from explorer.state import SelectionModel, SessionState
 from explorer.state.line_facts import LineFacts, line_facts
@@ -63,6 +64,7 @@ class LinePipelinePane(Pane):
         times = runtime_times(session)
         rows = sorted(line_facts(session, self.state.links, rank).items())
         split: dict[str, list[str]] = {}
+        texts: list[list[str]] = []  # each row's cells, for sizing the columns
 
         def add(start: int, stop: int) -> None:
             if self.state.session is not session:
@@ -73,7 +75,9 @@ class LinePipelinePane(Pane):
                     lines = split[file] = session.sources.get(file, "").splitlines()
                 ref = source_line(file, line, rank)
                 us = times.get(ref)
-                self._add_row(ref, row_cells(session, file, line, facts, us, lines), facts, times, us)
+                cells = row_cells(session, file, line, facts, us, lines)
+                texts.append(cells)
+                self._add_row(ref, cells, facts, times, us)
 
         def done() -> None:
             if self.state.session is not session:
@@ -82,11 +86,11 @@ class LinePipelinePane(Pane):
                 note = ("No line of your files reached the compiler: the model's code lives in "
                         "library modules.")
                 self.tree.addTopLevelItem(QTreeWidgetItem(["—", note]))
-            for col in range(len(COLUMNS)):
-                self.tree.resizeColumnToContents(col)
+                texts.append(["—", note])
+            fit_columns(self.tree, texts)
             self.on_selection(self.selection.selected, self.selection.highlighted)
 
-        self.fill_in_slices("rows", len(rows), add, done, size=40)
+        self.fill_in_slices("rows", len(rows), add, done)
 
     def _add_row(self, ref: Ref, cells: list[str], facts: LineFacts, times: RuntimeTimes,
                  us: float | None) -> None:  # fmt: skip

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from PySide6.QtGui import QBrush, QColor, QFont, QResizeEvent
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
 
+from explorer.panes.column_fit import fit_columns
 from explorer.plain_text import tip
 from explorer.state.palette import SELECT_COLOR_HEX
 
@@ -33,6 +34,7 @@ class StageTable(QTableWidget):
         self.horizontalHeader().setStretchLastSection(False)  # spare width goes to the text (_spread)
         self.setWordWrap(False)
         self._natural: list[int] = []  # column widths measured on the rows, before spreading
+        self._rows: Sequence[Sequence[str]] = ()  # the texts shown (`begin_rows`..`end_rows`)
         self._lit: set[int] = set()
         self._bold: set[int] = set()
 
@@ -47,11 +49,14 @@ class StageTable(QTableWidget):
         """Empty the table and make room for `count` rows; `add_rows` fills them."""
         self.clearContents()
         self.setRowCount(count)
+        self._rows = ()
         self._lit, self._bold = set(), set()
 
     def add_rows(self, rows: Sequence[Sequence[str]], tooltips: Sequence[str] | None,
                  start: int, stop: int) -> None:  # fmt: skip
-        """Items for rows `start..stop` of `rows` (indices into the whole table)."""
+        """Items for rows `start..stop` of `rows` (indices into the whole table; every call of
+        one fill passes the same `rows`)."""
+        self._rows = rows
         self.setUpdatesEnabled(False)
         try:
             for r in range(start, stop):
@@ -65,7 +70,7 @@ class StageTable(QTableWidget):
 
     def end_rows(self) -> None:
         """Size the columns once the rows are in."""
-        self.resizeColumnsToContents()  # Qt measures at most resizeContentsPrecision rows
+        fit_columns(self, self._rows)
         self._natural = [self.columnWidth(c) for c in range(self.columnCount())]
         self._spread()
 

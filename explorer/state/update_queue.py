@@ -20,7 +20,7 @@ from PySide6.QtCore import QCoreApplication, QEventLoop, QObject, QTimer
 
 from explorer.jobs import Lane
 
-TURN_BUDGET_S = 0.02  # leave most of the 100 ms a user tolerates to the last piece, painting and input
+TURN_BUDGET_S = 0.01  # the slowest turn is this plus its last piece, painting and input
 # The longest `flush` waits for off-thread results. A real job takes well under a second (even
 # the joint graph's refs of a deep model); past this the wait is a bug (a worker re-fed
 # on every delivery), and the window must not freeze on it: the result is still applied when

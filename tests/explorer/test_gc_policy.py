@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import gc
 import threading
-from typing import Any
+from typing import Any, ClassVar
 
 from PySide6.QtCore import QSettings
 from PySide6.QtTest import QTest
@@ -18,7 +18,7 @@ LOG = str(FIXTURES / "stages_cpu.json")
 
 
 class _Cycle:
-    freed_on: list[str] = []
+    freed_on: ClassVar[list[str]] = []
 
     def __init__(self) -> None:
         self.me = self
