@@ -20,8 +20,15 @@ signal-slot mutex, then waits for the GIL the GUI thread holds while it waits fo
 explorer/gc_policy.py has the collector's side of it). A job's callable often closes over its
 pane; were the worker the last to hold it, the pane would die there. So the worker only borrows
 a job from the service's table and the GUI thread drops it after delivery: whatever a job holds
-is released on the GUI thread. The pool is sized for jobs that wait rather than compute (a
-re-run waits minutes on its capture process); the GIL, not the thread count, bounds the CPU.
+is released on the GUI thread.
+
+Why two pools: jobs that compute (pure Python: imports, layouts, pane tables, lexing) share the
+GIL with the GUI thread, which must take it back for every call from Qt into Python. With each
+more computing thread the GUI thread's turns take longer on the wall clock for the same CPU, so
+at most COMPUTE_THREADS of them run at once (two: a log opened while another imports is not
+held behind it, and the panes' jobs still get a thread); the rest queue. Jobs that wait (a
+re-run waits minutes on its capture process) get a pool of their own, so waiting never holds a
+computing job back. A lane says which it is (`waits=True`).
 
 Signals (`JobService`): `_finished(int job_id)`, internal, queued from a worker to the GUI thread.
 """
@@ -37,7 +44,8 @@ from typing import Any, Protocol
 
 from PySide6.QtCore import QCoreApplication, QObject, Signal
 
-POOL_THREADS = 8
+COMPUTE_THREADS = 2
+WAITING_THREADS = 4
 
 
 class PieceQueue(Protocol):
@@ -64,15 +72,16 @@ class JobService(QObject):
 
     def __init__(self) -> None:
         super().__init__()
-        self._pool = ThreadPoolExecutor(POOL_THREADS, thread_name_prefix="compilescope-job")
+        self._compute = ThreadPoolExecutor(COMPUTE_THREADS, thread_name_prefix="compilescope-job")
+        self._wait = ThreadPoolExecutor(WAITING_THREADS, thread_name_prefix="compilescope-wait")
         self._jobs: dict[int, _Job] = {}  # touched on the GUI thread, only read by workers
         self._ids = itertools.count(1)
         self._finished.connect(self._deliver)
 
-    def start(self, job: _Job) -> Future[None]:
+    def start(self, job: _Job, waits: bool = False) -> Future[None]:
         job_id = next(self._ids)
         self._jobs[job_id] = job
-        future = self._pool.submit(self._run, job_id)
+        future = (self._wait if waits else self._compute).submit(self._run, job_id)
         job.future = future
         return future
 
@@ -124,12 +133,14 @@ class Lane(QObject):
     """
 
     def __init__(self, parent: QObject | None = None, name: str = "pane-work", *,
-                 current: Callable[[], object] | None = None, serial: bool = True) -> None:  # fmt: skip
+                 current: Callable[[], object] | None = None, serial: bool = True,
+                 waits: bool = False) -> None:  # fmt: skip
         super().__init__(parent)
         self.name = name
         self.generation = 0
         self._current = current
         self._serial = serial
+        self._waits = waits  # its jobs wait (on a process) rather than compute: the waiting pool
         self._closed = False
         self._apply: Callable[[Any], None] | None = None
         self._on_error: Callable[[BaseException], None] | None = None
@@ -153,7 +164,7 @@ class Lane(QObject):
         if self._serial and self._running:
             self._waiting = job  # replaces an older waiting job, whose result would be dropped
         else:
-            self._running.append(service().start(job))
+            self._running.append(service().start(job, self._waits))
         return self.generation
 
     def cancel(self) -> None:
@@ -179,7 +190,7 @@ class Lane(QObject):
             self._running.remove(job.future)
         if self._waiting is not None and not self._running:
             waiting, self._waiting = self._waiting, None
-            self._running.append(service().start(waiting))
+            self._running.append(service().start(waiting, self._waits))
         if job.generation != self.generation or self._apply is None:
             return
         if self._current is not None and self._current() is not job.session:

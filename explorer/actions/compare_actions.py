@@ -124,7 +124,7 @@ class CompareActions(QObject):
 
         # every re-run's result opens (two compare windows may each re-run): a lane of its own,
         # waiting on its capture process in the job pool
-        lane = Lane(self, "compare-rerun", serial=False)
+        lane = Lane(self, "compare-rerun", serial=False, waits=True)
 
         def done(rerun: Any) -> None:
             lane.deleteLater()
