@@ -16,6 +16,7 @@ reads as a blank line of the file.
 
 from __future__ import annotations
 
+import time
 from functools import partial
 from typing import Any
 
@@ -34,7 +35,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QToolTip, QWidget
 
-from explorer.jobs import Lane
+from explorer.jobs import Lane, PieceQueue
 from explorer.panes.syntax import PygmentsHighlighter, Span, cached_spans, lex, lexer_ready, remember
 from explorer.plain_text import tip
 from explorer.state.palette import SELECT_COLOR_HEX
@@ -42,6 +43,7 @@ from explorer.state.palette import SELECT_COLOR_HEX
 # Pygments lexes Python at ~3-5 us a character here (a Triton kernel's dense tokens at the slow
 # end): below this a text is lexed in the same turn (~10 ms at most), above it on a worker.
 LEX_LATER_CHARS = 2_000
+COLOUR_SLICE_S = 0.005
 _STRIPE_W = 4
 LINE_SEPARATOR = "\u2028"
 _MARKER_W = 12
@@ -97,6 +99,7 @@ class CodeView(QPlainTextEdit):
         self._annotations: dict[int, list[str]] = {}
         self._quoted: set[int] | None = None  # None: every line is text; else the others are gaps
         self._quoted_end = 0
+        self._shown = 0  # texts set so far: a text's colouring in slices stops when it is replaced
         self.blockCountChanged.connect(self._update_margins)
         self.updateRequest.connect(self._on_update_request)
         self._update_margins()
@@ -132,15 +135,44 @@ class CodeView(QPlainTextEdit):
         # the spans first: setPlainText highlights every block with what the highlighter holds
         now = [] if lex_later else spans
         self._highlighter.set_source(text, language, notes_from, now, rehighlight=False)
+        self._shown += 1  # colouring still under way for an earlier text stops
         self.setPlainText(shown)
         if lex_later and later is not None:
 
             def lexed(result: list[list[Span]]) -> None:
                 remember(text, language, result)
-                self._highlighter.set_spans(result)
+                self._highlighter.set_spans(result, rehighlight=False)
+                self._colour_blocks(later.queue, self._shown)
 
             later.submit(partial(lex, text, language), lexed)  # only the latest text's result lands
         self._refresh()
+
+    def _colour_blocks(self, queue: PieceQueue | None, shown: int, start: int | None = None) -> None:
+        """Apply the lexed colours: the lines in view first, then the rest in slices of about
+        COLOUR_SLICE_S, one queued piece each. Colouring a long file's every line in one go (a
+        Python call per line from Qt) took 60 ms of one turn on GPT-2's modeling file, longer
+        on the wall clock while workers computed."""
+        if shown != self._shown:
+            return
+        highlighter, doc = self._highlighter, self.document()
+        if start is None:  # the lines in view, then from the top
+            block = self.firstVisibleBlock()
+            bottom, offset = self.viewport().rect().bottom(), self.contentOffset()
+            while block.isValid() and self.blockBoundingGeometry(block).translated(offset).top() <= bottom:
+                highlighter.rehighlightBlock(block)
+                block = block.next()
+            start = 0
+        block, began = doc.findBlockByNumber(start), time.perf_counter()
+        while block.isValid() and time.perf_counter() - began < COLOUR_SLICE_S:
+            highlighter.rehighlightBlock(block)
+            block = block.next()
+        if not block.isValid():
+            return
+        rest = block.blockNumber()
+        if queue is None:
+            self._colour_blocks(None, shown, rest)  # no event loop to spread over: all now
+        else:
+            queue.post(self, "colour", partial(self._colour_blocks, queue, shown, rest))
 
     def set_quoted_lines(self, lines: set[int] | None) -> None:
         """Only `lines` (1-based) hold text of the file; every other line is a gap, drawn

@@ -146,9 +146,11 @@ class PygmentsHighlighter(QSyntaxHighlighter):
         if rehighlight:
             self.rehighlight()
 
-    def set_spans(self, spans: list[list[Span]]) -> None:
+    def set_spans(self, spans: list[list[Span]], rehighlight: bool = True) -> None:
+        """`rehighlight=False`: the caller colours the blocks itself (`rehighlightBlock`)."""
         self._spans = spans
-        self.rehighlight()
+        if rehighlight:
+            self.rehighlight()
 
     def highlightBlock(self, text: str) -> None:
         number = self.currentBlock().blockNumber()

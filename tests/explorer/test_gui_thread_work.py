@@ -23,6 +23,7 @@ from explorer.main_window import MainWindow
 from explorer.panes import code_view, decomposition_pane, dynamo_pane, inductor_pane, syntax
 from explorer.panes.decomposition_pane import row_index, rows_hit
 from explorer.panes.syntax import line_spans
+from explorer.state.update_queue import UpdateQueue
 from tests.conftest import FIXTURES
 
 
@@ -107,6 +108,36 @@ def test_long_text_is_lexed_on_a_worker_and_coloured_when_done(
     assert not worker.busy() and len(threads) == 1
     assert view._highlighter._spans == line_spans(text, "python")
 
+
+
+def test_a_long_texts_colours_are_applied_in_slices_of_the_event_loop(qtbot: Any) -> None:
+    """In the window a worker's lexing lands as queued pieces: the lines in view, then the rest
+    a slice per turn, until every line is coloured; a text set meanwhile stops the colouring of
+    the one it replaced."""
+    queue = UpdateQueue()
+    queue.spread = True
+    view = code_view.CodeView()
+    qtbot.addWidget(view)
+    worker = Lane(view, "lexer")
+    queue.track(worker)
+    posted: list[str] = []
+    post = queue.post
+    queue.post = lambda owner, kind, work: (posted.append(kind), post(owner, kind, work))[1]  # type: ignore[method-assign]
+    text = "".join(f"def f{i}(x):\n    return x + {i}\n" for i in range(6000))
+    view.set_code(text, "python", later=worker)
+    qtbot.waitUntil(lambda: queue.pending() == 0, timeout=30_000)
+    assert posted.count("colour") > 1  # more than one slice
+    doc = view.document()
+    for line in (0, 3000, 11_998):  # every `def` line coloured, the last included
+        assert doc.findBlockByNumber(line).layout().formats(), line
+    posted.clear()
+    other = text.replace("return x", "return -x")
+    view.set_code(other, "python", later=worker)
+    qtbot.waitUntil(lambda: "colour" in posted, timeout=30_000)
+    view.set_code(text, "python", later=worker)  # replaces it mid-colouring (cached: coloured now)
+    so_far = posted.count("colour")
+    qtbot.waitUntil(lambda: queue.pending() == 0, timeout=30_000)
+    assert posted.count("colour") == so_far  # the slice then pending found it replaced: no more
 
 
 def test_a_short_text_waits_for_a_worker_until_its_lexer_was_made_once(
