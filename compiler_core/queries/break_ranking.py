@@ -95,8 +95,8 @@ def distinct_breaks(
     """Rows ranked most costly first; `rank` picks one rank's compiles unless `all_ranks`, `run`
     one run of the log (None: every run; a log may hold several, see compile_records.py)."""
     rows: dict[BreakKey, DistinctBreak] = {}
-    for c in session.compiles:
-        if (not all_ranks and c.rank != rank) or (run is not None and c.run != run):
+    for c in session.compiles:  # a million of them in some logs: the breakless skipped first
+        if not c.graph_breaks or (not all_ranks and c.rank != rank) or (run is not None and c.run != run):
             continue
         ops = _op_count(c)
         seen_here: set[BreakKey] = set()

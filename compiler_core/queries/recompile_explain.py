@@ -136,7 +136,9 @@ def distinct_recompiles(
 ) -> list[RecompileCause]:
     """One row per (frame, failed guard), most frequent first; `run` as in `distinct_breaks`."""
     rows: dict[tuple[str, int, str], RecompileCause] = {}
-    for c in session.compiles:
+    for c in session.compiles:  # a million of them in some logs: those with no reason skipped first
+        if not c.recompile_reasons:
+            continue
         if (not all_ranks and c.rank != rank) or (run is not None and c.run != run):
             continue
         if not recompiled(c):

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QSplitter, QTreeWidget, QTreeWidgetItem, QVBoxLayo
 from compiler_core.analysis.value_bounds import seconds
 from compiler_core.session import Compile, Ref, Session
 from explorer.panes.base import Pane
+from explorer.panes.column_fit import fit_columns
 from explorer.plain_text import tip
 from explorer.state import SelectionModel, SessionState
 from explorer.state.compile_status import status_text
@@ -57,12 +58,14 @@ def _total(c: Compile) -> float:
     return _seconds(c.metrics.total_s) or max(map(_seconds, c.metrics.stage_s.values()), default=0.0)
 
 
-def charted(compiles: list[Compile], limit: int = MAX_BARS) -> list[Compile]:
-    """The compiles with timing, or the `limit` slowest of them, in execution order."""
+def charted(compiles: list[Compile], limit: int = MAX_BARS) -> tuple[list[Compile], int]:
+    """The compiles with timing, or the `limit` slowest of them, in execution order; and how
+    many have timing (one pass: a log may hold a million compiles)."""
     timed = [(i, c) for i, c in enumerate(compiles) if c.metrics.total_s or c.metrics.stage_s]
-    if len(timed) > limit:
+    count = len(timed)
+    if count > limit:
         timed = sorted(heapq.nlargest(limit, timed, key=lambda ic: _total(ic[1])), key=lambda ic: ic[0])
-    return [c for _, c in timed]
+    return [c for _, c in timed], count
 
 
 def stage_rows(compiles: list[Compile]) -> list[tuple[str, dict[str, float]]]:
@@ -110,26 +113,27 @@ class CompileTimePane(Pane):
 
     def on_session(self, session: Session) -> None:
         compiles = self.state.compiles()
-        shown = charted(compiles)
+        shown, timed = charted(compiles)
         self._draw(stage_rows(shown))
-        timed = sum(1 for c in compiles if c.metrics.total_s or c.metrics.stage_s)
         capped = timed > len(shown)
         self.plot.setTitle(f"the {len(shown)} slowest of {timed:,} timed compiles" if capped else None)
         self.cache.clear()
-        items = []
+        items, texts = [], []
         for c in compiles[:MAX_ROWS]:
             cache = ", ".join(f"{k}: {v}" for k, v in sorted(c.metrics.cache.items())) or "—"
             total = f"{c.metrics.total_s:.3f}" if seconds(c.metrics.total_s) is not None else "—"
             backward = seconds(c.metrics.stage_s.get("backward"))
-            item = QTreeWidgetItem([c.compile_id, total, cache, status_text(c.status),
-                                    f"{backward:.3f}" if backward else "—"])
+            backward_text = f"{backward:.3f}" if backward else "—"
+            cells = [c.compile_id, total, cache, status_text(c.status), backward_text]
+            texts.append(cells)
+            item = QTreeWidgetItem(cells)
             item.setData(0, Qt.ItemDataRole.UserRole, Ref.compile(c.compile_id, c.rank))
             items.append(item)
         if len(compiles) > MAX_ROWS:
-            items.append(QTreeWidgetItem([f"… {len(compiles) - MAX_ROWS:,} more", "", "", "", ""]))
+            texts.append([f"… {len(compiles) - MAX_ROWS:,} more", "", "", "", ""])
+            items.append(QTreeWidgetItem(texts[-1]))
         self.cache.addTopLevelItems(items)
-        for col in range(5):
-            self.cache.resizeColumnToContents(col)
+        fit_columns(self.cache, texts)
 
     def _draw(self, rows: list[tuple[str, dict[str, float]]]) -> None:
         self.plot.clear()
