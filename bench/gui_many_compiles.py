@@ -40,6 +40,7 @@ def main() -> None:
     n = args.compiles
     rest = tuple(Compile(compile_id=f"{i}/0", frame_id=i, frame_compile_id=0) for i in range(1, n))
     session = Session(compiles=(base, *rest))
+    gc_policy.after_load()  # as a session arriving through the app's loader is (actions/loading.py)
     win = MainWindow(QSettings(str(Path("/tmp") / "cs_bench_many.ini"), QSettings.Format.IniFormat))
     win.show()
     win.ensure_panes()
