@@ -163,16 +163,12 @@ class CodeView(QPlainTextEdit):
                 block = block.next()
             start = 0
         block, began = doc.findBlockByNumber(start), time.perf_counter()
-        while block.isValid() and time.perf_counter() - began < COLOUR_SLICE_S:
+        # no queue (a view outside the window): no event loop to spread over, all lines now
+        while block.isValid() and (queue is None or time.perf_counter() - began < COLOUR_SLICE_S):
             highlighter.rehighlightBlock(block)
             block = block.next()
-        if not block.isValid():
-            return
-        rest = block.blockNumber()
-        if queue is None:
-            self._colour_blocks(None, shown, rest)  # no event loop to spread over: all now
-        else:
-            queue.post(self, "colour", partial(self._colour_blocks, queue, shown, rest))
+        if block.isValid() and queue is not None:
+            queue.post(self, "colour", partial(self._colour_blocks, queue, shown, block.blockNumber()))
 
     def set_quoted_lines(self, lines: set[int] | None) -> None:
         """Only `lines` (1-based) hold text of the file; every other line is a gap, drawn

@@ -1,4 +1,4 @@
-"""Columns sized to their contents from the rows with the longest texts, not from every row.
+"""Columns sized to their contents from the rows whose texts look widest, not from every row.
 
 `resizeColumnToContents` asks the delegate for the size of up to 1,000 rows of a column (Qt's
 `resizeContentsPrecision`). On a deep model's tables (1,900 saved tensors by 6 columns, a
