@@ -54,17 +54,20 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--chunk", type=int, default=50, help="records delivered per 1 ms tick")
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)
-    from PySide6.QtCore import QTimer
+    from PySide6.QtCore import QEventLoop, QTimer
     from PySide6.QtWidgets import QApplication
 
     from explorer.panes.timeline_pane import TimelinePane
 
-    app = QApplication.instance() or QApplication([])
+    _app = QApplication.instance() or QApplication([])  # held: the pane needs a live application
     pane = TimelinePane()
     pane.resize(1400, 600)
     pane.show()
     feed = records(args.samples)
     state = {"next": 0, "last": time.perf_counter(), "max_gap": 0.0}
+    # A loop of its own, not the application's: Qt 6's `quit()` closes every window, and the
+    # closed pane lets its plot's items go before the full repaint measured below.
+    loop = QEventLoop()
 
     def probe() -> None:
         now = time.perf_counter()
@@ -77,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
             pane.add_record(r)
         state["next"] = start + args.chunk
         if state["next"] >= len(feed):
-            app.quit()
+            loop.quit()
 
     timers = [QTimer(), QTimer()]
     timers[0].timeout.connect(probe)
@@ -85,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     timers[0].start(2)
     timers[1].start(1)
     t0, repaints0 = time.perf_counter(), pane.repaints
-    app.exec()
+    loop.exec()
     elapsed = time.perf_counter() - t0
     for t in timers:
         t.stop()
