@@ -24,6 +24,15 @@ cyclic garbage (tested), and the full collection at the next load's start unfree
 any cycle the window made while a load ran, frozen with the session, is freed then; closing a
 window unfreezes and collects too.
 
+No passes while the job service computes (explorer/jobs.py says when a job starts and when its
+result is delivered). A job's intermediates (a 50k-node layout's per-group lists, an import's
+half-built tables) are young and alive while it runs, so a pass then frees nothing and walks all
+of them on the GUI thread: one young pass during a 50k layout took 40-95 ms, the slowest turn
+of it. Held until the last computing job is delivered, the intermediates go by refcount, and the
+next pass walks only what survived. The hold is bounded (HOLD_LIMIT_S): jobs back to back
+(a live run re-importing) still get a pass that often, so cycles made meanwhile on the GUI thread
+are freed at that pace at worst.
+
 The core's `gc_paused()` (compiler_core/session/gc_pause.py) stays for the CLI, where automatic
 collection is on while a session is built. Under this policy it composes as a no-op: it finds
 the collector already off and leaves it off, so a load on a worker neither re-enables automatic
@@ -43,12 +52,16 @@ from __future__ import annotations
 
 import gc
 import sys
+import time
 
 from PySide6.QtCore import QCoreApplication, QTimer
 
 INTERVAL_MS = 1000
 SWITCH_INTERVAL_S = 0.0001
+HOLD_LIMIT_S = 10.0
 _timer: QTimer | None = None
+_jobs = 0  # computing jobs started and not yet delivered (GUI thread only)
+_held_since: float | None = None  # when the timer first skipped a pass for them
 
 
 def install(app: QCoreApplication) -> None:
@@ -61,6 +74,14 @@ def install(app: QCoreApplication) -> None:
     gc.disable()
 
     def check() -> None:
+        global _held_since
+        if _jobs:
+            now = time.monotonic()
+            if _held_since is None:
+                _held_since = now
+            if now - _held_since < HOLD_LIMIT_S:
+                return
+        _held_since = None
         g0, g1, g2 = gc.get_count()
         if g0 > thresholds[0]:
             gc.collect(2 if g2 > thresholds[2] and g1 > thresholds[1] else 1 if g1 > thresholds[1] else 0)
@@ -69,6 +90,20 @@ def install(app: QCoreApplication) -> None:
     _timer.setObjectName("gc-on-gui-thread")
     _timer.timeout.connect(check)
     _timer.start(INTERVAL_MS)
+
+
+def job_started() -> None:
+    """A computing job was handed to a worker (GUI thread): passes wait for it."""
+    global _jobs
+    _jobs += 1
+
+
+def job_delivered() -> None:
+    """A computing job's result reached the GUI thread: its intermediates are gone."""
+    global _jobs, _held_since
+    _jobs = max(0, _jobs - 1)
+    if not _jobs:
+        _held_since = None
 
 
 def before_load() -> None:

@@ -28,7 +28,8 @@ more computing thread the GUI thread's turns take longer on the wall clock for t
 at most COMPUTE_THREADS of them run at once (two: a log opened while another imports is not
 held behind it, and the panes' jobs still get a thread); the rest queue. Jobs that wait (a
 re-run waits minutes on its capture process) get a pool of their own, so waiting never holds a
-computing job back. A lane says which it is (`waits=True`).
+computing job back. A lane says which it is (`waits=True`). While computing jobs run, the
+collector's passes wait for them (explorer/gc_policy.py says why).
 
 Signals (`JobService`): `_finished(int job_id)`, internal, queued from a worker to the GUI thread.
 """
@@ -43,6 +44,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from PySide6.QtCore import QCoreApplication, QObject, Signal
+
+from explorer import gc_policy
 
 COMPUTE_THREADS = 2
 WAITING_THREADS = 4
@@ -60,6 +63,7 @@ class _Job:
     lane: weakref.ref[Lane] | None  # None: a detached job, its result dropped, its error raised
     generation: int
     session: object = None
+    computes: bool = True  # run on the computing pool: the collector's passes wait for it
     result: Any = None
     error: BaseException | None = None
     future: Future[None] | None = field(default=None, repr=False)
@@ -81,6 +85,9 @@ class JobService(QObject):
     def start(self, job: _Job, waits: bool = False) -> Future[None]:
         job_id = next(self._ids)
         self._jobs[job_id] = job
+        job.computes = not waits
+        if job.computes:
+            gc_policy.job_started()
         future = (self._wait if waits else self._compute).submit(self._run, job_id)
         job.future = future
         return future
@@ -104,6 +111,8 @@ class JobService(QObject):
 
     def _deliver(self, job_id: int) -> None:
         job = self._jobs.pop(job_id)
+        if job.computes:
+            gc_policy.job_delivered()
         lane = job.lane() if job.lane is not None else None
         if lane is not None:
             lane._finished(job)

@@ -94,18 +94,41 @@ def fold_repeats(tree: GroupTree, arrays: GraphArrays) -> GroupTree:
     runs = {g: _runs(tree, g, sig) for g in range(tree.count)}
     if not any(runs.values()):
         return tree
-    out = GroupTree()
-    new_id = {ROOT: ROOT}
-    out.is_section[ROOT] = tree.is_section[ROOT]
+    folder = _Folder(tree, runs)
+    folder.walk(ROOT)
+    out, new_id = folder.out, folder.new_id
+    for g in range(tree.count):
+        out.members[new_id[g]] = list(tree.members[g])
+    out.node_group = np.asarray([new_id[int(g)] for g in tree.node_group.tolist()], dtype=np.int64)
+    size = [len(m) for m in out.members]
+    for g in range(out.count - 1, 0, -1):
+        size[out.parent[g]] += size[g]
+    out.size = size
+    out.order_rank = tree.order_rank
+    return out
 
-    def copy(g: int, parent: int) -> None:
-        h = out.add(parent, tree.label[g], tree.path[g], tree.is_section[g])
-        new_id[g] = h
-        walk(g)
 
-    def walk(g: int) -> None:
-        first_of = {run[0]: run for run in runs[g]}
-        in_run = {c for run in runs[g] for c in run}
+class _Folder:
+    """The folded copy of a tree, made by a walk in the source tree's order (so parents keep
+    smaller ids). Methods, not nested functions: two closures calling each other are a
+    reference cycle, which would leave the whole source tree (its per-group lists) to the
+    collector instead of to refcounting."""
+
+    def __init__(self, tree: GroupTree, runs: dict[int, list[list[int]]]) -> None:
+        self.tree, self.runs = tree, runs
+        self.out = GroupTree()
+        self.out.is_section[ROOT] = tree.is_section[ROOT]
+        self.new_id = {ROOT: ROOT}
+
+    def copy(self, g: int, parent: int) -> None:
+        tree = self.tree
+        self.new_id[g] = self.out.add(parent, tree.label[g], tree.path[g], tree.is_section[g])
+        self.walk(g)
+
+    def walk(self, g: int) -> None:
+        tree, out, new_id = self.tree, self.out, self.new_id
+        first_of = {run[0]: run for run in self.runs[g]}
+        in_run = {c for run in self.runs[g] for c in run}
         for c in tree.children[g]:
             if c in first_of:
                 run = first_of[c]
@@ -121,17 +144,6 @@ def fold_repeats(tree: GroupTree, arrays: GraphArrays) -> GroupTree:
                 f = out.add(new_id[g], label, f"{tree.path[g]}/{prefix}{a}–{b}")
                 out.fold.append(f)
                 for r in run:
-                    copy(r, f)
+                    self.copy(r, f)
             elif c not in in_run:
-                copy(c, new_id[g])
-
-    walk(ROOT)
-    for g in range(tree.count):
-        out.members[new_id[g]] = list(tree.members[g])
-    out.node_group = np.asarray([new_id[int(g)] for g in tree.node_group.tolist()], dtype=np.int64)
-    size = [len(m) for m in out.members]
-    for g in range(out.count - 1, 0, -1):
-        size[out.parent[g]] += size[g]
-    out.size = size
-    out.order_rank = tree.order_rank
-    return out
+                self.copy(c, new_id[g])

@@ -1,6 +1,7 @@
 """The GUI's collector policy around loads (explorer/gc_policy.py): a loaded session is kept out
 of the collector's passes, and a cycle frozen along with it is still collected, on the GUI
-thread, when the next load starts or the window closes."""
+thread, when the next load starts or the window closes. Passes wait while background jobs
+compute, for a bounded time."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from typing import Any, ClassVar
 from PySide6.QtCore import QSettings
 from PySide6.QtTest import QTest
 
+from explorer import gc_policy
+from explorer.jobs import Lane
 from explorer.main_window import MainWindow
 from tests.conftest import FIXTURES
 
@@ -73,3 +76,45 @@ def test_closing_the_window_lets_frozen_cycles_be_collected(qtbot: Any, tmp_path
     window.close()
     qtbot.waitUntil(lambda: len(_Cycle.freed_on) == 1000, timeout=10_000)
     assert set(_Cycle.freed_on) == {threading.current_thread().name}
+
+
+
+def _cycles_on_the_gui_thread() -> int:
+    """Garbage cycles enough that the timer's next tick would collect (its trigger is the
+    count of allocations less deallocations, which other objects' deaths lower too)."""
+    _Cycle.freed_on.clear()
+    n = 4 * gc.get_threshold()[0]
+    held = [_Cycle() for _ in range(n)]
+    del held
+    assert gc.get_count()[0] > gc.get_threshold()[0]
+    return n
+
+
+def test_passes_wait_for_a_computing_job_and_resume_after_its_delivery(qtbot: Any) -> None:
+    """A pass while a job computes walks the job's live intermediates on the GUI thread and frees
+    nothing; the pass after it ends frees what was garbage meanwhile, on the GUI thread."""
+    release = threading.Event()
+    lane = Lane(None, "held")
+    delivered: list[object] = []
+    lane.submit(lambda: release.wait(30), delivered.append)
+    n = _cycles_on_the_gui_thread()
+    QTest.qWait(int(2.5 * gc_policy.INTERVAL_MS))  # two timer ticks
+    assert _Cycle.freed_on == []
+    release.set()
+    qtbot.waitUntil(lambda: delivered == [True], timeout=10_000)
+    qtbot.waitUntil(lambda: len(_Cycle.freed_on) == n, timeout=5 * gc_policy.INTERVAL_MS)
+    assert set(_Cycle.freed_on) == {threading.current_thread().name}
+
+
+def test_the_hold_is_bounded_for_jobs_that_keep_running(qtbot: Any, monkeypatch: Any) -> None:
+    monkeypatch.setattr(gc_policy, "HOLD_LIMIT_S", 1.0)
+    release = threading.Event()
+    lane = Lane(None, "long")
+    lane.submit(lambda: release.wait(30), lambda _: None)
+    try:
+        n = _cycles_on_the_gui_thread()
+        qtbot.waitUntil(lambda: len(_Cycle.freed_on) == n, timeout=6 * gc_policy.INTERVAL_MS)
+        assert set(_Cycle.freed_on) == {threading.current_thread().name}
+    finally:
+        release.set()
+        qtbot.waitUntil(lambda: not lane.busy(), timeout=10_000)

@@ -81,3 +81,26 @@ def test_layers_named_with_a_prefix_fold_and_numbered_names_do_not() -> None:
     assert deit.dynamo_graph is not None
     labels = _fold_labels(build_groups(from_graph(deit.dynamo_graph)))
     assert labels == ["blocks.0–11 × 12"]
+
+
+def test_a_layout_leaves_no_garbage_cycles(llama: Compile) -> None:
+    """What a layout drops goes by refcount: a cycle would keep the unfolded tree (a list per
+    group) for the GUI thread's collector to walk (explorer/gc_policy.py)."""
+    import gc
+
+    from explorer.canvas.layout_job import full_layout
+
+    assert llama.dynamo_graph is not None
+    graph = llama.dynamo_graph
+    full_layout(lambda: from_graph(graph), 300)  # first use imports, whose classes are cycles
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        gc.collect()
+        result = full_layout(lambda: from_graph(graph), 300)
+        assert result.tree.fold, "nothing folded: the fold's copy did not run"
+        del result
+        assert gc.collect() == 0
+    finally:
+        if enabled:
+            gc.enable()
