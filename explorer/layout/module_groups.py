@@ -16,9 +16,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from explorer.layout.graph_arrays import GraphArrays
+from explorer.layout.ragged import Ragged
 
 ROOT = 0
 _ADOPTABLE = ("placeholder", "get_attr")
+
+
+def _one_empty_row() -> list[list[int]]:
+    return [[]]
 
 
 @dataclass
@@ -28,8 +33,9 @@ class GroupTree:
     path: list[str] = field(default_factory=lambda: [""])
     depth: list[int] = field(default_factory=lambda: [0])
     is_section: list[bool] = field(default_factory=lambda: [False])
-    children: list[list[int]] = field(default_factory=lambda: [[]])
-    members: list[list[int]] = field(default_factory=lambda: [[]])
+    # lists while the tree is built, `Ragged` once sealed (kept out of the collector's passes)
+    children: list[list[int]] | Ragged = field(default_factory=_one_empty_row)
+    members: list[list[int]] | Ragged = field(default_factory=_one_empty_row)
     node_group: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
     size: list[int] = field(default_factory=list)  # nodes in the whole subtree
     fold: list[int] = field(default_factory=list)  # groups standing for N identical siblings (repeats.py)
@@ -42,16 +48,24 @@ class GroupTree:
         return len(self.parent)
 
     def add(self, parent: int, label: str, path: str, section: bool = False) -> int:
+        children, members = self.children, self.members
+        if isinstance(children, Ragged) or isinstance(members, Ragged):
+            raise TypeError("a sealed group tree is read-only")
         g = self.count
         self.parent.append(parent)
         self.label.append(label)
         self.path.append(path)
         self.depth.append(self.depth[parent] + 1)
         self.is_section.append(section)
-        self.children.append([])
-        self.members.append([])
-        self.children[parent].append(g)
+        children.append([])
+        members.append([])
+        children[parent].append(g)
         return g
+
+    def seal(self) -> GroupTree:
+        """Done building: the per-group tables become arrays (see ragged.py for why)."""
+        self.children, self.members = Ragged(self.children), Ragged(self.members)
+        return self
 
     def ancestors(self, g: int) -> list[int]:
         """`g`'s ancestors, nearest first, root last (excluding `g`)."""
@@ -110,6 +124,8 @@ def _adopted_paths(arrays: GraphArrays) -> tuple[list[str], list[int]]:
 def build_groups(arrays: GraphArrays, *, fold: bool = True) -> GroupTree:
     """The module group tree; with `fold`, identical numbered siblings are folded (repeats.py)."""
     tree = GroupTree()
+    members: list[list[int]] = [[]]  # grows with the tree: add() appends one per group
+    tree.members = members
     n = arrays.n
     node_group = np.zeros(n, dtype=np.int64)
     sections = [ROOT] * len(arrays.section_labels)
@@ -124,7 +140,7 @@ def build_groups(arrays: GraphArrays, *, fold: bool = True) -> GroupTree:
         parts = [p for p in paths[i].split("/") if p]
         if not parts:
             node_group[i] = top
-            tree.members[top].append(i)
+            members[top].append(i)
             continue
         chain = prev.get(s, [])
         g = top
@@ -140,7 +156,7 @@ def build_groups(arrays: GraphArrays, *, fold: bool = True) -> GroupTree:
             new_chain.append(g)
         prev[s] = new_chain
         node_group[i] = g
-        tree.members[g].append(i)
+        members[g].append(i)
     tree.node_group = node_group
     tree.size = _subtree_sizes(tree)
     tree.order_rank = np.empty(n, dtype=np.int64)
@@ -148,8 +164,8 @@ def build_groups(arrays: GraphArrays, *, fold: bool = True) -> GroupTree:
     if fold:
         from explorer.layout.repeats import fold_repeats
 
-        return fold_repeats(tree, arrays)
-    return tree
+        tree = fold_repeats(tree, arrays)
+    return tree.seal()
 
 
 def _subtree_sizes(tree: GroupTree) -> list[int]:

@@ -97,8 +97,10 @@ def fold_repeats(tree: GroupTree, arrays: GraphArrays) -> GroupTree:
     folder = _Folder(tree, runs)
     folder.walk(ROOT)
     out, new_id = folder.out, folder.new_id
+    members: list[list[int]] = [[] for _ in range(out.count)]
     for g in range(tree.count):
-        out.members[new_id[g]] = list(tree.members[g])
+        members[new_id[g]] = list(tree.members[g])
+    out.members = members
     out.node_group = np.asarray([new_id[int(g)] for g in tree.node_group.tolist()], dtype=np.int64)
     size = [len(m) for m in out.members]
     for g in range(out.count - 1, 0, -1):
