@@ -14,13 +14,30 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
+from numpy.typing import NDArray
 
 from explorer.layout.graph_arrays import GraphArrays
 from explorer.layout.layered import layered_layout
 from explorer.layout.module_groups import ROOT, GroupTree
+from explorer.layout.ragged import Ragged
 from explorer.layout.scene_assembly import HEADER, PAD, LocalLayout, Scene, assemble
 
 COLLAPSED_H = 40.0
+
+
+def _subtree_first(node_first: NDArray[np.int64], tree: GroupTree) -> list[int]:
+    """Per group, the smallest order hint of any node in its subtree (`len(node_first)` if none)."""
+    members = tree.members if isinstance(tree.members, Ragged) else Ragged(tree.members)
+    first = np.full(tree.count, len(node_first), dtype=np.int64)
+    rows = members.lengths() > 0
+    if rows.any():
+        first[rows] = np.minimum.reduceat(node_first[members.values], members.offsets[:-1][rows])
+    out: list[int] = first.tolist()
+    parent = tree.parent
+    for g in range(tree.count - 1, 0, -1):  # children have larger ids than their parents
+        if out[g] < out[parent[g]]:
+            out[parent[g]] = out[g]
+    return out
 
 
 class CompoundLayout:
@@ -32,11 +49,7 @@ class CompoundLayout:
         self.n = n
         self.first = np.full(n + count, n, dtype=np.int64)  # order hint: first node in an item
         self.first[:n] = tree.order_rank if len(tree.order_rank) == n else np.arange(n)
-        for g in range(count - 1, -1, -1):
-            for c in tree.members[g]:
-                self.first[n + g] = min(self.first[n + g], self.first[c])
-            for c in tree.children[g]:
-                self.first[n + g] = min(self.first[n + g], self.first[n + c])
+        self.first[n:] = _subtree_first(self.first[:n], tree)
         self._lift_edges()
         self._cache: dict[int, LocalLayout] = {}
         self._cache_key: dict[int, frozenset[tuple[int, tuple[float, float] | None]]] = {}
