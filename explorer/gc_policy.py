@@ -24,14 +24,21 @@ cyclic garbage (tested), and the full collection at the next load's start unfree
 any cycle the window made while a load ran, frozen with the session, is freed then; closing a
 window unfreezes and collects too.
 
-No passes while the job service computes (explorer/jobs.py says when a job starts and when its
-result is delivered). A job's intermediates (a 50k-node layout's per-group lists, an import's
-half-built tables) are young and alive while it runs, so a pass then frees nothing and walks all
-of them on the GUI thread: one young pass during a 50k layout took 40-95 ms, the slowest turn
-of it. Held until the last computing job is delivered, the intermediates go by refcount, and the
-next pass walks only what survived. The hold is bounded (HOLD_LIMIT_S): jobs back to back
-(a live run re-importing) still get a pass that often, so cycles made meanwhile on the GUI thread
-are freed at that pace at worst.
+No passes while the window is busy: while background jobs compute (explorer/jobs.py) or pane
+rebuilds wait in the update queue (explorer/state/update_queue.py). A job's intermediates (a
+50k-node layout's per-group lists, an import's half-built tables) are young and alive while it
+runs, and so are the tables and refs a rebuild is filling: a pass then frees almost nothing and
+walks all of it on the GUI thread (one young pass during a 50k layout took 40-95 ms, the slowest
+turn of it). Held until the work is done, intermediates go by refcount and the next pass walks
+what survived. The hold is bounded (HOLD_LIMIT_S): work back to back (a live run re-importing)
+still gets a pass that often, so cycles made meanwhile are freed at that pace at worst.
+
+What the panes make for a newly loaded session (~75k-120k objects on GPT-2 and Llama: table
+items, refs, rows) lives as long as the session is shown, like the session itself. The first
+pass after a load, once the window is idle, would walk all of it (20-47 ms, and it could fall on
+the user's first click), so that pass is a freeze instead: kept out like the session, and
+whatever cycles were made meanwhile (1-2k objects, measured) are freed with the session's, at the
+next load or when the window closes.
 
 The core's `gc_paused()` (compiler_core/session/gc_pause.py) stays for the CLI, where automatic
 collection is on while a session is built. Under this policy it composes as a no-op: it finds
@@ -60,8 +67,9 @@ INTERVAL_MS = 1000
 SWITCH_INTERVAL_S = 0.0001
 HOLD_LIMIT_S = 10.0
 _timer: QTimer | None = None
-_jobs = 0  # computing jobs started and not yet delivered (GUI thread only)
-_held_since: float | None = None  # when the timer first skipped a pass for them
+_busy = 0  # work in flight: computing jobs not yet delivered, update queues not drained
+_held_since: float | None = None  # when the timer first skipped a pass for it
+_settling = False  # a session loaded; what the panes make for it is frozen once they are done
 
 
 def install(app: QCoreApplication) -> None:
@@ -74,14 +82,18 @@ def install(app: QCoreApplication) -> None:
     gc.disable()
 
     def check() -> None:
-        global _held_since
-        if _jobs:
+        global _held_since, _settling
+        if _busy:
             now = time.monotonic()
             if _held_since is None:
                 _held_since = now
             if now - _held_since < HOLD_LIMIT_S:
                 return
         _held_since = None
+        if _settling and not _busy:
+            _settling = False
+            gc.freeze()
+            return
         g0, g1, g2 = gc.get_count()
         if g0 > thresholds[0]:
             gc.collect(2 if g2 > thresholds[2] and g1 > thresholds[1] else 1 if g1 > thresholds[1] else 0)
@@ -92,17 +104,18 @@ def install(app: QCoreApplication) -> None:
     _timer.start(INTERVAL_MS)
 
 
-def job_started() -> None:
-    """A computing job was handed to a worker (GUI thread): passes wait for it."""
-    global _jobs
-    _jobs += 1
+def work_started() -> None:
+    """Work began that passes should wait for (GUI thread): a computing job handed to a
+    worker, an update queue given its first piece. Each call is matched by `work_done`."""
+    global _busy
+    _busy += 1
 
 
-def job_delivered() -> None:
-    """A computing job's result reached the GUI thread: its intermediates are gone."""
-    global _jobs, _held_since
-    _jobs = max(0, _jobs - 1)
-    if not _jobs:
+def work_done() -> None:
+    """A computing job's result reached the GUI thread, or an update queue ran dry."""
+    global _busy, _held_since
+    _busy = max(0, _busy - 1)
+    if not _busy:
         _held_since = None
 
 
@@ -112,8 +125,10 @@ def before_load() -> None:
     only freezes: what exists then is the window and the imported modules, whose pass (~45 ms
     on this box) would be one more long turn while the log opens, for the few cycles imports
     leave; the next load's pass frees those."""
+    global _settling
     if _timer is None:
         return
+    _settling = False  # the session shown until now is settled or being replaced
     if gc.get_freeze_count():
         gc.unfreeze()
         gc.collect()
@@ -122,14 +137,19 @@ def before_load() -> None:
 
 def after_load() -> None:
     """A load succeeded (GUI thread, before its session is shown): keep its objects out of later
-    passes. A failed load does not call this: its traceback's cycles are left to the passes."""
+    passes, and what the panes make for it once they are done. A failed load does not call
+    this: its traceback's cycles are left to the passes."""
+    global _settling
     if _timer is not None:
         gc.freeze()
+        _settling = True
 
 
 def release() -> None:
     """A window is closing (GUI thread): what was kept out of the passes goes back in, and the
     cycles frozen with its sessions are collected now; the window's own go in a later pass."""
+    global _settling
+    _settling = False
     if _timer is not None and gc.get_freeze_count():
         gc.unfreeze()
         gc.collect()

@@ -87,7 +87,7 @@ class JobService(QObject):
         self._jobs[job_id] = job
         job.computes = not waits
         if job.computes:
-            gc_policy.job_started()
+            gc_policy.work_started()
         future = (self._wait if waits else self._compute).submit(self._run, job_id)
         job.future = future
         return future
@@ -112,7 +112,7 @@ class JobService(QObject):
     def _deliver(self, job_id: int) -> None:
         job = self._jobs.pop(job_id)
         if job.computes:
-            gc_policy.job_delivered()
+            gc_policy.work_done()
         lane = job.lane() if job.lane is not None else None
         if lane is not None:
             lane._finished(job)

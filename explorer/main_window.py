@@ -424,6 +424,7 @@ class MainWindow(AppWindow):
         workers: list[Lane] = list(self.findChildren(Lane))
         for worker in workers:
             worker.shutdown()
+        self.state.updates.drop()
         release_views(self)
         gc_policy.release()  # the window's cycles, kept out of passes with its session, go now
         super().closeEvent(event)

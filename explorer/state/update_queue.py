@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QCoreApplication, QEventLoop, QObject, QTimer
 
+from explorer import gc_policy
 from explorer.jobs import Lane
 
 TURN_BUDGET_S = 0.01  # the slowest turn is this plus its last piece, painting and input
@@ -41,6 +42,7 @@ class UpdateQueue(QObject):
         self._timer.setInterval(0)
         self._timer.timeout.connect(self._run_some)
         self._workers: list[Lane] = []
+        self._holding = False  # pieces queued: the collector's passes wait (gc_policy.py)
 
     def track(self, worker: Lane) -> None:
         """Count `worker`'s job as pending work: `flush` waits for its result to be applied,
@@ -57,6 +59,7 @@ class UpdateQueue(QObject):
         key = (id(owner), kind)
         self._pending.pop(key, None)  # re-queue at the end: it must run after what came before
         self._pending[key] = work
+        self._hold(True)
         if not self._timer.isActive():
             self._timer.start()
 
@@ -82,9 +85,23 @@ class UpdateQueue(QObject):
                 QCoreApplication.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 20)
         return True
 
+    def drop(self) -> None:
+        """Forget the queued pieces (their window is closing)."""
+        self._pending.clear()
+        self._timer.stop()
+        self._hold(False)
+
     def _run_one(self) -> None:
         key = next(iter(self._pending))
-        self._pending.pop(key)()
+        try:
+            self._pending.pop(key)()
+        finally:
+            self._hold(bool(self._pending))
+
+    def _hold(self, on: bool) -> None:
+        if on != self._holding:
+            self._holding = on
+            (gc_policy.work_started if on else gc_policy.work_done)()
 
     def _run_some(self) -> None:
         start = time.perf_counter()

@@ -1,12 +1,14 @@
 """The GUI's collector policy around loads (explorer/gc_policy.py): a loaded session is kept out
 of the collector's passes, and a cycle frozen along with it is still collected, on the GUI
-thread, when the next load starts or the window closes. Passes wait while background jobs
-compute, for a bounded time."""
+thread, when the next load starts or the window closes; what the panes make for a session is
+kept out too once the window is idle. Passes wait while the window is busy (background jobs
+computing, pane rebuilds queued), for a bounded time."""
 
 from __future__ import annotations
 
 import gc
 import threading
+import time
 from typing import Any, ClassVar
 
 from PySide6.QtCore import QSettings
@@ -15,6 +17,7 @@ from PySide6.QtTest import QTest
 from explorer import gc_policy
 from explorer.jobs import Lane
 from explorer.main_window import MainWindow
+from explorer.state.update_queue import UpdateQueue
 from tests.conftest import FIXTURES
 
 LOG = str(FIXTURES / "stages_cpu.json")
@@ -118,3 +121,42 @@ def test_the_hold_is_bounded_for_jobs_that_keep_running(qtbot: Any, monkeypatch:
     finally:
         release.set()
         qtbot.waitUntil(lambda: not lane.busy(), timeout=10_000)
+
+
+def test_a_busy_update_queue_holds_passes_too(qtbot: Any) -> None:
+    """Pieces waiting in the update queue are pane rebuilds filling tables: a pass then walks
+    what they are building and frees nothing."""
+    queue = UpdateQueue()
+    queue.spread = True
+    until = time.monotonic() + 2.5 * gc_policy.INTERVAL_MS / 1000
+
+    def piece() -> None:  # re-posts itself, as a table filled in slices does, for 2.5 ticks
+        if time.monotonic() < until:
+            queue.post(queue, "fill", piece)
+
+    queue.post(queue, "fill", piece)
+    n = _cycles_on_the_gui_thread()
+    qtbot.waitUntil(lambda: time.monotonic() > until and not queue.pending(), timeout=10_000)
+    assert _Cycle.freed_on == []
+    qtbot.waitUntil(lambda: len(_Cycle.freed_on) == n, timeout=5 * gc_policy.INTERVAL_MS)
+    assert set(_Cycle.freed_on) == {threading.current_thread().name}
+
+
+def test_what_is_made_while_a_session_settles_is_kept_out_once_the_window_is_idle(
+    qtbot: Any, tmp_path: Any
+) -> None:
+    window = _window(qtbot, tmp_path)
+    with qtbot.waitSignal(window.files.loader.loaded, timeout=60_000):
+        window.files.open_path(LOG)
+    made: list[list[int]] = [[] for _ in range(100)]  # made as the panes fill: lives as long as the session shown
+    n = _cycles_on_the_gui_thread()  # garbage made meanwhile: frozen with it
+
+    def kept_out() -> bool:
+        return id(made) not in {id(o) for o in gc.get_objects()}
+
+    qtbot.waitUntil(kept_out, timeout=20_000)
+    QTest.qWait(int(1.5 * gc_policy.INTERVAL_MS))
+    assert _Cycle.freed_on == []
+    with qtbot.waitSignal(window.files.loader.loaded, timeout=60_000):
+        window.files.open_path(LOG)
+        assert len(_Cycle.freed_on) == n  # collected as the next load started
