@@ -28,17 +28,18 @@ No passes while the window is busy: while background jobs compute (explorer/jobs
 rebuilds wait in the update queue (explorer/state/update_queue.py). A job's intermediates (a
 50k-node layout's per-group lists, an import's half-built tables) are young and alive while it
 runs, and so are the tables and refs a rebuild is filling: a pass then frees almost nothing and
-walks all of it on the GUI thread (one young pass during a 50k layout took 40-95 ms, the slowest
-turn of it). Held until the work is done, intermediates go by refcount and the next pass walks
-what survived. The hold is bounded (HOLD_LIMIT_S): work back to back (a live run re-importing)
-still gets a pass that often, so cycles made meanwhile are freed at that pace at worst.
+walks all of it on the GUI thread, the longest turn of a 50k-node layout
+(bench/canvas_stall_probe.py). Held until the work is done, intermediates go by refcount and
+the next pass walks what survived. The hold is bounded (HOLD_LIMIT_S): work back to back (a
+live run re-importing) still gets a pass that often, so cycles made meanwhile are freed at that
+pace at worst.
 
 What the panes make for a newly loaded session (~75k-120k objects on GPT-2 and Llama: table
 items, refs, rows) lives as long as the session is shown, like the session itself. The first
-pass after a load, once the window is idle, would walk all of it (20-47 ms, and it could fall on
-the user's first click), so that pass is a freeze instead: kept out like the session, and
-whatever cycles were made meanwhile (1-2k objects, measured) are freed with the session's, at the
-next load or when the window closes.
+pass after a load, once the window is idle, would walk all of it, a turn as long as any while
+the session settled and one that can fall on the user's first click (bench/gui_startup.py), so
+that pass is a freeze instead: kept out like the session, and whatever cycles were made meanwhile
+(a few thousand objects) are freed with the session's, at the next load or when the window closes.
 
 The core's `gc_paused()` (compiler_core/session/gc_pause.py) stays for the CLI, where automatic
 collection is on while a session is built. Under this policy it composes as a no-op: it finds

@@ -2,8 +2,8 @@
 
 Why: a 50k-node graph's group tree has ~27k groups, each with a list of child groups and one of
 member nodes. As Python lists those are 54k objects that every pass of the cyclic collector on
-the GUI thread walks for as long as the canvas shows the graph (10-14 ms per young pass here,
-again in each older one). numpy arrays are not tracked by the collector, so a tree holds two
+the GUI thread walks for as long as the canvas shows the graph, the young pass after a layout
+and every older one. numpy arrays are not tracked by the collector, so a tree holds two
 arrays per table instead, and a row is a fresh list when read.
 """
 
