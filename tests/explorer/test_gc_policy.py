@@ -148,7 +148,8 @@ def test_what_is_made_while_a_session_settles_is_kept_out_once_the_window_is_idl
     window = _window(qtbot, tmp_path)
     with qtbot.waitSignal(window.files.loader.loaded, timeout=60_000):
         window.files.open_path(LOG)
-    made: list[list[int]] = [[] for _ in range(100)]  # made as the panes fill: lives as long as the session shown
+    # made as the panes fill: lives as long as the session shown
+    made: list[list[int]] = [[] for _ in range(100)]
     n = _cycles_on_the_gui_thread()  # garbage made meanwhile: frozen with it
 
     def kept_out() -> bool:
