@@ -104,3 +104,19 @@ def test_a_layout_leaves_no_garbage_cycles(llama: Compile) -> None:
     finally:
         if enabled:
             gc.enable()
+
+
+def test_a_built_tree_keeps_its_per_group_tables_out_of_the_collector(llama: Compile) -> None:
+    """A list per group for children and one for members would be walked by every collector
+    pass for as long as the graph is shown (explorer/layout/ragged.py)."""
+    import gc
+
+    assert llama.dynamo_graph is not None
+    a = from_graph(llama.dynamo_graph)
+    build_groups(a)  # first use imports
+    gc.collect()
+    before = len(gc.get_objects())
+    tree = build_groups(a)
+    gc.collect()
+    assert tree.count > 300
+    assert len(gc.get_objects()) - before < tree.count // 10
